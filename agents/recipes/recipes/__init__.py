@@ -1,0 +1,1 @@
+"""The recipes agent: a built-in recipe catalog and a dinner planner."""

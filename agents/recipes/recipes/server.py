@@ -1,0 +1,216 @@
+"""Recipe suggestions from the built-in catalog, and a dinner planner.
+
+plan_dinner is deterministic: the same day always gives the same recipe, and
+consecutive days walk through the whole catalog before any recipe comes back.
+Ingredients go on the grocery list through the kernel (the grant
+agent:grocery.add_items), never by touching the grocery agent's data.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from dreamer.sdk import Context, InvalidArgument, function
+
+from .catalog import RECIPES
+from .days import recipe_for, resolve_day, today_in, zone
+
+
+class BadRequest(InvalidArgument, ValueError):
+    """Input a function refuses: the caller gets kind invalid_argument and this one sentence."""
+
+
+MAX_TEXT = 100
+CUISINES: tuple[str, ...] = tuple(sorted({recipe.cuisine for recipe in RECIPES}))
+
+# Other names people use for what the catalog calls something else.
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "prawn": ("shrimp",),
+    "cilantro": ("coriander",),
+    "aubergine": ("eggplant",),
+    "courgette": ("zucchini",),
+    "garbanzo": ("chickpea",),
+    "scallion": ("spring", "onion"),
+    "capsicum": ("bell", "pepper"),
+}
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W\d_]+", text.casefold())
+
+
+def _stems(word: str) -> set[str]:
+    """The word and its plausible singulars, so "tomatoes" meets "tomato" and "chilies" meets "chili"."""
+    stems = {word}
+    if word.endswith("ies"):
+        stems |= {word[:-3] + "y", word[:-3] + "i"}
+    if word.endswith("es"):
+        stems.add(word[:-2])
+    if word.endswith("s") and not word.endswith("ss"):
+        stems.add(word[:-1])
+    return stems
+
+
+def _query_words(text: str) -> list[str]:
+    out: list[str] = []
+    for word in _words(text):
+        alias = next((_ALIASES[s] for s in _stems(word) if s in _ALIASES), None)
+        out.extend(alias or (word,))
+    return out
+
+
+def _contains(ingredient: str, query: list[str]) -> bool:
+    """Whole words in order, so "chicken" finds "chicken thighs" but "egg" does not find "eggplant"."""
+    words = _words(ingredient)
+    for start in range(len(words) - len(query) + 1):
+        if all(_stems(q) & _stems(words[start + i]) for i, q in enumerate(query)):
+            return True
+    return False
+
+
+def _text(value: str | None, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(f"The {what} must be text.")
+    value = " ".join(value.split())
+    if len(value) > MAX_TEXT:
+        raise BadRequest(f"The {what} can be at most {MAX_TEXT} characters long.")
+    return value or None
+
+
+def _cuisine(value: str) -> str:
+    wanted = " ".join(_words(value))
+    for cuisine in CUISINES:
+        if " ".join(_words(cuisine)) == wanted:
+            return cuisine
+    raise BadRequest(f"There are no {value} recipes in the catalog; the cuisines are: {', '.join(CUISINES)}.")
+
+
+@function(
+    exported=True,
+    examples=[
+        "suggest a recipe with {ingredient}",
+        "what can I cook with {ingredient}",
+        "recipes with {ingredient}",
+        "give me a {cuisine} recipe",
+        "something {cuisine} for dinner",
+        "a recipe that takes less than {max_minutes} minutes",
+        "a quick {cuisine} dinner under {max_minutes} minutes",
+        "what can I make with {ingredient} in {max_minutes} minutes",
+    ],
+)
+def suggest(
+    ctx: Context,
+    ingredient: str | None = None,
+    cuisine: str | None = None,
+    max_minutes: int | None = None,
+) -> dict:
+    """Suggest recipes from the catalog, optionally by ingredient, cuisine and time.
+
+    The ingredient matches whole words inside ingredient names ("chicken" finds
+    "chicken thighs"); the cuisine is one of the catalog's cuisines; max_minutes
+    is the most time the recipe may take. Matches come quickest first.
+    """
+    ingredient = _text(ingredient, "ingredient")
+    wanted_cuisine = _text(cuisine, "cuisine")
+    matched_cuisine = _cuisine(wanted_cuisine) if wanted_cuisine else None
+    if max_minutes is not None:
+        if isinstance(max_minutes, bool) or not isinstance(max_minutes, int):
+            raise BadRequest("max_minutes must be a whole number of minutes.")
+        if max_minutes < 1:
+            raise BadRequest("max_minutes must be at least 1 minute.")
+    query = _query_words(ingredient) if ingredient else []
+    if ingredient and not query:
+        raise BadRequest(f"{ingredient!r} is not an ingredient name; try a word such as 'chicken'.")
+
+    found = [
+        recipe
+        for recipe in RECIPES
+        if (matched_cuisine is None or recipe.cuisine == matched_cuisine)
+        and (max_minutes is None or recipe.minutes <= max_minutes)
+        and (not query or any(_contains(name, query) for name in recipe.ingredient_names))
+    ]
+    found.sort(key=lambda r: (r.minutes, r.name))
+    ctx.log("suggested recipes", matches=len(found))
+    return {
+        "recipes": [recipe.summary() for recipe in found],
+        "count": len(found),
+        "criteria": {"ingredient": ingredient, "cuisine": matched_cuisine, "max_minutes": max_minutes},
+    }
+
+
+@function(
+    exported=True,
+    examples=[
+        "how do I make {name}",
+        "show me the recipe for {name}",
+        "recipe for {name}",
+        "how do you cook {name}",
+    ],
+)
+def get_recipe(ctx: Context, name: str) -> dict:
+    """Show one recipe in full: quantities, pantry staples and steps.
+
+    The name is matched without regard to case; part of a name works when it
+    names just one recipe ("carbonara").
+    """
+    wanted = " ".join(_words(_text(name, "recipe name") or ""))
+    if not wanted:
+        raise BadRequest("Name the recipe you want, for example 'Pad Thai'.")
+    names = {" ".join(_words(recipe.name)): recipe for recipe in RECIPES}
+    if wanted in names:
+        return names[wanted].full()
+    partial = [recipe for key, recipe in names.items() if wanted in key]
+    if len(partial) == 1:
+        return partial[0].full()
+    if partial:
+        listed = ", ".join(recipe.name for recipe in partial)
+        raise BadRequest(f"{name!r} matches several recipes ({listed}); say which one.")
+    close = difflib.get_close_matches(wanted, list(names), n=3, cutoff=0.6)
+    hint = f" Did you mean {' or '.join(names[key].name for key in close)}?" if close else ""
+    raise BadRequest(f"There is no recipe called {name!r} in the catalog.{hint}")
+
+
+@function(
+    exported=True,
+    examples=[
+        "plan dinner for {day}",
+        "what's for dinner {day}",
+        "what should I cook {day}",
+        "plan {day}'s dinner",
+        "plan dinner",
+        "what's for dinner",
+    ],
+)
+def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = True) -> dict:
+    """Pick dinner for a day and, unless told not to, put its ingredients on the grocery list.
+
+    The day is "today", "tomorrow", a weekday ("friday" is the coming one, today
+    included; "next friday" the first after today) or a date like 2025-03-14, in
+    the user's timezone. The same day always gets the same recipe. Pantry staples (salt,
+    oil, flour, ...) are not added to the list.
+    """
+    tz, tz_name = zone(getattr(ctx.user, "timezone", None))
+    try:
+        when = resolve_day(day, today_in(tz))
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+    recipe = recipe_for(when)
+    result: dict = {
+        "date": when.isoformat(),
+        "weekday": when.strftime("%A"),
+        "timezone": tz_name,
+        "recipe": recipe.full(),
+        "added_to_grocery_list": False,
+        "added": [],
+        "already_there": [],
+    }
+    if add_to_grocery_list:
+        # A failure (say, the grant was revoked) propagates: the user must hear why nothing was added.
+        grocery = ctx.call("grocery", "add_items", items=recipe.ingredient_names)
+        result["added_to_grocery_list"] = True
+        result["added"] = list(grocery.get("added", []))
+        result["already_there"] = list(grocery.get("already_there", []))
+    ctx.log("planned dinner", date=result["date"], recipe=recipe.name, added=len(result["added"]))
+    return result

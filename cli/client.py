@@ -1,0 +1,207 @@
+"""A small client of the kernel's HTTP API (docs/ARCHITECTURE.md, "HTTP API").
+
+Every method returns the parsed JSON answer or raises CLIError with the
+kernel's code and sentence, so commands never see httpx or a status code.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+CALL_TIMEOUT_S = 120.0
+CONNECT_TIMEOUT_S = 5.0
+
+
+class CLIError(Exception):
+    """A failure the CLI reports as one sentence (or {"error": {...}} with --json)."""
+
+    def __init__(self, code: str, message: str, exit_code: int = 1, status: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.exit_code = exit_code
+        self.status = status
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+def unreachable(url: str) -> CLIError:
+    return CLIError("kernel_unreachable", f"No dreamer kernel answers at {url}; start one with `dreamer up`.")
+
+
+def _seg(value: str) -> str:
+    # Names are validated by the kernel; quoting keeps a hostile one from changing the path.
+    return quote(value, safe="")
+
+
+def error_from_response(response: httpx.Response) -> CLIError:
+    """The kernel's {"error": {"code", "message"}}, or the best sentence we can make of anything else."""
+    status = response.status_code
+    try:
+        body: Any = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+        body = None
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            code = err.get("code") if isinstance(err.get("code"), str) else f"http_{status}"
+            return CLIError(code, err["message"], status=status)
+        detail = body.get("detail")
+        if isinstance(detail, str):
+            return CLIError(f"http_{status}", detail, status=status)
+        if isinstance(detail, list) and detail and isinstance(detail[0], dict):
+            first = detail[0]
+            where = ".".join(str(p) for p in first.get("loc", []))
+            return CLIError("invalid_request", f"the kernel rejected the request: {where}: {first.get('msg', '')}", status=status)
+    text = response.text.strip().splitlines()[0][:200] if response.text.strip() else response.reason_phrase
+    return CLIError(f"http_{status}", f"The kernel answered HTTP {status}: {text}", status=status)
+
+
+class Client:
+    """One connection to a kernel, with the caller's token and optional `--user`."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        act_as: str | None = None,
+        timeout: float = CALL_TIMEOUT_S,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.has_token = bool(token)
+        headers = {"User-Agent": "dreamer-cli", "Accept": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if act_as:
+            headers["X-Dreamer-User"] = act_as
+        try:
+            self._http = httpx.Client(
+                base_url=self.url,
+                headers=headers,
+                timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT_S),
+                transport=transport,
+                trust_env=False,
+            )
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise CLIError("invalid_argument", f"DREAMER_URL is not a usable http URL ({self.url!r}): {exc}") from None
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- transport ---------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        content: bytes | None = None,
+        content_type: str | None = None,
+        params: dict[str, Any] | None = None,
+    ) -> Any:
+        headers = {"Content-Type": content_type} if content_type else None
+        clean = {k: v for k, v in (params or {}).items() if v is not None}
+        try:
+            response = self._http.request(
+                method, path, json=json_body, content=content, headers=headers, params=clean or None
+            )
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            raise unreachable(self.url) from None
+        except httpx.TimeoutException:
+            raise CLIError("timeout", f"The kernel at {self.url} did not answer in time.") from None
+        except httpx.UnsupportedProtocol:
+            raise CLIError("invalid_argument", f"DREAMER_URL must start with http:// or https://, not {self.url!r}.") from None
+        except (httpx.InvalidURL, httpx.TransportError) as exc:
+            raise CLIError("kernel_unreachable", f"The connection to the kernel at {self.url} failed: {exc}") from None
+        if response.status_code >= 400:
+            err = error_from_response(response)
+            if err.status == 401 and not self.has_token:
+                err.message += " (no API token: set DREAMER_TOKEN, or start the kernel once with `dreamer up` to create $DREAMER_HOME/credentials)"
+            raise err
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError, ValueError):
+            raise CLIError("protocol_error", f"The kernel at {self.url} answered something that is not JSON.") from None
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.request("GET", path, params=params)
+
+    def post(self, path: str, body: Any = None) -> Any:
+        return self.request("POST", path, json_body=body)
+
+    def delete(self, path: str, **params: Any) -> Any:
+        return self.request("DELETE", path, params=params)
+
+    # -- the API -------------------------------------------------------------
+
+    def health(self) -> Any:
+        return self.get("/healthz")
+
+    def me(self) -> Any:
+        return self.get("/v1/me")
+
+    def users(self) -> Any:
+        return self.get("/v1/users")
+
+    def add_user(self, name: str) -> Any:
+        return self.post("/v1/users", {"name": name})
+
+    def build(self, archive: bytes) -> Any:
+        return self.request("POST", "/v1/build", content=archive, content_type="application/gzip")
+
+    def stage_bundle(self, archive: bytes) -> Any:
+        return self.request("POST", "/v1/bundles", content=archive, content_type="application/gzip")
+
+    def install(self, bundle_id: Any, without: list[str]) -> Any:
+        return self.post("/v1/agents", {"bundle_id": bundle_id, "approve": True, "without": without})
+
+    def agents(self) -> Any:
+        return self.get("/v1/agents")
+
+    def agent(self, name: str) -> Any:
+        return self.get(f"/v1/agents/{_seg(name)}")
+
+    def uninstall(self, name: str, purge: bool) -> Any:
+        return self.delete(f"/v1/agents/{_seg(name)}", purge=str(purge).lower())
+
+    def call(self, agent: str, function: str, args: dict[str, Any]) -> Any:
+        return self.post(f"/v1/agents/{_seg(agent)}/functions/{_seg(function)}", {"args": args})
+
+    def permissions(self, agent: str | None = None) -> Any:
+        return self.get("/v1/permissions", agent=agent)
+
+    def grant(self, agent: str, scope: str) -> Any:
+        return self.post(f"/v1/agents/{_seg(agent)}/grants", {"scope": scope})
+
+    def revoke(self, agent: str, scope: str) -> Any:
+        return self.delete(f"/v1/agents/{_seg(agent)}/grants", scope=scope)
+
+    def database(self, agent: str, query: str, confirm: bool) -> Any:
+        return self.post(f"/v1/agents/{_seg(agent)}/database", {"query": query, "confirm": confirm})
+
+    def invocations(self, agent: str | None = None, limit: int | None = None) -> Any:
+        return self.get("/v1/invocations", agent=agent, limit=limit)
+
+    def invocation(self, invocation_id: str) -> Any:
+        return self.get(f"/v1/invocations/{_seg(invocation_id)}")
+
+    def audit(self, limit: int | None = None) -> Any:
+        return self.get("/v1/audit", limit=limit)
+
+    def audit_verify(self) -> Any:
+        return self.get("/v1/audit/verify")

@@ -1,0 +1,12 @@
+"""The `dreamer` command groups, one module each; `register_all` wires them into the app."""
+
+from __future__ import annotations
+
+import typer
+
+from dreamer.cli.commands import agents, audit, bundles, kernel, logs, permissions, users
+
+
+def register_all(app: typer.Typer) -> None:
+    for module in (kernel, bundles, agents, permissions, logs, audit, users):
+        module.register(app)

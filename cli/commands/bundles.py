@@ -1,0 +1,228 @@
+"""`dreamer init`, `build`, `install`, `uninstall`: from a folder on disk to an installed agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from dreamer.cli.client import CLIError
+from dreamer.cli.commands.common import JsonOpt, UserOpt, YesOpt, client, confirm, guarded
+from dreamer.cli.review import Review, read_review, render_review
+from dreamer.cli.output import Output, cell_text, make_table
+
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_ARCHIVE_BYTES = 50 * 1024 * 1024
+
+
+def pack_folder(folder: Path) -> bytes:
+    """The bundle folder as .tar.gz bytes, packed exactly as the kernel expects."""
+    # The packer is pure code shared with the kernel; reusing it keeps one archive format.
+    from dreamer.kernel.bundles.archive import pack
+    from dreamer.kernel.errors import DreamerError
+
+    try:
+        return pack(folder)
+    except DreamerError as exc:
+        raise CLIError(exc.code, exc.message) from None
+
+
+def read_archive(path: Path) -> bytes:
+    size = path.stat().st_size
+    if size > MAX_ARCHIVE_BYTES:
+        raise CLIError("invalid_bundle", f"{path} is {size} bytes; bundles may be at most {MAX_ARCHIVE_BYTES} bytes.")
+    data = path.read_bytes()
+    if not data.startswith(GZIP_MAGIC):
+        raise CLIError("invalid_bundle", f"{path} is neither a bundle folder nor a .tar.gz archive.")
+    return data
+
+
+# ---------------------------------------------------------------------- init
+
+
+def init(
+    name: Annotated[str, typer.Argument(help="The new agent's name (lowercase letters, digits and '-').")],
+    folder: Annotated[
+        Path | None, typer.Option("--dir", help="Folder to create (default: ./NAME).", file_okay=False)
+    ] = None,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Create a new agent bundle folder from the starter template."""
+    from dreamer.cli.scaffold import scaffold
+    from dreamer.kernel.errors import DreamerError
+
+    out = Output(json_out)
+    dest = folder if folder is not None else Path.cwd() / name
+    try:
+        made = scaffold(name, dest)
+    except DreamerError as exc:
+        raise CLIError(exc.code, exc.message) from None
+    except (ValueError, FileExistsError) as exc:
+        raise CLIError("invalid_argument", str(exc)) from None
+    except OSError as exc:
+        raise CLIError("invalid_argument", f"cannot create {dest}: {exc.strerror or exc}") from None
+    shown = _relative(made)
+    if json_out:
+        out.json({"name": name, "path": str(made.resolve())})
+        return
+    out.say(f"Created the agent [bold]{escape(name)}[/] in {escape(shown)}.")
+    out.say("Next steps:")
+    out.say(f"  dreamer install {escape(shown)} --yes")
+    out.say(f"  dreamer call {escape(name)} hello")
+
+
+def _relative(path: Path) -> str:
+    try:
+        rel = path.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return str(path)
+    return f"./{rel}" if str(rel) != "." else "."
+
+
+# --------------------------------------------------------------------- build
+
+
+def build(
+    path: Annotated[Path, typer.Argument(help="The bundle folder (default: the current folder).")] = Path("."),
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Describe a bundle's functions (in a sandbox on the kernel) and write its functions.json."""
+    out = Output(json_out)
+    if not path.is_dir():
+        raise CLIError("invalid_argument", f"{path} is not a folder; `dreamer build` takes a bundle folder.")
+    if not (path / "agent.yaml").is_file():
+        raise CLIError("invalid_bundle", f"there is no agent.yaml in {path}; `dreamer init NAME` makes a bundle folder.")
+    archive = pack_folder(path)
+    with client(user) as api:
+        answer = api.build(archive)
+    functions = answer.get("functions", []) if isinstance(answer, dict) else []
+    document = {"format": 1, "functions": functions}
+    target = path / "functions.json"
+    try:
+        target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise CLIError("internal", f"cannot write {target}: {exc.strerror or exc}") from None
+    if json_out:
+        out.json(document)
+        return
+    out.table(functions_table(functions))
+    out.say(f"Wrote {escape(str(target))} ({len(functions)} function{'s' if len(functions) != 1 else ''}).")
+
+
+def functions_table(functions: list[Any]) -> Any:
+    rows = []
+    for fn in functions:
+        if not isinstance(fn, dict):
+            continue
+        flags = [flag for flag in ("exported", "background", "confirm") if fn.get(flag)]
+        description = cell_text(fn.get("description")).strip().splitlines()
+        rows.append([fn.get("name"), ", ".join(flags), description[0] if description else ""])
+    return make_table(["function", "flags", "description"], rows)
+
+
+# ------------------------------------------------------------------- install
+
+
+def install(
+    path: Annotated[str, typer.Argument(metavar="PATH", help="A bundle folder or a .tar.gz of one.")],
+    yes: YesOpt = False,
+    without: Annotated[
+        list[str] | None,
+        typer.Option("--without", metavar="SCOPE", help="Leave out an optional permission (repeatable)."),
+    ] = None,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Install (or upgrade) an agent after showing what it may do."""
+    out = Output(json_out)
+    left_out = list(dict.fromkeys(without or []))
+    archive = _archive_for(Path(path), path)
+    with client(user) as api:
+        staged = api.stage_bundle(archive)
+        if not isinstance(staged, dict) or "bundle_id" not in staged:
+            raise CLIError("protocol_error", "The kernel's answer to the upload has no bundle_id.")
+        review = read_review(staged)
+        _check_without(review, left_out)
+        # In --json mode the review still goes to the person, on stderr.
+        render_review(out.err if json_out else out.out, review, left_out)
+        if review.needs_approval:
+            question = (
+                f"Install {review.name} and grant these permissions?" if review.scopes else f"Install {review.name}?"
+            )
+            confirm(question, yes, "pass --yes to approve non-interactively")
+        installed = api.install(staged["bundle_id"], left_out)
+    if json_out:
+        out.json(installed)
+        return
+    agent = installed if isinstance(installed, dict) else {}
+    name = cell_text(agent.get("name") or review.name)
+    version = cell_text(agent.get("version") or review.version)
+    verb = "Upgraded" if review.upgrade else "Installed"
+    out.say(f"{verb} [bold]{escape(name)}[/] {escape(version)}.")
+    functions = [f.get("name") for f in agent.get("functions", []) if isinstance(f, dict) and f.get("name")]
+    if functions:
+        out.say(f"Call it with: dreamer call {escape(name)} {escape(str(functions[0]))}")
+
+
+def _archive_for(path: Path, shown: str) -> bytes:
+    if path.is_dir():
+        return pack_folder(path)
+    if path.is_file():
+        return read_archive(path)
+    if path.exists():
+        raise CLIError("invalid_argument", f"{shown} is neither a bundle folder nor a .tar.gz archive.")
+    raise CLIError(
+        "not_found", f"no such file or folder: {shown} (installing by name from a gallery is not built yet)"
+    )
+
+
+def _check_without(review: Review, without: list[str]) -> None:
+    """Refuse --without for scopes the bundle does not ask for, or requires, before anything is asked."""
+    known = {row.scope: row.required for row in review.scopes}
+    for scope in without:
+        if scope not in known:
+            raise CLIError("invalid_argument", f"{review.name} does not ask for {scope}, so there is nothing to leave out.")
+        if known[scope] is True:
+            raise CLIError("invalid_argument", f"{scope} is required by {review.name} and cannot be left out.")
+
+
+# ----------------------------------------------------------------- uninstall
+
+
+def uninstall(
+    name: Annotated[str, typer.Argument(help="The installed agent's name.")],
+    purge: Annotated[bool, typer.Option("--purge", help="Also delete the agent's data (asks first).")] = False,
+    yes: YesOpt = False,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Uninstall an agent; its data stays unless --purge."""
+    out = Output(json_out)
+    if purge:
+        confirm(
+            f"Uninstall {name} and delete all of its data for good?",
+            yes,
+            "pass --yes to purge non-interactively",
+        )
+    with client(user) as api:
+        answer = api.uninstall(name, purge)
+    if json_out:
+        out.json(answer)
+        return
+    purged = bool(answer.get("purged")) if isinstance(answer, dict) else purge
+    if purged:
+        out.say(f"Uninstalled {escape(name)} and deleted its data.")
+    else:
+        out.say(f"Uninstalled {escape(name)}; its data is kept (`dreamer uninstall {escape(name)} --purge` deletes it).")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(guarded(init))
+    app.command("build")(guarded(build))
+    app.command("install")(guarded(install))
+    app.command("uninstall")(guarded(uninstall))

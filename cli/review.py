@@ -1,0 +1,233 @@
+"""The install review as a person sees it: who publishes the bundle and what each permission allows.
+
+The kernel's answer to POST /v1/bundles is read defensively: the manifest is
+always there, so when the review lacks a field the manifest fills it in, and
+a permission is never hidden because its description is missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from dreamer.cli.output import cell_text, make_table, risk
+
+
+@dataclass(frozen=True)
+class ScopeRow:
+    scope: str
+    risk: str = ""
+    sentence: str = ""
+    required: bool | None = None
+    added: bool = False
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    from_version: str
+    to_version: str
+    added_scopes: list[str] = field(default_factory=list)
+    removed_scopes: list[str] = field(default_factory=list)
+    added_functions: list[str] = field(default_factory=list)
+    removed_functions: list[str] = field(default_factory=list)
+    kept_grants: list[str] = field(default_factory=list)
+    # An upgrade that asks for nothing new installs without asking again (design.md section 4).
+    needs_approval: bool = True
+
+
+@dataclass(frozen=True)
+class Review:
+    name: str
+    version: str
+    title: str
+    publisher: str
+    publisher_verified: bool | None
+    description: str
+    kind: str
+    scopes: list[ScopeRow]
+    functions: list[str]
+    upgrade: Upgrade | None
+
+    @property
+    def needs_approval(self) -> bool:
+        return self.upgrade is None or self.upgrade.needs_approval
+
+    def will_grant(self, row: ScopeRow, without: list[str]) -> bool:
+        if row.required:
+            return True
+        if row.scope in without:
+            return False
+        if self.upgrade is None or row.added:
+            return True
+        # On an upgrade, an optional scope keeps whatever the user decided before.
+        return row.scope in self.upgrade.kept_grants
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _pick(data: dict[str, Any], *paths: str) -> Any:
+    """The first present value among dotted paths ("scopes.added", "added_scopes", ...)."""
+    for path in paths:
+        current: Any = data
+        for part in path.split("."):
+            current = current.get(part) if isinstance(current, dict) else None
+        if current is not None:
+            return current
+    return None
+
+
+def _names(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    names: list[str] = []
+    for item in value:
+        if isinstance(item, str):
+            names.append(item)
+        elif isinstance(item, dict):
+            name = item.get("scope") or item.get("name")
+            if isinstance(name, str):
+                names.append(name)
+    return names
+
+
+def _scope_row(item: Any, required: bool | None) -> ScopeRow | None:
+    if isinstance(item, str):
+        return ScopeRow(scope=item, required=required)
+    if not isinstance(item, dict):
+        return None
+    scope = item.get("scope") or item.get("text") or item.get("name")
+    if not isinstance(scope, str):
+        return None
+    req = item.get("required")
+    if not isinstance(req, bool):
+        level = item.get("level") or item.get("kind") or item.get("requirement")
+        req = {"required": True, "optional": False}.get(level, required) if isinstance(level, str) else required
+    return ScopeRow(
+        scope=scope,
+        risk=cell_text(item.get("risk")),
+        sentence=cell_text(item.get("sentence") or item.get("description")),
+        required=req,
+        added=bool(item.get("added") or item.get("new")),
+    )
+
+
+def _review_rows(review: Any) -> list[ScopeRow]:
+    rows: list[ScopeRow | None] = []
+    if isinstance(review, list):
+        rows = [_scope_row(item, None) for item in review]
+    elif isinstance(review, dict):
+        listed = _pick(review, "scopes", "permissions", "items")
+        if isinstance(listed, list):
+            rows = [_scope_row(item, None) for item in listed]
+        else:
+            holder = listed if isinstance(listed, dict) else review
+            for key, req in (("required", True), ("optional", False)):
+                if isinstance(holder.get(key), list):
+                    rows += [_scope_row(item, req) for item in holder[key]]
+    return [row for row in rows if row is not None]
+
+
+def _with_requirement(row: ScopeRow, required: list[str], optional: list[str]) -> ScopeRow:
+    if row.required is not None:
+        return row
+    if row.scope in required:
+        return replace(row, required=True)
+    if row.scope in optional:
+        return replace(row, required=False)
+    return row
+
+
+def read_review(staged: dict[str, Any]) -> Review:
+    manifest = _dict(staged.get("manifest"))
+    review = staged.get("review")
+    info = _dict(review)
+    perms = _dict(manifest.get("permissions"))
+    required = _names(perms.get("required"))
+    optional = _names(perms.get("optional"))
+
+    rows = _review_rows(review)
+    seen = {row.scope for row in rows}
+    # The manifest is the source of truth for what is asked; the review only explains it.
+    for scope, req in [*((s, True) for s in required), *((s, False) for s in optional)]:
+        if scope not in seen:
+            rows.append(ScopeRow(scope=scope, required=req))
+    rows = [_with_requirement(row, required, optional) for row in rows]
+
+    upgrade_data = staged.get("upgrade")
+    upgrade = None
+    if isinstance(upgrade_data, dict):
+        upgrade = Upgrade(
+            from_version=cell_text(_pick(upgrade_data, "from_version", "from", "installed_version", "old_version", "previous.version")),
+            to_version=cell_text(_pick(upgrade_data, "to_version", "to", "new_version", "version") or manifest.get("version")),
+            added_scopes=_names(_pick(upgrade_data, "added_scopes", "scopes_added", "scopes.added", "permissions.added")),
+            removed_scopes=_names(_pick(upgrade_data, "removed_scopes", "scopes_removed", "scopes.removed", "permissions.removed")),
+            added_functions=_names(_pick(upgrade_data, "added_functions", "functions_added", "functions.added")),
+            removed_functions=_names(_pick(upgrade_data, "removed_functions", "functions_removed", "functions.removed")),
+            kept_grants=_names(_pick(upgrade_data, "kept_grants", "granted")),
+            needs_approval=upgrade_data.get("needs_approval") is not False,
+        )
+        added = set(upgrade.added_scopes)
+        rows = [replace(row, added=row.added or row.scope in added) for row in rows]
+
+    functions = staged.get("functions")
+    return Review(
+        name=cell_text(manifest.get("name") or info.get("agent") or info.get("name") or "this agent"),
+        version=cell_text(manifest.get("version") or info.get("version")),
+        title=cell_text(manifest.get("title") or info.get("title")),
+        publisher=cell_text(manifest.get("publisher") or info.get("publisher")),
+        publisher_verified=info.get("publisher_verified") if isinstance(info.get("publisher_verified"), bool) else None,
+        description=cell_text(manifest.get("description") or info.get("description")),
+        kind=cell_text(manifest.get("kind") or "agent"),
+        scopes=rows,
+        functions=_names(functions),
+        upgrade=upgrade,
+    )
+
+
+def render_review(console: Console, review: Review, without: list[str]) -> None:
+    head = Text()
+    head.append(f"{review.name} {review.version}", style="bold")
+    if review.title and review.title != review.name:
+        head.append(f"  {review.title}")
+    console.print(head)
+    if review.publisher:
+        claim = " [dim](not verified)[/]" if review.publisher_verified is False else ""
+        console.print(f"Published by [bold]{escape(review.publisher)}[/]{claim}")
+    if review.description:
+        console.print(escape(review.description))
+    if review.upgrade:
+        _render_upgrade(console, review.upgrade)
+    if review.functions:
+        console.print(f"Functions: {escape(', '.join(review.functions))}")
+    if not review.scopes:
+        console.print("It asks for no permissions.")
+        return
+    rows = []
+    for row in review.scopes:
+        granted = "yes" if review.will_grant(row, without) else ("no (--without)" if row.scope in without else "no")
+        need = {True: "required", False: "optional", None: ""}[row.required]
+        scope = Text(row.scope, style="bold" if row.added else "")
+        if row.added:
+            scope.append(" (new)", style="yellow")
+        rows.append([scope, row.sentence, risk(row.risk), need, granted])
+    console.print(make_table(["permission", "what it allows", "risk", "need", "granted"], rows, title="Permissions"))
+
+
+def _render_upgrade(console: Console, upgrade: Upgrade) -> None:
+    console.print(f"Upgrade from [bold]{escape(upgrade.from_version)}[/] to [bold]{escape(upgrade.to_version)}[/]")
+    for label, items in (
+        ("New permissions", upgrade.added_scopes),
+        ("Dropped permissions", upgrade.removed_scopes),
+        ("New functions", upgrade.added_functions),
+        ("Removed functions", upgrade.removed_functions),
+    ):
+        if items:
+            console.print(f"  {label}: {escape(', '.join(items))}")
+    if not upgrade.needs_approval:
+        console.print("  It asks for no new permissions.")

@@ -1,0 +1,44 @@
+"""The kernel's FastAPI application: /v1 API, /healthz, OpenAPI at /openapi.json."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from dreamer.kernel.api.errors import install_handlers
+from dreamer.kernel.api.routes import agents, audit, invocations, permissions, system
+from dreamer.kernel.config import Settings, load_settings
+from dreamer.kernel.core import Kernel
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        kernel = Kernel.build(settings)
+        await kernel.start()
+        app.state.kernel = kernel
+        try:
+            yield
+        finally:
+            await kernel.stop()
+
+    app = FastAPI(
+        title="dreamer kernel",
+        version=system.VERSION,
+        description="The HTTP API of a dreamer installation: agents, permissions, invocations, audit.",
+        lifespan=lifespan,
+    )
+    install_handlers(app)
+    for module in (system, agents, permissions, invocations, audit):
+        app.include_router(module.router)
+    try:
+        from dreamer.web.mount import mount_web
+    except ImportError:
+        pass
+    else:
+        mount_web(app)
+    return app

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from dreamer.kernel.agentdb.query import run_query
+from dreamer.kernel.api.body import read_limited
+from dreamer.kernel.api.deps import KernelDep, PrincipalDep
+from dreamer.kernel.api.schemas import CallBody, CallResult, InstallBody, QueryBody, agent_view
+from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.registry import get_installed, grants_of, list_installed
+from dreamer.kernel.invocations.service import Caller
+
+router = APIRouter(prefix="/v1", tags=["agents"])
+
+
+@router.post("/build")
+async def build(request: Request, k: KernelDep, _: PrincipalDep) -> dict[str, Any]:
+    """Import a bundle's entry module in the sandbox and return its functions.json."""
+    archive = await read_limited(request, k.settings.max_bundle_bytes)
+    return {"format": 1, "functions": await k.installer.build(archive)}
+
+
+@router.post("/bundles", status_code=201)
+async def stage(request: Request, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    """Upload a bundle (.tar.gz); answers with the permission review. Nothing is granted yet."""
+    archive = await read_limited(request, k.settings.max_bundle_bytes)
+    return await k.installer.stage(who, archive)
+
+
+@router.post("/agents", status_code=201)
+async def install(body: InstallBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    if not body.approve:
+        raise DreamerError("invalid_argument", "nothing was installed: the review was not approved")
+    installed = await k.installer.approve(who, body.bundle_id, body.without)
+    with k.store.session() as s:
+        return agent_view(installed, [g.scope for g in grants_of(s, who.user_id, installed.name)])
+
+
+@router.get("/agents")
+def agents(k: KernelDep, who: PrincipalDep) -> list[dict[str, Any]]:
+    with k.store.session() as s:
+        grants: dict[str, list[str]] = {}
+        for g in grants_of(s, who.user_id):
+            grants.setdefault(g.agent, []).append(g.scope)
+        return [agent_view(a, grants.get(a.name, [])) for a in list_installed(s, who.user_id)]
+
+
+@router.get("/agents/{agent}")
+def agent(agent: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    with k.store.session() as s:
+        a = get_installed(s, who.user_id, agent)
+        return agent_view(a, [g.scope for g in grants_of(s, who.user_id, agent)])
+
+
+@router.delete("/agents/{agent}")
+async def uninstall(agent: str, k: KernelDep, who: PrincipalDep, purge: bool = False) -> dict[str, Any]:
+    return await k.installer.uninstall(who, agent, purge)
+
+
+@router.post("/agents/{agent}/functions/{function}")
+async def call(agent: str, function: str, body: CallBody, k: KernelDep, who: PrincipalDep) -> CallResult:
+    outcome = await k.invoker.invoke(who, agent, function, body.args, Caller("user"))
+    return CallResult(result=outcome.value, invocation_id=outcome.invocation_id)
+
+
+@router.post("/agents/{agent}/database")
+async def database(agent: str, body: QueryBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    """Run one SQL statement on the agent's own database; a change needs confirm=true."""
+    with k.store.session() as s:
+        installed = get_installed(s, who.user_id, agent)
+    answer = await run_query(
+        k.installer.sandbox, k.settings, user=who.user_name, agent=agent,
+        bundle_dir=installed.bundle_path, query=body.query, write=body.confirm,
+    )
+    if body.confirm:
+        with k.store.session() as s:
+            audit(s, user_id=who.user_id, actor=who.actor, action="database.write", target=agent,
+                  decision="allow", detail={"changes": answer.get("changes"), "query": body.query[:500]})
+    return answer

@@ -1,0 +1,68 @@
+"""Request bodies and response shapes of the HTTP API (pydantic at the edge)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dreamer.kernel.install.registry import InstalledAgent
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CallBody(_Body):
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class InstallBody(_Body):
+    bundle_id: str = Field(max_length=64)
+    approve: bool
+    without: list[str] = Field(default_factory=list, max_length=100)
+
+
+class ScopeBody(_Body):
+    scope: str = Field(max_length=1100)
+
+
+class UserBody(_Body):
+    name: str = Field(max_length=64)
+
+
+class QueryBody(_Body):
+    query: str = Field(max_length=100_000)
+    confirm: bool = False
+
+
+class CallResult(BaseModel):
+    result: Any
+    invocation_id: str
+
+
+def agent_view(a: InstalledAgent, grants: list[str]) -> dict[str, Any]:
+    """The shape `dreamer agents --json` promises (design.md section 8)."""
+    return {
+        "name": a.name,
+        "version": a.version,
+        "kind": a.kind,
+        "title": a.title,
+        "description": a.description,
+        "publisher": a.publisher,
+        "functions": [
+            {
+                "name": f["name"],
+                "description": f.get("description", ""),
+                "exported": bool(f.get("exported")),
+                "background": bool(f.get("background")),
+                "confirm": bool(f.get("confirm")),
+                "parameters": f.get("parameters", {}),
+                "examples": f.get("examples", []),
+            }
+            for f in a.functions
+        ],
+        "grants": grants,
+        "permissions": {"required": a.required, "optional": a.optional},
+        "installed_at": a.installed_at.isoformat(),
+    }

@@ -1,0 +1,132 @@
+"""agent.yaml: the manifest of a bundle, validated at the edge with pydantic.
+
+Every error names the file and the field, because the person reading it is a
+builder looking at their own YAML.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
+
+NAME_RE = r"^[a-z][a-z0-9-]{1,62}$"
+SEMVER_RE = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
+MODULE_RE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+IDENT_RE = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+MAX_MANIFEST_BYTES = 64 * 1024
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+def _scopes(values: list[str]) -> list[str]:
+    for value in values:
+        try:
+            parse_scope(value)
+        except ScopeError as exc:
+            raise ValueError(str(exc)) from None
+    if len(set(values)) != len(values):
+        raise ValueError("a scope is listed twice")
+    return values
+
+
+class Permissions(_Strict):
+    required: list[str] = Field(default_factory=list, max_length=100)
+    optional: list[str] = Field(default_factory=list, max_length=100)
+
+    _check_required = field_validator("required")(classmethod(lambda cls, v: _scopes(v)))
+    _check_optional = field_validator("optional")(classmethod(lambda cls, v: _scopes(v)))
+
+    @model_validator(mode="after")
+    def _disjoint(self) -> "Permissions":
+        both = set(self.required) & set(self.optional)
+        if both:
+            raise ValueError(f"scopes both required and optional: {', '.join(sorted(both))}")
+        return self
+
+    @property
+    def all(self) -> list[str]:
+        return [*self.required, *self.optional]
+
+
+class Trigger(_Strict):
+    type: Literal["cron", "webhook", "input", "event"]
+    entrypoint: Annotated[str, Field(pattern=IDENT_RE)]
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    schedule: str | None = None
+    event: str | None = None
+    content_types: list[str] | None = None
+
+
+class Server(_Strict):
+    command: list[str] | None = None
+    url: str | None = None
+
+
+class Manifest(_Strict):
+    name: Annotated[str, Field(pattern=NAME_RE)]
+    version: Annotated[str, Field(pattern=SEMVER_RE)]
+    kind: Literal["agent", "tool"] = "agent"
+    title: Annotated[str, Field(min_length=1, max_length=100)]
+    description: Annotated[str, Field(min_length=1, max_length=2000)]
+    publisher: Annotated[str, Field(pattern=NAME_RE)]
+    entry: Annotated[str, Field(pattern=MODULE_RE, max_length=200)] | None = None
+    server: Server | None = None
+    permissions: Permissions = Field(default_factory=Permissions)
+    triggers: list[Trigger] = Field(default_factory=list, max_length=50)
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> "Manifest":
+        if self.kind == "agent" and not self.entry:
+            raise ValueError("an agent needs 'entry', the module that defines its functions")
+        if self.kind == "tool" and self.server is None:
+            raise ValueError("a tool needs 'server' (command or url)")
+        return self
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(top level)"
+
+
+def parse_manifest(text: str, source: str = "agent.yaml") -> Manifest:
+    """Parse and validate manifest text; raise DreamerError(invalid_bundle) naming the field."""
+    if len(text.encode()) > MAX_MANIFEST_BYTES:
+        raise DreamerError("invalid_bundle", f"{source}: the manifest is larger than {MAX_MANIFEST_BYTES} bytes")
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark is not None else ""
+        raise DreamerError("invalid_bundle", f"{source}: not valid YAML{line}") from None
+    if not isinstance(data, dict):
+        raise DreamerError("invalid_bundle", f"{source}: the manifest must be a mapping of fields")
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        msg = first["msg"].removeprefix("Value error, ")
+        if first["type"] == "string_pattern_mismatch":
+            msg = f"{first['input']!r} does not have the required form"
+        elif first["type"] == "extra_forbidden":
+            msg = "unknown field"
+        more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+        raise DreamerError("invalid_bundle", f"{source}: field '{_where(first['loc'])}': {msg}{more}") from None
+
+
+def load_manifest(bundle_dir: Path) -> Manifest:
+    path = bundle_dir / "agent.yaml"
+    if not path.is_file():
+        raise DreamerError("invalid_bundle", f"{bundle_dir.name}: no agent.yaml at the top of the bundle")
+    return parse_manifest(path.read_text(encoding="utf-8", errors="replace"), "agent.yaml")
+
+
+def same_file_name(name: str) -> bool:
+    return re.fullmatch(NAME_RE, name) is not None

@@ -1,0 +1,124 @@
+"""The kernel's composition root: builds every service once and owns their lifetimes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import select
+
+from dreamer.agents.bundles import starter_bundles
+from dreamer.kernel.config import Settings
+from dreamer.kernel.install.service import Installer
+from dreamer.kernel.invocations.service import Invoker, Principal, interrupted_on_restart
+from dreamer.kernel.sandbox import get_sandbox
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
+from dreamer.kernel.tracing import setup_tracing
+from dreamer.kernel.users.service import create_user, hash_token, new_token, user_for_token
+from dreamer.kernel.workers.pool import WorkerPool
+
+log = logging.getLogger("dreamer.kernel")
+
+LOCAL_USER = "me"
+
+
+@dataclass
+class Kernel:
+    settings: Settings
+    store: Store
+    pool: WorkerPool
+    invoker: Invoker
+    installer: Installer
+
+    @classmethod
+    def build(cls, settings: Settings) -> "Kernel":
+        settings.home.mkdir(parents=True, exist_ok=True)
+        store = Store(settings.database_url)
+        sandbox = get_sandbox(settings.sandbox)
+        pool = WorkerPool(
+            sandbox,
+            max_per_key=settings.max_workers_per_agent,
+            warm_seconds=settings.warm_seconds,
+            max_log_bytes=settings.limits.max_log_bytes,
+        )
+        provider = setup_tracing(store, settings.otlp_endpoint)
+        tracer = provider.get_tracer("dreamer.kernel")
+        kernel = cls(
+            settings=settings,
+            store=store,
+            pool=pool,
+            invoker=Invoker(settings, store, pool, tracer),
+            installer=Installer(settings, store, sandbox, pool),
+        )
+        kernel._provider = provider  # type: ignore[attr-defined]
+        return kernel
+
+    async def start(self) -> None:
+        self.store.migrate()
+        lost = interrupted_on_restart(self.store)
+        if lost:
+            log.warning("%d invocations were interrupted by the last shutdown and are marked failed", lost)
+        await self._bootstrap_local_user()
+        self.pool.start_reaper()
+
+    async def stop(self) -> None:
+        await self.pool.close()
+        provider = getattr(self, "_provider", None)
+        if provider is not None:
+            provider.shutdown()
+        self.store.dispose()
+
+    async def add_user(self, name: str) -> tuple[User, str]:
+        with self.store.session() as s:
+            user, token = create_user(s, name)
+        await self.install_starters(user)
+        return user, token
+
+    async def install_starters(self, user: User) -> None:
+        who = Principal(user.id, user.name, user.timezone)
+        for folder in starter_bundles():
+            await self.installer.install_folder(who, folder)
+
+    async def _bootstrap_local_user(self) -> None:
+        """First start: the local administrator `me`, its token in credentials, the starter agents.
+
+        Each step checks what is already there, so a kernel killed half-way through
+        its first start finishes the job on the next one.
+        """
+        creds = self.settings.credentials_path
+        with self.store.session() as s:
+            me = s.scalar(select(User).where(User.name == LOCAL_USER))
+            token = None
+            if me is None:
+                me, token = create_user(s, LOCAL_USER, is_admin=True)
+            elif not _credentials_valid(s, creds):
+                token = new_token()
+                s.add(ApiToken(user_id=me.id, token_hash=hash_token(token), label="local"))
+            installed_before = s.scalar(
+                select(AuditEntry.seq).where(AuditEntry.user_id == me.id, AuditEntry.action.in_(("install", "uninstall")))
+            ) is not None or s.scalar(select(Installation.id).where(Installation.user_id == me.id)) is not None
+        if not installed_before:
+            await self.install_starters(me)
+        if token is not None:
+            write_credentials(creds, f"http://{self.settings.host}:{self.settings.port}", LOCAL_USER, token)
+
+
+def _credentials_valid(session, path: Path) -> bool:  # noqa: ANN001
+    try:
+        token = json.loads(path.read_text())["token"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return user_for_token(session, token) is not None
+
+
+def write_credentials(path: Path, url: str, user: str, token: str) -> None:
+    """Written 0600 from the first byte: the token is as good as the user's password."""
+    tmp = path.with_suffix(".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"url": url, "user": user, "token": token}, f)
+    os.replace(tmp, path)

@@ -1,0 +1,52 @@
+"""The kernel's one error type: every refusal carries a stable code and one sentence.
+
+The HTTP layer turns a DreamerError into {"error": {"code", "message"}} with the
+status below; the CLI prints the message (or the JSON) and exits non-zero.
+"""
+
+from __future__ import annotations
+
+# code -> HTTP status. Codes are part of the public contract: clients switch on them.
+STATUS: dict[str, int] = {
+    "unauthorized": 401,
+    "forbidden": 403,
+    "permission_denied": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "invalid_argument": 422,
+    "invalid_bundle": 422,
+    "invalid_request": 400,
+    "confirmation_required": 409,
+    "call_cycle": 409,
+    "depth_exceeded": 409,
+    "payload_too_large": 413,
+    "agent_error": 500,
+    "import_error": 500,
+    "result_invalid": 500,
+    "worker_crashed": 502,
+    "protocol_error": 502,
+    "timeout": 504,
+    "sandbox_unavailable": 503,
+    "not_available": 501,
+    "internal": 500,
+}
+
+
+class DreamerError(Exception):
+    """A refusal or failure with a stable code and a message a person can act on."""
+
+    def __init__(self, code: str, message: str, **details: object) -> None:
+        super().__init__(message)
+        self.code = code if code in STATUS else "internal"
+        self.message = message
+        self.details = details
+
+    @property
+    def status(self) -> int:
+        return STATUS[self.code]
+
+    def to_dict(self) -> dict[str, object]:
+        body: dict[str, object] = {"code": self.code, "message": self.message}
+        if self.details:
+            body["details"] = self.details
+        return {"error": body}

@@ -1,0 +1,96 @@
+"""Read side of installations: what a user has installed and what it may do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.store.models import BundleVersion, Grant, Installation
+
+
+@dataclass(frozen=True)
+class InstalledAgent:
+    name: str
+    version: str
+    kind: str
+    title: str
+    description: str
+    publisher: str
+    entry: str | None
+    bundle_path: Path
+    manifest: dict[str, Any]
+    functions: list[dict[str, Any]]
+    installed_at: datetime
+    updated_at: datetime
+
+    @property
+    def required(self) -> list[str]:
+        return list(self.manifest.get("permissions", {}).get("required", []))
+
+    @property
+    def optional(self) -> list[str]:
+        return list(self.manifest.get("permissions", {}).get("optional", []))
+
+    def function(self, name: str) -> dict[str, Any]:
+        for spec in self.functions:
+            if spec["name"] == name:
+                return spec
+        names = ", ".join(f["name"] for f in self.functions) or "none"
+        raise DreamerError("not_found", f"{self.name} has no function {name!r}; its functions are: {names}")
+
+
+def _installed(inst: Installation, bundle: BundleVersion) -> InstalledAgent:
+    m = bundle.manifest
+    return InstalledAgent(
+        name=inst.agent,
+        version=bundle.version,
+        kind=bundle.kind,
+        title=m.get("title", inst.agent),
+        description=m.get("description", ""),
+        publisher=bundle.publisher,
+        entry=m.get("entry"),
+        bundle_path=Path(bundle.path),
+        manifest=m,
+        functions=list(bundle.functions),
+        installed_at=inst.installed_at,
+        updated_at=inst.updated_at,
+    )
+
+
+def find_installed(session: Session, user_id: int, agent: str) -> InstalledAgent | None:
+    row = session.execute(
+        select(Installation, BundleVersion)
+        .join(BundleVersion, BundleVersion.id == Installation.bundle_id)
+        .where(Installation.user_id == user_id, Installation.agent == agent)
+    ).first()
+    return None if row is None else _installed(*row)
+
+
+def get_installed(session: Session, user_id: int, agent: str) -> InstalledAgent:
+    found = find_installed(session, user_id, agent)
+    if found is None:
+        raise DreamerError("not_found", f"you have no agent named {agent!r}; `dreamer agents` lists yours")
+    return found
+
+
+def list_installed(session: Session, user_id: int) -> list[InstalledAgent]:
+    rows = session.execute(
+        select(Installation, BundleVersion)
+        .join(BundleVersion, BundleVersion.id == Installation.bundle_id)
+        .where(Installation.user_id == user_id)
+        .order_by(Installation.agent)
+    ).all()
+    return [_installed(*row) for row in rows]
+
+
+def grants_of(session: Session, user_id: int, agent: str | None = None) -> list[Grant]:
+    query = select(Grant).where(Grant.user_id == user_id)
+    if agent is not None:
+        query = query.where(Grant.agent == agent)
+    return list(session.scalars(query.order_by(Grant.agent, Grant.scope)))

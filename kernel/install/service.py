@@ -1,0 +1,307 @@
+"""Install, upgrade and uninstall: stage → review → approve.
+
+A bundle is first unpacked into staging and checked completely (manifest,
+files, functions.json — built in the sandbox when absent). Only an approval of
+that staged bundle copies it into bundles/NAME/VERSION and records the
+installation and its grants in one transaction, so a refusal or a crash never
+leaves half an install behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.bundles.archive import extract, install_copy, pack, remove_tree, tree_digest
+from dreamer.kernel.bundles.build import describe_bundle
+from dreamer.kernel.bundles.functions import dump_functions, load_functions
+from dreamer.kernel.bundles.manifest import load_manifest
+from dreamer.kernel.config import Settings
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of
+from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
+from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
+from dreamer.kernel.sandbox.base import Sandbox
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.models import BundleVersion, Grant, Installation, utcnow
+from dreamer.kernel.workers.pool import WorkerPool
+
+STAGE_TTL_S = 3600
+
+
+class Installer:
+    def __init__(self, settings: Settings, store: Store, sandbox: Sandbox, pool: WorkerPool) -> None:
+        self.settings = settings
+        self.store = store
+        self.sandbox = sandbox
+        self.pool = pool
+        self._lock = asyncio.Lock()  # installs are rare; one at a time keeps bundles/ consistent
+
+    # -- stage --------------------------------------------------------------------------
+
+    async def build(self, archive: bytes) -> list[dict[str, Any]]:
+        """Describe a bundle's functions by importing it in the sandbox (`dreamer build`)."""
+        work = self._new_stage_dir()
+        try:
+            bundle = extract(archive, work / "bundle")
+            manifest = load_manifest(bundle)
+            if manifest.kind != "agent":
+                raise DreamerError("not_available", "building tool bundles is not available yet (tool registry, issue 5)")
+            return await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    async def stage(self, who: Principal, archive: bytes) -> dict[str, Any]:
+        self._sweep_stale()
+        work = self._new_stage_dir()
+        try:
+            bundle = extract(archive, work / "bundle")
+            manifest = load_manifest(bundle)
+            if manifest.kind != "agent":
+                raise DreamerError("not_available", "installing tool bundles is not available yet (tool registry, issue 5)")
+            functions = load_functions(bundle)
+            if functions is None:
+                specs = await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
+                (bundle / "functions.json").write_text(dump_functions(specs))
+                functions = load_functions(bundle)
+            fn_dicts = [f.model_dump() for f in functions or []]
+            for trigger in manifest.triggers:
+                if trigger.entrypoint not in {f["name"] for f in fn_dicts}:
+                    raise DreamerError(
+                        "invalid_bundle", f"agent.yaml: trigger {trigger.name!r} names entrypoint "
+                        f"{trigger.entrypoint!r}, which is not a function of the bundle"
+                    )
+            manifest_dict = manifest.model_dump(mode="json", exclude_none=True)
+            staged = {
+                "bundle_id": work.name,
+                "user_id": who.user_id,
+                "created": time.time(),
+                "digest": tree_digest(bundle),
+                "manifest": manifest_dict,
+                "functions": fn_dicts,
+            }
+            (work / "staged.json").write_text(json.dumps(staged))
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+        with self.store.session() as s:
+            current = find_installed(s, who.user_id, manifest.name)
+            granted = {g.scope for g in grants_of(s, who.user_id, manifest.name)} if current else set()
+        upgrade = None
+        if current is not None:
+            upgrade = upgrade_diff(current.manifest, current.functions, manifest_dict, fn_dicts, granted)
+        return {
+            "bundle_id": work.name,
+            "manifest": manifest_dict,
+            "functions": fn_dicts,
+            "review": review(manifest_dict, fn_dicts),
+            "upgrade": upgrade,
+        }
+
+    # -- approve --------------------------------------------------------------------------
+
+    async def approve(self, who: Principal, bundle_id: str, without: list[str]) -> InstalledAgent:
+        work = self._stage_dir(bundle_id)
+        staged_file = work / "staged.json"
+        if not staged_file.is_file():
+            raise DreamerError("not_found", f"no staged bundle {bundle_id!r}; upload it again")
+        staged = json.loads(staged_file.read_text())
+        if staged["user_id"] != who.user_id:
+            raise DreamerError("not_found", f"no staged bundle {bundle_id!r}; upload it again")
+        manifest, functions = staged["manifest"], staged["functions"]
+        name, version = manifest["name"], manifest["version"]
+        required = list(manifest.get("permissions", {}).get("required", []))
+        optional = list(manifest.get("permissions", {}).get("optional", []))
+        for scope in without:
+            if scope in required:
+                raise DreamerError("invalid_argument", f"{scope} is required by {name} and cannot be left out")
+            if scope not in optional:
+                raise DreamerError("invalid_argument", f"{name} does not ask for {scope}, so there is nothing to leave out")
+
+        async with self._lock:
+            await self.pool.evict(who.user_name, name)
+            dest = self._place_bundle(work / "bundle", name, version, staged["digest"], who)
+            with self.store.session() as s:
+                bv = s.scalar(select(BundleVersion).where(BundleVersion.name == name, BundleVersion.version == version))
+                if bv is None:
+                    bv = BundleVersion(name=name, version=version)
+                    s.add(bv)
+                bv.kind, bv.digest, bv.publisher = manifest.get("kind", "agent"), staged["digest"], manifest["publisher"]
+                bv.manifest, bv.functions, bv.path = manifest, functions, str(dest)
+                s.flush()
+                inst = s.scalar(
+                    select(Installation).where(Installation.user_id == who.user_id, Installation.agent == name)
+                )
+                previous = {g.scope for g in grants_of(s, who.user_id, name)}
+                declared = set(required) | set(optional)
+                if inst is None:
+                    inst = Installation(user_id=who.user_id, agent=name, bundle_id=bv.id)
+                    s.add(inst)
+                    wanted = set(required) | (set(optional) - set(without))
+                    action = "install"
+                else:
+                    old_declared = set(previous)
+                    old = s.get(BundleVersion, inst.bundle_id)
+                    if old is not None:
+                        p = old.manifest.get("permissions", {})
+                        old_declared = set(p.get("required", [])) | set(p.get("optional", []))
+                    # Keep what was granted and still declared; newly declared scopes were
+                    # shown in the upgrade review that is being approved now.
+                    wanted = (previous & declared) | set(required) | ((declared - old_declared) - set(without))
+                    wanted -= set(without)
+                    inst.bundle_id = bv.id
+                    inst.updated_at = utcnow()
+                    action = "upgrade"
+                s.execute(delete(Grant).where(Grant.user_id == who.user_id, Grant.agent == name))
+                s.add_all(Grant(user_id=who.user_id, agent=name, scope=scope) for scope in sorted(wanted))
+                audit(
+                    s, user_id=who.user_id, actor=who.actor, action=action, target=f"{name}@{version}",
+                    decision="allow",
+                    detail={"granted": sorted(wanted), "declined": sorted(declared - wanted), "digest": staged["digest"]},
+                )
+            shutil.rmtree(work, ignore_errors=True)
+        self.settings.agent_data_dir(who.user_name, name).mkdir(parents=True, exist_ok=True)
+        with self.store.session() as s:
+            return get_installed(s, who.user_id, name)
+
+    async def install_folder(self, who: Principal, folder: Path) -> InstalledAgent:
+        """Install a local folder with every declared scope granted (used for starter agents)."""
+        staged = await self.stage(who, pack(folder))
+        return await self.approve(who, staged["bundle_id"], without=[])
+
+    # -- uninstall ---------------------------------------------------------------------------
+
+    async def uninstall(self, who: Principal, agent: str, purge: bool) -> dict[str, Any]:
+        async with self._lock:
+            with self.store.session() as s:
+                installed = get_installed(s, who.user_id, agent)
+                s.execute(delete(Grant).where(Grant.user_id == who.user_id, Grant.agent == agent))
+                s.execute(delete(Installation).where(Installation.user_id == who.user_id, Installation.agent == agent))
+                audit(
+                    s, user_id=who.user_id, actor=who.actor, action="uninstall", target=f"{agent}@{installed.version}",
+                    decision="allow", detail={"purge": purge},
+                )
+            await self.pool.evict(who.user_name, agent)
+            if purge:
+                shutil.rmtree(self.settings.agent_data_dir(who.user_name, agent).parent, ignore_errors=True)
+        return {"uninstalled": agent, "purged": purge}
+
+    # -- grants -------------------------------------------------------------------------------
+
+    def permissions(self, who: Principal, agent: str | None = None) -> list[dict[str, Any]]:
+        from dreamer.kernel.install.registry import list_installed
+
+        with self.store.session() as s:
+            agents = [get_installed(s, who.user_id, agent)] if agent else list_installed(s, who.user_id)
+            rows = []
+            for a in agents:
+                grants = {g.scope: g for g in grants_of(s, who.user_id, a.name)}
+                for row in scope_rows(a.required, a.optional):
+                    g = grants.get(row["scope"])
+                    rows.append(
+                        {
+                            "agent": a.name, "scope": row["scope"], "sentence": row["sentence"], "risk": row["risk"],
+                            "required": row["required"], "granted": g is not None,
+                            "granted_at": g.granted_at.isoformat() if g else None,
+                        }
+                    )
+            return rows
+
+    def grant(self, who: Principal, agent: str, scope: str) -> list[dict[str, Any]]:
+        wanted = _parse(scope)
+        with self.store.session() as s:
+            installed = get_installed(s, who.user_id, agent)
+            declared = [*installed.required, *installed.optional]
+            # A grant names a declared scope, or a broader one that covers declared scopes:
+            # `grant recipes agent:grocery` re-grants every declared agent:grocery.* scope.
+            matching = [d for d in declared if d == scope or wanted.covers(parse_scope(d))]
+            if not matching:
+                raise DreamerError(
+                    "invalid_argument",
+                    f"{agent} does not ask for {scope}; an agent can only be granted scopes its manifest declares "
+                    f"({', '.join(declared) or 'none'})",
+                )
+            have = {g.scope for g in grants_of(s, who.user_id, agent)}
+            for d in matching:
+                if d not in have:
+                    s.add(Grant(user_id=who.user_id, agent=agent, scope=d))
+            audit(s, user_id=who.user_id, actor=who.actor, action="grants.grant", target=agent,
+                  scope=scope, decision="allow", detail={"scopes": matching})
+        return [r for r in self.permissions(who, agent) if r["scope"] in matching]
+
+    def revoke(self, who: Principal, agent: str, scope: str) -> list[dict[str, Any]]:
+        wanted = _parse(scope)
+        with self.store.session() as s:
+            get_installed(s, who.user_id, agent)
+            held = grants_of(s, who.user_id, agent)
+            # Revoking a broad scope revokes every narrower grant it covers.
+            gone = [g for g in held if g.scope == scope or wanted.covers(parse_scope(g.scope))]
+            if not gone:
+                raise DreamerError("not_found", f"{agent} holds no grant covered by {scope}")
+            for g in gone:
+                s.delete(g)
+            audit(s, user_id=who.user_id, actor=who.actor, action="grants.revoke", target=agent,
+                  scope=scope, decision="allow", detail={"scopes": [g.scope for g in gone]})
+            revoked = [g.scope for g in gone]
+        return [r for r in self.permissions(who, agent) if r["scope"] in revoked]
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _place_bundle(self, src: Path, name: str, version: str, digest: str, who: Principal) -> Path:
+        dest = self.settings.bundles_dir / name / version
+        if dest.exists():
+            if tree_digest(dest) == digest:
+                return dest
+            with self.store.session() as s:
+                bv = s.scalar(select(BundleVersion).where(BundleVersion.name == name, BundleVersion.version == version))
+                others = []
+                if bv is not None:
+                    others = list(s.scalars(select(Installation.user_id).where(
+                        Installation.bundle_id == bv.id, Installation.user_id != who.user_id)))
+            if others:
+                raise DreamerError(
+                    "conflict",
+                    f"{name} {version} is already installed on this kernel with different contents; "
+                    "raise the version in agent.yaml",
+                )
+            remove_tree(dest)
+        install_copy(src, dest)
+        return dest
+
+    def _new_stage_dir(self) -> Path:
+        self.settings.staging_dir.mkdir(parents=True, exist_ok=True)
+        work = self.settings.staging_dir / ("bdl_" + uuid.uuid4().hex)
+        work.mkdir()
+        return work
+
+    def _stage_dir(self, bundle_id: str) -> Path:
+        if not bundle_id.startswith("bdl_") or not bundle_id[4:].isalnum():
+            raise DreamerError("invalid_argument", f"{bundle_id!r} is not a staged bundle id")
+        return self.settings.staging_dir / bundle_id
+
+    def _sweep_stale(self) -> None:
+        root = self.settings.staging_dir
+        if not root.is_dir():
+            return
+        for work in root.iterdir():
+            try:
+                if time.time() - work.stat().st_mtime > STAGE_TTL_S:
+                    shutil.rmtree(work, ignore_errors=True)
+            except OSError:
+                continue
+
+
+def _parse(scope: str):  # noqa: ANN202 - returns Scope
+    try:
+        return parse_scope(scope)
+    except ScopeError as exc:
+        raise DreamerError("invalid_argument", str(exc)) from None

@@ -1,0 +1,286 @@
+"""Running a function: who may call what, the call chain, and the syscall path.
+
+Every call — from a user through the API or from an agent through `ctx.call` —
+comes through `Invoker.invoke`. The checks happen here, in the kernel, before
+any worker sees the request; each decision is written to the audit log.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode, Tracer
+
+from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.config import Settings
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.registry import InstalledAgent, get_installed, grants_of
+from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.sandbox.base import SandboxSpec
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.models import Invocation, InvocationLog
+from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
+
+
+@dataclass(frozen=True)
+class Principal:
+    """The user a request acts for, and who really sent it (an admin acting as them)."""
+
+    user_id: int
+    user_name: str
+    timezone: str = "UTC"
+    via: str | None = None  # the admin's name when acting as another user
+
+    @property
+    def actor(self) -> str:
+        return f"admin:{self.via} as {self.user_name}" if self.via else f"user:{self.user_name}"
+
+
+@dataclass(frozen=True)
+class Caller:
+    kind: Literal["user", "agent"]
+    agent: str | None = None
+    chain: tuple[str, ...] = ()  # agents on the call stack, outermost first
+    parent_id: str | None = None
+    deadline: float | None = None  # time.monotonic() by which the outermost call must end
+
+
+@dataclass
+class Outcome:
+    value: Any
+    invocation_id: str
+
+
+@dataclass
+class _Run:
+    """What one invocation collects while it runs."""
+
+    id: str
+    logs: list[tuple[datetime, str, str, str]] = field(default_factory=list)
+
+    def sink(self, stream: str, level: str, message: str) -> None:
+        self.logs.append((datetime.now(timezone.utc), stream, level, message))
+
+
+def new_invocation_id() -> str:
+    return "inv_" + uuid.uuid4().hex
+
+
+class Invoker:
+    def __init__(self, settings: Settings, store: Store, pool: WorkerPool, tracer: Tracer) -> None:
+        self.settings = settings
+        self.store = store
+        self.pool = pool
+        self.tracer = tracer
+
+    async def invoke(
+        self, who: Principal, agent: str, function: str, args: dict[str, Any], caller: Caller
+    ) -> Outcome:
+        if not isinstance(args, dict):
+            raise DreamerError("invalid_argument", "arguments must be a JSON object")
+        installed, spec = self._authorize(who, agent, function, caller)
+        run = _Run(id=new_invocation_id())
+        limits = self.settings.limits
+        now = time.monotonic()
+        deadline = caller.deadline or now + limits.call_timeout_s
+        timeout = max(0.01, deadline - now)
+        with self.tracer.start_as_current_span(
+            f"invoke_agent {agent}",
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": agent,
+                "dreamer.function": function,
+                "dreamer.invocation_id": run.id,
+                "dreamer.user": who.user_name,
+                "dreamer.caller": caller.agent or "user",
+            },
+        ) as span:
+            self._record_start(who, run, agent, function, args, caller)
+            inner = Caller("agent", agent, (*caller.chain, agent), run.id, deadline)
+
+            async def syscalls(method: str, params: dict[str, Any]) -> Any:
+                return await self._syscall(who, inner, run, method, params)
+
+            try:
+                key = WorkerKey(who.user_name, agent, str(installed.bundle_path))
+                async with self.pool.lease(key, lambda: self._spec(who, installed), timeout=timeout) as worker:
+                    result = await worker.request(
+                        "invoke",
+                        {
+                            "invocation_id": run.id,
+                            "function": function,
+                            "args": args,
+                            "user": {"id": who.user_id, "name": who.user_name, "timezone": who.timezone},
+                            "caller": caller.agent or "user",
+                        },
+                        timeout=max(0.01, deadline - time.monotonic()),
+                        syscalls=syscalls,
+                        sink=run.sink,
+                        what=f"{agent}.{function}",
+                    )
+                value = result.get("value") if isinstance(result, dict) else None
+            except DreamerError as exc:
+                span.set_status(Status(StatusCode.ERROR, exc.message))
+                span.set_attribute("error.type", exc.code)
+                self._record_end(run, "failed", None, exc)
+                raise DreamerError(exc.code, exc.message, invocation_id=run.id) from None
+            except BaseException as exc:  # cancelled request, kernel shutting down
+                self._record_end(run, "failed", None, DreamerError("internal", f"interrupted: {type(exc).__name__}"))
+                raise
+            self._record_end(run, "succeeded", value, None)
+            return Outcome(value=value, invocation_id=run.id)
+
+    # -- checks ------------------------------------------------------------------------
+
+    def _authorize(
+        self, who: Principal, agent: str, function: str, caller: Caller
+    ) -> tuple[InstalledAgent, dict[str, Any]]:
+        target = f"{agent}.{function}"
+        with self.store.session() as s:
+            if caller.kind == "user":
+                installed = get_installed(s, who.user_id, agent)
+                spec = installed.function(function)
+                audit(s, user_id=who.user_id, actor=who.actor, action="functions.call", target=target, decision="allow")
+                return installed, spec
+
+            actor = f"agent:{caller.agent}"
+            scope = f"agent:{agent}.{function}"
+            refusal = self._refusal(s, who, agent, function, caller, scope)
+            if isinstance(refusal, DreamerError):
+                # Written and committed before raising: a denial is a decision the log must keep.
+                audit(
+                    s, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                    scope=scope, decision="deny", detail={"reason": refusal.code}, invocation_id=caller.parent_id,
+                )
+            else:
+                installed, spec, holder = refusal
+                audit(
+                    s, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                    scope=holder, decision="allow", invocation_id=caller.parent_id,
+                )
+        if isinstance(refusal, DreamerError):
+            raise refusal
+        return installed, spec
+
+    def _refusal(
+        self, s: Any, who: Principal, agent: str, function: str, caller: Caller, scope: str
+    ) -> DreamerError | tuple[InstalledAgent, dict[str, Any], str]:
+        """Why an agent's call must be refused, or what it is allowed to reach and by which grant."""
+        target = f"{agent}.{function}"
+        if agent in caller.chain:
+            return DreamerError("call_cycle", f"call cycle refused: {' → '.join((*caller.chain, agent))}")
+        if len(caller.chain) >= self.settings.max_call_depth:
+            return DreamerError(
+                "depth_exceeded",
+                f"call chain deeper than {self.settings.max_call_depth} agents refused at {caller.agent} → {agent}",
+            )
+        holder = allowed([g.scope for g in grants_of(s, who.user_id, caller.agent)], scope)
+        if holder is None:
+            return DreamerError(
+                "permission_denied",
+                f"{caller.agent} may not call {target}: the user has not granted {scope} "
+                f"(grant it with `dreamer grant {caller.agent} agent:{agent}`)",
+            )
+        try:
+            installed = get_installed(s, who.user_id, agent)
+            spec = installed.function(function)
+        except DreamerError as exc:
+            return exc
+        if not spec.get("exported"):
+            return DreamerError("permission_denied", f"{target} is not exported, so other agents cannot call it")
+        return installed, spec, holder
+
+    # -- syscalls ----------------------------------------------------------------------
+
+    async def _syscall(self, who: Principal, inner: Caller, run: _Run, method: str, params: dict[str, Any]) -> Any:
+        with self.tracer.start_as_current_span(
+            f"execute_tool {method}",
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": method,
+                "dreamer.invocation_id": run.id,
+                "dreamer.agent": inner.agent or "",
+            },
+        ) as span:
+            try:
+                if method == "agents.call":
+                    agent, function, args = params.get("agent"), params.get("function"), params.get("args", {})
+                    if not isinstance(agent, str) or not isinstance(function, str):
+                        raise DreamerError("invalid_argument", "agents.call needs 'agent' and 'function' strings")
+                    outcome = await self.invoke(who, agent, function, args or {}, inner)
+                    return {"value": outcome.value, "invocation_id": outcome.invocation_id}
+                raise DreamerError(
+                    "not_available", f"syscall {method} is not available in this kernel yet"
+                )
+            except DreamerError as exc:
+                span.set_status(Status(StatusCode.ERROR, exc.message))
+                span.set_attribute("error.type", exc.code)
+                raise
+
+    # -- sandbox ------------------------------------------------------------------------
+
+    def _spec(self, who: Principal, installed: InstalledAgent) -> SandboxSpec:
+        data = self.settings.agent_data_dir(who.user_name, installed.name)
+        data.mkdir(parents=True, exist_ok=True)
+        return SandboxSpec(
+            bundle_dir=installed.bundle_path,
+            data_dir=data,
+            env={"DREAMER_AGENT": installed.name, "DREAMER_ENTRY": installed.entry or ""},
+            limits=self.settings.limits,
+        )
+
+    # -- bookkeeping ----------------------------------------------------------------------
+
+    def _record_start(
+        self, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
+    ) -> None:
+        ctx = trace.get_current_span().get_span_context()
+        with self.store.session() as s:
+            s.add(
+                Invocation(
+                    id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
+                    caller=caller.agent or "user", parent_id=caller.parent_id, status="running",
+                    started_at=datetime.now(timezone.utc),
+                    trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
+                )
+            )
+
+    def _record_end(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> None:
+        with self.store.session() as s:
+            row = s.get(Invocation, run.id)
+            if row is not None:
+                row.status = status
+                row.result = value
+                row.finished_at = datetime.now(timezone.utc)
+                if error is not None:
+                    row.error_code, row.error_message = error.code, error.message
+                if row.trace_id is None:
+                    ctx = trace.get_current_span().get_span_context()
+                    row.trace_id = format(ctx.trace_id, "032x") if ctx.is_valid else None
+            s.add_all(
+                InvocationLog(invocation_id=run.id, at=at, stream=stream, level=level, message=message)
+                for at, stream, level, message in run.logs
+            )
+
+
+def interrupted_on_restart(store: Store) -> int:
+    """Mark invocations left running by a kernel that died; returns how many."""
+    from sqlalchemy import update
+
+    with store.session() as s:
+        result = s.execute(
+            update(Invocation)
+            .where(Invocation.status.in_(("queued", "running")))
+            .values(
+                status="failed",
+                error_code="interrupted",
+                error_message="the kernel stopped while this invocation ran",
+                finished_at=datetime.now(timezone.utc),
+            )
+        )
+        return result.rowcount or 0

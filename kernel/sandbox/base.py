@@ -1,0 +1,151 @@
+"""The one sandbox interface: start a worker confined, and kill it with all it spawned."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dreamer.kernel.config import Limits
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.sandbox.rlimits import preexec
+from dreamer.kernel.sandbox.runtime import current_runtime
+
+# Room above the largest protocol message for the JSON-RPC envelope and newline.
+STDOUT_SLACK_BYTES = 64 * 1024
+
+# Variables every backend sets; the caller's env may not replace them, because
+# they decide what code the worker loads and where it may write.
+BASE_ENV: dict[str, str] = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": "/tmp",
+    "LANG": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONUNBUFFERED": "1",
+}
+OWNED_ENV = frozenset(BASE_ENV) | {"PYTHONPATH", "DREAMER_AGENT_DIR", "DREAMER_DATA_DIR"}
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    bundle_dir: Path  # bound read-only at /agent
+    data_dir: Path  # bound read-write at /data; created by the caller
+    env: Mapping[str, str]  # extra variables (DREAMER_AGENT, DREAMER_ENTRY)
+    limits: Limits
+    argv: Sequence[str] | None = None  # default: [python, "-S", "-m", "dreamer.sdk.worker"]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Exactly what gets executed on the host: the plan a backend makes from a spec."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+
+
+def worker_env(*, agent_dir: str, data_dir: str, pythonpath: Sequence[str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The whole environment of a worker: nothing is inherited from the kernel."""
+    for name, value in extra.items():
+        if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
+            raise DreamerError("invalid_argument", f"sandbox variable name {name!r} is not a valid environment name")
+        if name in OWNED_ENV:
+            raise DreamerError("invalid_argument", f"sandbox variable {name} is set by the sandbox and cannot be overridden")
+        if not isinstance(value, str) or "\0" in value:
+            raise DreamerError("invalid_argument", f"sandbox variable {name} must be a string without NUL bytes")
+    env = dict(BASE_ENV)
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(pythonpath))
+    env["DREAMER_AGENT_DIR"] = agent_dir
+    env["DREAMER_DATA_DIR"] = data_dir
+    env.update(extra)
+    return env
+
+
+def checked_dirs(spec: SandboxSpec) -> tuple[Path, Path]:
+    """Absolute, existing bundle and data folders, or one clear sentence why not."""
+    found: list[Path] = []
+    for label, path in (("bundle", spec.bundle_dir), ("data", spec.data_dir)):
+        real = Path(path).resolve()
+        if not real.is_dir():
+            raise DreamerError("internal", f"sandbox {label} folder {real} does not exist")
+        found.append(real)
+    return found[0], found[1]
+
+
+class Sandbox(ABC):
+    name: str
+
+    @abstractmethod
+    def plan(self, spec: SandboxSpec) -> Launch:
+        """The command, environment and folder that start `spec` confined."""
+
+    async def start(self, spec: SandboxSpec) -> asyncio.subprocess.Process:
+        launch = self.plan(spec)
+        try:
+            return await asyncio.create_subprocess_exec(
+                *launch.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=launch.env,
+                cwd=launch.cwd,
+                # Its own process group, so kill() reaches everything it spawned.
+                start_new_session=True,
+                preexec_fn=preexec(spec.limits),
+                limit=spec.limits.max_message_bytes + STDOUT_SLACK_BYTES,
+            )
+        except OSError as error:
+            raise DreamerError(
+                "sandbox_unavailable", f"cannot start the {self.name} sandbox ({launch.argv[0]}): {error.strerror or error}"
+            ) from None
+
+    def kill(self, process: asyncio.subprocess.Process) -> None:
+        """SIGKILL the process group; a no-op for what is already gone.
+
+        The group is signalled even after the leader was reaped: stragglers of an
+        unconfined worker still hold the group id, and while they do Linux cannot
+        hand that number to another process.
+        """
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        # The leader itself, in case it moved to another group (setsid, setpgid).
+        try:
+            process.kill()
+        except ProcessLookupError:
+            pass
+
+    async def probe(self, limits: Limits | None = None) -> None:
+        """Start a trivial interpreter in this sandbox; say why when it cannot start."""
+        with tempfile.TemporaryDirectory(prefix="dreamer-probe-") as tmp:
+            bundle, data = Path(tmp, "agent"), Path(tmp, "data")
+            bundle.mkdir()
+            data.mkdir()
+            spec = SandboxSpec(
+                bundle_dir=bundle,
+                data_dir=data,
+                env={},
+                limits=limits or Limits(),
+                argv=[current_runtime().python, "-S", "-c", "import json"],
+            )
+            process = await self.start(spec)
+            try:
+                _, stderr = await asyncio.wait_for(process.communicate(), timeout=30)
+            except asyncio.TimeoutError:
+                self.kill(process)
+                await process.wait()
+                raise DreamerError("sandbox_unavailable", f"the {self.name} sandbox did not start within 30 s") from None
+            if process.returncode != 0:
+                reason = stderr.decode(errors="replace").strip().splitlines()
+                detail = reason[-1] if reason else f"exit status {process.returncode}"
+                raise DreamerError("sandbox_unavailable", f"the {self.name} sandbox cannot start a worker: {detail}")
+

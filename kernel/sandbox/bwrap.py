@@ -1,0 +1,102 @@
+"""The default backend: bubblewrap namespaces with an allow-list filesystem.
+
+Inside, the worker sees /usr (and the merged-/usr links), the interpreter's own
+folders, the SDK at /opt/dreamer/dreamer/sdk, its bundle at /agent (read-only), its
+data at /data (read-write), a private /tmp, /proc of its own pid namespace and a
+minimal /dev. No network (only a loopback of its own), no /etc, no /home, no
+/root, nothing of $DREAMER_HOME but /data.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+from dreamer.kernel.config import dreamer_home
+from dreamer.kernel.sandbox.base import Launch, Sandbox, SandboxSpec, checked_dirs, worker_env
+from dreamer.kernel.sandbox.runtime import SDK_DIR_IN_SANDBOX, SDK_ROOT_IN_SANDBOX, Runtime, check_not_exposed, current_runtime
+
+AGENT_DIR = "/agent"
+DATA_DIR = "/data"
+
+# Top-level folders the dynamic loader and interpreter may reach through. On a
+# merged-/usr host they are symlinks into /usr and are recreated as such.
+SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+
+@lru_cache(maxsize=8)
+def supports_disable_userns(bwrap: str) -> bool:
+    """bubblewrap >= 0.8 can forbid nested user namespaces; older ones refuse the flag."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--disable-userns" in done.stdout + done.stderr
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in SYSTEM_LINKS:
+        path = Path("/", name)
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    return args
+
+
+def _runtime_binds(runtime: Runtime) -> list[str]:
+    args: list[str] = []
+    for root in runtime.roots:
+        args += ["--ro-bind", str(root), str(root)]
+    for link, target in runtime.links:
+        # A link inside a bound folder is already there as the host's own symlink.
+        if not any(link.is_relative_to(root) for root in runtime.roots) and not link.is_relative_to("/usr"):
+            args += ["--symlink", str(target), str(link)]
+    args += ["--ro-bind", str(runtime.sdk_dir), SDK_DIR_IN_SANDBOX]
+    return args
+
+
+class BwrapSandbox(Sandbox):
+    name = "bwrap"
+
+    def __init__(self, bwrap: str) -> None:
+        self.bwrap = bwrap
+
+    def plan(self, spec: SandboxSpec) -> Launch:
+        bundle, data = checked_dirs(spec)
+        runtime = current_runtime()
+        check_not_exposed(runtime, [dreamer_home(), data])
+        env = worker_env(
+            agent_dir=AGENT_DIR,
+            data_dir=DATA_DIR,
+            pythonpath=[SDK_ROOT_IN_SANDBOX, *runtime.site_dirs],
+            extra=spec.env,
+        )
+        args = [
+            self.bwrap,
+            "--unshare-user",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--clearenv",
+        ]
+        if supports_disable_userns(self.bwrap):
+            # Nested user namespaces would hand the agent every capability again
+            # inside them: a large kernel attack surface for no use of ours.
+            args += ["--unshare-user", "--disable-userns"]
+        args += _system_binds()
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        # After the tmpfs, so a runtime that lives under /tmp is still visible.
+        args += _runtime_binds(runtime)
+        args += ["--ro-bind", str(bundle), AGENT_DIR, "--bind", str(data), DATA_DIR, "--chdir", DATA_DIR]
+        for name, value in env.items():
+            args += ["--setenv", name, value]
+        command = list(spec.argv) if spec.argv is not None else runtime.worker_argv()
+        # bwrap itself gets an empty environment: nothing of the kernel's reaches it.
+        # --die-with-parent ties the sandbox to the kernel thread that forked it,
+        # which is the event loop's, alive as long as the kernel.
+        return Launch(argv=[*args, "--", *command], env={}, cwd=data)

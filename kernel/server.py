@@ -1,0 +1,39 @@
+"""`dreamer up`: serve the kernel with uvicorn, one process per DREAMER_HOME."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import uvicorn
+
+from dreamer.kernel.api.app import create_app
+from dreamer.kernel.config import load_settings
+from dreamer.kernel.errors import DreamerError
+
+
+def _running_pid(path: os.PathLike[str]) -> int | None:
+    try:
+        pid = int(open(path).read().strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
+def serve(host: str, port: int) -> None:
+    settings = load_settings(host=host, port=port)
+    settings.home.mkdir(parents=True, exist_ok=True)
+    pid = _running_pid(settings.pid_path)
+    if pid is not None and pid != os.getpid():
+        raise DreamerError("conflict", f"a kernel is already running for {settings.home} (pid {pid}); stop it with `dreamer down`")
+    settings.pid_path.write_text(str(os.getpid()))
+    try:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level=os.environ.get("DREAMER_LOG_LEVEL", "info"))
+    finally:
+        if _running_pid(settings.pid_path) in (None, os.getpid()):
+            settings.pid_path.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1", int(sys.argv[2]) if len(sys.argv) > 2 else 8700)

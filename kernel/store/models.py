@@ -1,0 +1,175 @@
+"""The kernel store: who the users are, what they installed, what they granted,
+what ran, and the audit chain. SQLAlchemy 2 declarative models; Alembic owns the schema.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+# Named constraints let later Alembic migrations (batch mode on SQLite) drop or
+# alter them by name; unnamed ones get backend-chosen names that differ.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ApiToken(Base):
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    # Only the sha256 of a token is kept: a leaked store does not leak tokens.
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    label: Mapped[str] = mapped_column(String(100), default="cli")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class BundleVersion(Base):
+    """An agent or tool bundle copied into $DREAMER_HOME/bundles/NAME/VERSION."""
+
+    __tablename__ = "bundle_versions"
+    __table_args__ = (UniqueConstraint("name", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), index=True)
+    version: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16))
+    digest: Mapped[str] = mapped_column(String(64))
+    publisher: Mapped[str] = mapped_column(String(64))
+    manifest: Mapped[dict] = mapped_column(JSON)
+    functions: Mapped[list] = mapped_column(JSON)
+    path: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Installation(Base):
+    """One user's installed agent: which bundle version runs for them."""
+
+    __tablename__ = "installations"
+    __table_args__ = (UniqueConstraint("user_id", "agent"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    agent: Mapped[str] = mapped_column(String(64))
+    bundle_id: Mapped[int] = mapped_column(ForeignKey("bundle_versions.id"))
+    installed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Grant(Base):
+    __tablename__ = "grants"
+    __table_args__ = (UniqueConstraint("user_id", "agent", "scope"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    agent: Mapped[str] = mapped_column(String(64), index=True)
+    scope: Mapped[str] = mapped_column(String(1100))
+    granted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Invocation(Base):
+    __tablename__ = "invocations"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    agent: Mapped[str] = mapped_column(String(64), index=True)
+    function: Mapped[str] = mapped_column(String(64))
+    args: Mapped[dict] = mapped_column(JSON)
+    # "user" for a direct call, else the calling agent's name.
+    caller: Mapped[str] = mapped_column(String(64))
+    parent_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    result: Mapped[object | None] = mapped_column(JSON, nullable=True)
+    error_code: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    trace_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+
+class InvocationLog(Base):
+    __tablename__ = "invocation_logs"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    invocation_id: Mapped[str] = mapped_column(String(40), index=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    stream: Mapped[str] = mapped_column(String(16))  # stderr | log
+    level: Mapped[str] = mapped_column(String(16), default="info")
+    message: Mapped[str] = mapped_column(Text)
+
+
+class AuditEntry(Base):
+    """Append-only and hash-chained: each row's hash covers its fields and the previous hash."""
+
+    __tablename__ = "audit_log"
+
+    seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    user_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    actor: Mapped[str] = mapped_column(String(100))  # "user:me", "agent:recipes", "admin:me as bob"
+    action: Mapped[str] = mapped_column(String(64))  # agents.call, grants.revoke, install, ...
+    target: Mapped[str] = mapped_column(String(200))
+    scope: Mapped[str | None] = mapped_column(String(1100), nullable=True)
+    decision: Mapped[str] = mapped_column(String(8))  # allow | deny
+    detail: Mapped[dict] = mapped_column(JSON, default=dict)
+    invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64), unique=True)
+
+
+class Span(Base):
+    """OpenTelemetry spans, written by the kernel's own exporter."""
+
+    __tablename__ = "spans"
+
+    span_id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    trace_id: Mapped[str] = mapped_column(String(32), index=True)
+    parent_span_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    name: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(16))
+    start_ns: Mapped[int] = mapped_column(BigInteger)
+    end_ns: Mapped[int] = mapped_column(BigInteger)
+    duration_ms: Mapped[float] = mapped_column(Float)
+    status: Mapped[str] = mapped_column(String(16))
+    attributes: Mapped[dict] = mapped_column(JSON)
+    invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)

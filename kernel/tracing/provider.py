@@ -1,0 +1,51 @@
+"""The kernel's OpenTelemetry tracer provider."""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from urllib.parse import urlsplit
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import SERVICE_NAME as SERVICE_NAME_KEY
+from opentelemetry.sdk.resources import SERVICE_VERSION, Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.tracing.semconv import SERVICE_NAME
+from dreamer.kernel.tracing.store_exporter import StoreSpanExporter
+
+TRACES_PATH = "/v1/traces"
+
+
+def _kernel_version() -> str:
+    try:
+        return version("dreamer")
+    except PackageNotFoundError:
+        return "0"
+
+
+def traces_endpoint(endpoint: str) -> str:
+    """OTEL_EXPORTER_OTLP_ENDPOINT names the collector's base URL; traces go to
+    its /v1/traces. A URL that already ends there is kept."""
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise DreamerError(
+            "invalid_argument", f"The OTLP endpoint must be an http:// or https:// URL, not {endpoint!r}."
+        )
+    if parts.path.rstrip("/").endswith(TRACES_PATH):
+        return endpoint
+    return endpoint.rstrip("/") + TRACES_PATH
+
+
+def setup_tracing(store: Store, otlp_endpoint: str | None = None) -> TracerProvider:
+    """A tracer provider that stores every finished span and, given an endpoint,
+    also ships spans over OTLP/HTTP. It is not installed globally: callers keep
+    it and use `provider.get_tracer("dreamer.kernel")`."""
+    resource = Resource.create({SERVICE_NAME_KEY: SERVICE_NAME, SERVICE_VERSION: _kernel_version()})
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(SimpleSpanProcessor(StoreSpanExporter(store)))
+    if otlp_endpoint:
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_endpoint(otlp_endpoint))))
+    return provider

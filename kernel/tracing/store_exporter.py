@@ -1,0 +1,144 @@
+"""An OpenTelemetry span exporter that writes finished spans to the kernel store,
+so `dreamer logs --run ID` and GET /v1/invocations/{id} can show them without a
+collector.
+
+It runs under a SimpleSpanProcessor (synchronously, as each span ends), so a span
+is readable as soon as the call it describes returns. On SQLite, end spans outside
+an open write transaction of the same thread: the exporter writes through its own
+connection and would wait for that transaction's lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import format_span_id, format_trace_id
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.models import Span
+from dreamer.kernel.tracing.semconv import DREAMER_INVOCATION_ID
+
+log = logging.getLogger(__name__)
+
+_NAME_WIDTH = Span.__table__.c.name.type.length or 200
+_INVOCATION_WIDTH = Span.__table__.c.invocation_id.type.length or 40
+
+
+def _clean_text(value: str) -> str:
+    # PostgreSQL text cannot hold NUL, and lone surrogates cannot be encoded.
+    value = value.replace("\x00", "\ufffd")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
+
+
+def _json_value(value: Any) -> Any:
+    """Attribute values as JSON: sequences become lists, NaN/inf become strings."""
+    if isinstance(value, str):
+        return _clean_text(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_json_value(item) for item in value]
+    if isinstance(value, (bool, int, float)) or value is None:
+        return value
+    return _clean_text(str(value))
+
+
+def span_row(span: ReadableSpan) -> Span:
+    context = span.get_span_context()
+    assert context is not None  # SDK spans always have one
+    attributes: dict[str, Any] = {
+        _clean_text(key): _json_value(value) for key, value in (span.attributes or {}).items()
+    }
+    if span.status.description:
+        attributes.setdefault("otel.status_description", _clean_text(span.status.description))
+    # Keep the first recorded exception readable without a collector.
+    for event in span.events:
+        if event.name == "exception" and event.attributes:
+            for key in ("exception.type", "exception.message"):
+                if key in event.attributes:
+                    attributes.setdefault(key, _json_value(event.attributes[key]))
+            break
+    invocation = attributes.get(DREAMER_INVOCATION_ID)
+    start = span.start_time or 0
+    end = span.end_time or start
+    return Span(
+        span_id=format_span_id(context.span_id),
+        trace_id=format_trace_id(context.trace_id),
+        parent_span_id=format_span_id(span.parent.span_id) if span.parent else None,
+        name=_clean_text(span.name)[:_NAME_WIDTH],
+        kind=span.kind.name.lower(),
+        start_ns=start,
+        end_ns=end,
+        duration_ms=(end - start) / 1e6,
+        status=span.status.status_code.name.lower(),
+        attributes=attributes,
+        invocation_id=invocation[:_INVOCATION_WIDTH] if isinstance(invocation, str) else None,
+    )
+
+
+class StoreSpanExporter(SpanExporter):
+    """Writes each batch of finished spans to the `spans` table in one transaction."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._stopped = False
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if self._stopped:
+            return SpanExportResult.FAILURE
+        try:
+            rows = [span_row(span) for span in spans]
+            with self._store.session() as session:
+                session.add_all(rows)
+        except Exception as error:  # tracing must never break the call it traces
+            log.warning("could not store %d span(s): %s", len(spans), error)
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        self._stopped = True
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True  # nothing is buffered
+
+
+def span_dict(span: Span) -> dict[str, Any]:
+    return {
+        "span_id": span.span_id,
+        "trace_id": span.trace_id,
+        "parent_span_id": span.parent_span_id,
+        "name": span.name,
+        "kind": span.kind,
+        "start_ns": span.start_ns,
+        "end_ns": span.end_ns,
+        "duration_ms": span.duration_ms,
+        "status": span.status,
+        "attributes": span.attributes,
+        "invocation_id": span.invocation_id,
+    }
+
+
+def spans_for(
+    session: Session, invocation_id: str | None = None, trace_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Stored spans of one invocation and/or one trace, oldest first."""
+    if invocation_id is None and trace_id is None:
+        raise ValueError("spans_for needs an invocation_id or a trace_id.")
+    query = select(Span)
+    if invocation_id is not None:
+        query = query.where(Span.invocation_id == invocation_id)
+    if trace_id is not None:
+        query = query.where(Span.trace_id == trace_id)
+    query = query.order_by(Span.start_ns, Span.span_id)
+    return [span_dict(span) for span in session.scalars(query)]

@@ -1,0 +1,58 @@
+"""Users and their API tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.store.models import ApiToken, User
+
+USER_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+TOKEN_PREFIX = "drm_"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def create_user(session: Session, name: str, *, is_admin: bool = False) -> tuple[User, str]:
+    """Create a user and their first token; the token is returned once and never stored."""
+    if not USER_NAME_RE.fullmatch(name):
+        raise DreamerError(
+            "invalid_argument",
+            f"user name {name!r} is not allowed; use 1-32 lowercase letters, digits, '-' or '_', starting with a letter",
+        )
+    if session.scalar(select(User).where(User.name == name)) is not None:
+        raise DreamerError("conflict", f"a user named {name!r} already exists")
+    user = User(name=name, is_admin=is_admin)
+    session.add(user)
+    session.flush()
+    token = new_token()
+    session.add(ApiToken(user_id=user.id, token_hash=hash_token(token), label="cli"))
+    session.flush()
+    return user, token
+
+
+def user_for_token(session: Session, token: str) -> User | None:
+    row = session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
+    return None if row is None else session.get(User, row.user_id)
+
+
+def get_user(session: Session, name: str) -> User:
+    user = session.scalar(select(User).where(User.name == name))
+    if user is None:
+        raise DreamerError("not_found", f"there is no user named {name!r}")
+    return user
+
+
+def list_users(session: Session) -> list[User]:
+    return list(session.scalars(select(User).order_by(User.id)))

@@ -1,0 +1,211 @@
+"""Context: what a function receives as its first argument.
+
+Everything that leaves the sandbox (calling another agent, logging) is a
+syscall to the kernel over the worker's protocol channel; the kernel checks it
+against the agent's grants and answers. Members the design names but this
+installation does not have yet raise NotAvailable, so agent code can test for
+them with `except NotAvailable`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, NoReturn, Protocol
+
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from dreamer.sdk.database import AgentDatabase
+from dreamer.sdk.errors import CallError, NotAvailable
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+# member -> why it is missing. One place to update as the pieces arrive.
+MISSING: dict[str, str] = {
+    "tools": "the tool (MCP) registry is not built yet",
+    "llm": "the model gateway arrives with issue 4",
+    "sidekick": "Sidekick's memory is not reachable from agents yet",
+    "remember": "Sidekick's memory is not reachable from agents yet",
+    "post": "the user's feed is not built yet",
+    "task": "Sidekick tasks are not built yet",
+    "fetch": "outbound HTTP through the kernel is not built yet",
+    "emit_reward": "rewards are not recorded yet",
+    "emit_event": "events are not routed yet",
+}
+
+
+class Kernel(Protocol):
+    """The worker side of the syscall channel (see dreamer.sdk.worker)."""
+
+    def request(self, method: str, params: dict[str, Any]) -> Any:
+        """Send a syscall and wait for its answer; raise CallError if the kernel refuses."""
+        ...
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send a syscall that has no answer."""
+        ...
+
+
+@dataclass(frozen=True)
+class User:
+    """The person this invocation runs for."""
+
+    id: int | str
+    name: str
+    timezone: str
+
+
+def _missing(member: str) -> NoReturn:
+    raise NotAvailable(f"ctx.{member} is not available yet: {MISSING[member]}")
+
+
+class Tools:
+    """`ctx.tools.call("server.tool", args)`: tools (MCP servers) granted to the agent."""
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> Any:
+        _missing("tools")
+
+
+class Context:
+    """The first argument of every `@function`.
+
+    Attributes:
+        user: the person the invocation runs for (id, name, timezone).
+        invocation_id: the id of this invocation (as in `dreamer logs --run ID`).
+        agent: the name of this agent.
+        caller: the agent that called this function through the kernel, or None
+            when a person or Sidekick did.
+        function: the name of the function being run.
+    """
+
+    def __init__(
+        self,
+        *,
+        user: User,
+        invocation_id: str,
+        agent: str,
+        function: str,
+        kernel: Kernel,
+        database: AgentDatabase,
+        caller: str | None = None,
+    ) -> None:
+        self.user = user
+        self.invocation_id = invocation_id
+        self.agent = agent
+        self.function = function
+        self.caller = caller
+        self._kernel = kernel
+        self._database = database
+        self._active = True
+        self._tools = Tools()
+
+    def __repr__(self) -> str:
+        return f"<Context {self.agent}.{self.function} invocation={self.invocation_id} user={self.user.name}>"
+
+    def _end(self) -> None:
+        """Called by the worker when the invocation is over."""
+        self._active = False
+
+    def _check_active(self, what: str) -> None:
+        if not self._active:
+            raise RuntimeError(f"{what} was used after invocation {self.invocation_id} ended")
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The agent's own SQLite database ($DREAMER_DATA_DIR/agent.db).
+
+        Opened on first use, in WAL mode, with `row_factory = sqlite3.Row` and
+        foreign keys on. The whole invocation is ONE transaction: the worker
+        commits it after the function returns successfully and rolls it back if
+        the function raises (or returns a value that cannot be sent), so do not
+        call BEGIN yourself. `ctx.db.commit()` commits early if you must keep
+        work done so far even when a later step fails; a new transaction then
+        starts on the next use of `ctx.db`.
+        """
+        self._check_active("ctx.db")
+        return self._database.connection()
+
+    def call(self, agent: str, function: str, /, **args: Any) -> Any:
+        """Call an exported function of another agent; return its result.
+
+        Needs the grant `agent:<agent>` or `agent:<agent>.<function>`. Raises
+        CallError when the kernel refuses or the callee fails; `e.kind` says
+        why (permission_denied, not_found, call_cycle, depth_exceeded, timeout,
+        agent_error, invalid_argument, ...). Left uncaught, the error fails
+        this invocation with the same kind.
+        """
+        self._check_active("ctx.call")
+        if not isinstance(agent, str) or not isinstance(function, str):
+            raise TypeError("ctx.call(agent, function, **args) takes the agent and function names as strings")
+        payload: dict[str, Any] = {}
+        for name, value in args.items():
+            try:
+                payload[name] = to_jsonable_python(value)
+                json.dumps(payload[name], allow_nan=False)
+            except (PydanticSerializationError, TypeError, ValueError) as exc:
+                raise TypeError(f"ctx.call({agent!r}, {function!r}): argument '{name}' cannot be sent as JSON: {exc}") from None
+        answer = self._kernel.request("agents.call", {"agent": agent, "function": function, "args": payload})
+        if not isinstance(answer, dict) or "value" not in answer:
+            raise CallError("protocol_error", f"the kernel's answer to agents.call of {agent}.{function} has no value")
+        return answer["value"]
+
+    def log(self, message: str, level: str = "info", **fields: Any) -> None:
+        """Write a line to this invocation's log (`dreamer logs --run ID`).
+
+        `level` is one of debug, info, warning, error; `fields` are kept as
+        structured data (values that are not JSON are stored as their repr).
+        """
+        self._check_active("ctx.log")
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        self._kernel.notify("log", {"level": level, "message": str(message), "fields": _jsonable_fields(fields)})
+
+    @property
+    def tools(self) -> Tools:
+        """Tools (MCP servers) granted to this agent: `ctx.tools.call("server.tool", args)`."""
+        return self._tools
+
+    def llm(self, *args: Any, **kwargs: Any) -> Any:
+        """`ctx.llm(prompt, schema=None, variant="standard")`: the model gateway (grant `llm`)."""
+        _missing("llm")
+
+    def sidekick(self, *args: Any, **kwargs: Any) -> Any:
+        """`ctx.sidekick(question, schema)`: ask the user's Sidekick memory (grant `memory:read`)."""
+        _missing("sidekick")
+
+    def remember(self, *args: Any, **kwargs: Any) -> Any:
+        """`ctx.remember(fact)`: add to the user's Sidekick memory (grant `memory:write`)."""
+        _missing("remember")
+
+    def post(self, *args: Any, **kwargs: Any) -> Any:
+        """`ctx.post(text, priority)`: post to the user's feed (grant `notify`)."""
+        _missing("post")
+
+    def task(self, *args: Any, **kwargs: Any) -> Any:
+        """`ctx.task(prompt, tools=[...], on_complete="handler")`: start a Sidekick task."""
+        _missing("task")
+
+    def fetch(self, *args: Any, **kwargs: Any) -> Any:
+        """`ctx.fetch(url, ...)`: outbound HTTP through the kernel (grant `net:<host>`)."""
+        _missing("fetch")
+
+    def emit_reward(self, *args: Any, **kwargs: Any) -> Any:
+        """`ctx.emit_reward(value)`: record how well this invocation went."""
+        _missing("emit_reward")
+
+    def emit_event(self, *args: Any, **kwargs: Any) -> Any:
+        """`ctx.emit_event(name, payload)`: emit an event other agents' triggers can react to."""
+        _missing("emit_event")
+
+
+def _jsonable_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in fields.items():
+        try:
+            converted = to_jsonable_python(value)
+            json.dumps(converted, allow_nan=False)
+        except (PydanticSerializationError, TypeError, ValueError):
+            converted = repr(value)
+        out[name] = converted
+    return out

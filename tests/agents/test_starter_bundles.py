@@ -1,0 +1,110 @@
+"""The starter bundles as data: manifests, folder layout, the recipe catalog and day handling."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from dreamer.agents.bundles import starter_bundles
+from dreamer.agents.recipes.recipes.catalog import RECIPES
+from dreamer.agents.recipes.recipes.days import ROTATION, recipe_for, resolve_day, zone
+from dreamer.kernel.bundles.manifest import load_manifest
+
+AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
+
+
+def test_starter_bundles_are_grocery_then_recipes() -> None:
+    bundles = starter_bundles()
+    assert [b.name for b in bundles] == ["grocery", "recipes"]
+    for bundle in bundles:
+        manifest = load_manifest(bundle)
+        assert manifest.name == bundle.name
+        # entry grocery.server is the file grocery/server.py inside the bundle
+        module = bundle.joinpath(*manifest.entry.split(".")).with_suffix(".py")
+        assert module.is_file(), module
+        assert (module.parent / "__init__.py").is_file()
+
+
+def test_manifests_declare_exactly_what_the_agents_use() -> None:
+    grocery, recipes = (load_manifest(b) for b in starter_bundles())
+    assert (grocery.version, grocery.publisher, grocery.kind) == ("1.0.0", "dreamer", "agent")
+    assert grocery.permissions.required == [] and grocery.permissions.optional == []
+    assert (recipes.version, recipes.publisher, recipes.kind) == ("1.0.0", "dreamer", "agent")
+    assert recipes.permissions.required == ["agent:grocery.add_items"]
+    assert recipes.permissions.optional == []
+    assert grocery.triggers == [] and recipes.triggers == []
+
+
+def test_every_folder_under_agents_is_a_package() -> None:
+    # setup.py turns every folder under agents/ into a dreamer.agents.* package.
+    folders = [p for p in AGENTS_DIR.rglob("*") if p.is_dir() and "__pycache__" not in p.parts]
+    missing = [str(p.relative_to(AGENTS_DIR)) for p in folders if not (p / "__init__.py").is_file()]
+    assert missing == []
+
+
+def test_catalog_is_real_and_well_formed() -> None:
+    assert len(RECIPES) >= 30
+    assert len({r.cuisine for r in RECIPES}) >= 8
+    assert len({r.name.casefold() for r in RECIPES}) == len(RECIPES)
+    for recipe in RECIPES:
+        names = recipe.ingredient_names
+        assert 0 < recipe.minutes <= 24 * 60 and recipe.serves > 0, recipe.name
+        assert names and len(set(names)) == len(names), recipe.name
+        assert all(n == n.strip().lower() and n for n in names), recipe.name
+        assert all(amount.strip() for _, amount in recipe.ingredients), recipe.name
+        # Staples are kept off the shopping list, so never both.
+        assert not set(names) & set(recipe.pantry), recipe.name
+        assert len(recipe.steps) >= 3, recipe.name
+        full = recipe.full()
+        assert full["ingredients"] == names and len(full["quantities"]) == len(names)
+
+
+TODAY = date(2025, 3, 12)  # a Wednesday
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        ("today", TODAY),
+        ("  Tonight ", TODAY),
+        ("tomorrow", date(2025, 3, 13)),
+        ("Tomorrow?", date(2025, 3, 13)),
+        ("yesterday", date(2025, 3, 11)),
+        ("friday", date(2025, 3, 14)),
+        ("Fri", date(2025, 3, 14)),
+        ("this friday", date(2025, 3, 14)),
+        ("wednesday", TODAY),
+        ("next wednesday", date(2025, 3, 19)),
+        ("next friday", date(2025, 3, 14)),
+        ("monday", date(2025, 3, 17)),
+        ("2025-12-24", date(2025, 12, 24)),
+    ],
+)
+def test_resolve_day(said: str, expected: date) -> None:
+    assert resolve_day(said, TODAY) == expected
+
+
+@pytest.mark.parametrize("said", ["someday", "friday week", "2025-02-30", "13/03/2025", "x" * 500])
+def test_resolve_day_refuses_with_a_sentence(said: str) -> None:
+    with pytest.raises(ValueError) as err:
+        resolve_day(said, TODAY)
+    message = str(err.value)
+    assert message.endswith(".") and "\n" not in message
+    assert len(message) < 200
+
+
+def test_recipe_rotation_is_deterministic_and_does_not_repeat_within_the_catalog() -> None:
+    assert sorted(r.name for r in ROTATION) == sorted(r.name for r in RECIPES)
+    start = date(2025, 1, 1).toordinal()
+    month = [recipe_for(date.fromordinal(start + i)).name for i in range(len(RECIPES))]
+    assert len(set(month)) == len(RECIPES)
+    assert recipe_for(date(2025, 1, 1)) == recipe_for(date(2025, 1, 1))
+
+
+def test_zone_falls_back_to_utc_for_unknown_names() -> None:
+    assert zone("Not/AZone")[1] == "UTC"
+    assert zone("../../etc/passwd")[1] == "UTC"
+    assert zone(None)[1] == "UTC"
+    assert zone("Europe/Paris")[1] == "Europe/Paris"

@@ -1,0 +1,40 @@
+"""Fixtures for the sandbox tests: a fake $DREAMER_HOME and the backends to run in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import Layout
+
+from dreamer.kernel.sandbox import Sandbox, get_sandbox
+
+BACKENDS = ["bwrap", "none"]
+
+
+@pytest.fixture
+def layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Layout:
+    """An installation laid out as the kernel lays it out, with things agents must not see."""
+    home = tmp_path / "dreamer-home"
+    bundle = home / "bundles" / "probe" / "1.0.0"
+    bundle.mkdir(parents=True)
+    (bundle / "agent.yaml").write_text("name: probe\nversion: 1.0.0\n")
+    data = home / "users" / "me" / "agents" / "probe" / "data"
+    data.mkdir(parents=True)
+    kernel_db = home / "kernel.db"
+    kernel_db.write_bytes(b"SQLite format 3\x00 not really")
+    secret = home / "users" / "me" / "agents" / "other" / "data" / "secret.txt"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("another agent's data")
+    monkeypatch.setenv("DREAMER_HOME", str(home))
+    return Layout(home=home, bundle=bundle, data=data, kernel_db=kernel_db, other_agent_secret=secret)
+
+
+@pytest.fixture(params=BACKENDS)
+def sandbox(request: pytest.FixtureRequest) -> Sandbox:
+    return get_sandbox(request.param)
+
+
+@pytest.fixture
+def bwrap() -> Sandbox:
+    return get_sandbox("bwrap")
