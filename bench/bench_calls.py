@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
 
-from conftest import start_kernel  # noqa: E402  (the same launcher the tests use)
+from kernelproc import start_kernel  # noqa: E402  (the same launcher the tests use)
 
 
 def _median_ms(samples: list[float]) -> float:

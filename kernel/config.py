@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8700
@@ -70,6 +71,17 @@ def dreamer_home() -> Path:
     return Path(os.environ.get("DREAMER_HOME") or Path.home() / ".dreamer").expanduser().resolve()
 
 
+def _number(name: str, kind: type[int] | type[float]) -> Any:
+    raw = os.environ[name]
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise SystemExit(f"dreamer: {name}={raw!r} is not a number") from None
+    if value <= 0:
+        raise SystemExit(f"dreamer: {name} must be greater than zero")
+    return value
+
+
 def load_settings(**overrides: object) -> Settings:
     home = dreamer_home()
     url = os.environ.get("DREAMER_DATABASE_URL") or f"sqlite:///{home / 'kernel.db'}"
@@ -80,6 +92,10 @@ def load_settings(**overrides: object) -> Settings:
         "otlp_endpoint": os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
     }
     if os.environ.get("DREAMER_CALL_TIMEOUT"):
-        values["limits"] = Limits(call_timeout_s=float(os.environ["DREAMER_CALL_TIMEOUT"]))
+        values["limits"] = Limits(call_timeout_s=_number("DREAMER_CALL_TIMEOUT", float))
+    if os.environ.get("DREAMER_MAX_CALL_DEPTH"):
+        values["max_call_depth"] = _number("DREAMER_MAX_CALL_DEPTH", int)
+    if os.environ.get("DREAMER_WARM_SECONDS"):
+        values["warm_seconds"] = _number("DREAMER_WARM_SECONDS", float)
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

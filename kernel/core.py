@@ -72,6 +72,12 @@ class Kernel:
             provider.shutdown()
         self.store.dispose()
 
+    def flush_traces(self) -> None:
+        """Make every finished span readable from the store."""
+        provider = getattr(self, "_provider", None)
+        if provider is not None:
+            provider.force_flush(timeout_millis=5000)
+
     async def add_user(self, name: str) -> tuple[User, str]:
         with self.store.session() as s:
             user, token = create_user(s, name)

@@ -23,15 +23,15 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 # member -> why it is missing. One place to update as the pieces arrive.
 MISSING: dict[str, str] = {
-    "tools": "the tool (MCP) registry is not built yet",
+    "tools": "the tool (MCP) registry arrives with issue 5",
     "llm": "the model gateway arrives with issue 4",
-    "sidekick": "Sidekick's memory is not reachable from agents yet",
-    "remember": "Sidekick's memory is not reachable from agents yet",
-    "post": "the user's feed is not built yet",
-    "task": "Sidekick tasks are not built yet",
-    "fetch": "outbound HTTP through the kernel is not built yet",
-    "emit_reward": "rewards are not recorded yet",
-    "emit_event": "events are not routed yet",
+    "sidekick": "Sidekick's memory arrives with issue 4",
+    "remember": "Sidekick's memory arrives with issue 4",
+    "post": "the user's feed arrives with issue 4",
+    "task": "Sidekick tasks arrive with issue 4",
+    "fetch": "outbound HTTP through the kernel arrives with issue 3",
+    "emit_reward": "rewards are recorded with issue 4",
+    "emit_event": "events between agents arrive with issue 10",
 }
 
 

@@ -34,6 +34,7 @@ class AgentDatabase:
                 # WAL lets `dreamer database` read while an invocation writes.
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute("PRAGMA synchronous=NORMAL")
             except sqlite3.Error:
                 conn.close()
                 raise

@@ -21,6 +21,16 @@ PG_ADMIN_URL = os.environ.get("DREAMER_TEST_PG_URL", "postgresql://postgres@127.
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
+    yield from _fresh_pg_database()
+
+
+@pytest.fixture
+def fresh_pg_url() -> Iterator[str]:
+    """A PostgreSQL database of the test's own, for a kernel process to keep its store in."""
+    yield from _fresh_pg_database()
+
+
+def _fresh_pg_database() -> Iterator[str]:
     import psycopg
 
     admin = make_url(PG_ADMIN_URL)

@@ -83,7 +83,6 @@ class Invoker:
     ) -> Outcome:
         if not isinstance(args, dict):
             raise DreamerError("invalid_argument", "arguments must be a JSON object")
-        installed, spec = self._authorize(who, agent, function, caller)
         run = _Run(id=new_invocation_id())
         limits = self.settings.limits
         now = time.monotonic()
@@ -100,7 +99,12 @@ class Invoker:
                 "dreamer.caller": caller.agent or "user",
             },
         ) as span:
-            self._record_start(who, run, agent, function, args, caller)
+            try:
+                installed = self._admit(who, run, agent, function, args, caller)
+            except DreamerError as exc:
+                span.set_status(Status(StatusCode.ERROR, exc.message))
+                span.set_attribute("error.type", exc.code)
+                raise
             inner = Caller("agent", agent, (*caller.chain, agent), run.id, deadline)
 
             async def syscalls(method: str, params: dict[str, Any]) -> Any:
@@ -137,16 +141,19 @@ class Invoker:
 
     # -- checks ------------------------------------------------------------------------
 
-    def _authorize(
-        self, who: Principal, agent: str, function: str, caller: Caller
-    ) -> tuple[InstalledAgent, dict[str, Any]]:
+    def _admit(
+        self, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
+    ) -> InstalledAgent:
+        """Check the call, audit the decision and record the invocation, in one transaction."""
         target = f"{agent}.{function}"
         with self.store.session() as s:
             if caller.kind == "user":
                 installed = get_installed(s, who.user_id, agent)
-                spec = installed.function(function)
-                audit(s, user_id=who.user_id, actor=who.actor, action="functions.call", target=target, decision="allow")
-                return installed, spec
+                installed.function(function)
+                audit(s, user_id=who.user_id, actor=who.actor, action="functions.call", target=target,
+                      decision="allow", invocation_id=run.id)
+                self._record_start(s, who, run, agent, function, args, caller)
+                return installed
 
             actor = f"agent:{caller.agent}"
             scope = f"agent:{agent}.{function}"
@@ -158,14 +165,16 @@ class Invoker:
                     scope=scope, decision="deny", detail={"reason": refusal.code}, invocation_id=caller.parent_id,
                 )
             else:
-                installed, spec, holder = refusal
+                installed, _spec, holder = refusal
                 audit(
                     s, user_id=who.user_id, actor=actor, action="agents.call", target=target,
                     scope=holder, decision="allow", invocation_id=caller.parent_id,
+                    detail={"invocation_id": run.id},
                 )
+                self._record_start(s, who, run, agent, function, args, caller)
         if isinstance(refusal, DreamerError):
             raise refusal
-        return installed, spec
+        return installed
 
     def _refusal(
         self, s: Any, who: Principal, agent: str, function: str, caller: Caller, scope: str
@@ -237,18 +246,17 @@ class Invoker:
     # -- bookkeeping ----------------------------------------------------------------------
 
     def _record_start(
-        self, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
+        self, s: Any, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
     ) -> None:
         ctx = trace.get_current_span().get_span_context()
-        with self.store.session() as s:
-            s.add(
-                Invocation(
-                    id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
-                    caller=caller.agent or "user", parent_id=caller.parent_id, status="running",
-                    started_at=datetime.now(timezone.utc),
-                    trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
-                )
+        s.add(
+            Invocation(
+                id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
+                caller=caller.agent or "user", parent_id=caller.parent_id, status="running",
+                started_at=datetime.now(timezone.utc),
+                trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
             )
+        )
 
     def _record_end(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> None:
         with self.store.session() as s:

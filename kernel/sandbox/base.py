@@ -58,7 +58,9 @@ def worker_env(*, agent_dir: str, data_dir: str, pythonpath: Sequence[str], extr
         if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
             raise DreamerError("invalid_argument", f"sandbox variable name {name!r} is not a valid environment name")
         if name in OWNED_ENV:
-            raise DreamerError("invalid_argument", f"sandbox variable {name} is set by the sandbox and cannot be overridden")
+            raise DreamerError(
+                "invalid_argument", f"sandbox variable {name} is set by the sandbox and cannot be overridden"
+            )
         if not isinstance(value, str) or "\0" in value:
             raise DreamerError("invalid_argument", f"sandbox variable {name} must be a string without NUL bytes")
     env = dict(BASE_ENV)
@@ -78,6 +80,24 @@ def checked_dirs(spec: SandboxSpec) -> tuple[Path, Path]:
             raise DreamerError("internal", f"sandbox {label} folder {real} does not exist")
         found.append(real)
     return found[0], found[1]
+
+
+def _close_protocol_pipes(process: asyncio.subprocess.Process) -> None:
+    """Drop stdin and stdout of a killed worker so that `await process.wait()` returns.
+
+    asyncio's wait() also waits for every pipe to reach EOF, and a stdout reader that
+    stopped reading (say after an oversized line) never sees EOF: wait() would hang
+    forever on a process that is long dead. A killed worker's protocol channel is
+    useless anyway; stderr stays open so its last words can still be collected.
+    """
+    if process.stdin is not None:
+        process.stdin.close()
+    transport = getattr(process, "_transport", None)
+    if transport is None:
+        return
+    pipe = transport.get_pipe_transport(1)
+    if pipe is not None:
+        pipe.close()
 
 
 class Sandbox(ABC):
@@ -103,8 +123,9 @@ class Sandbox(ABC):
                 limit=spec.limits.max_message_bytes + STDOUT_SLACK_BYTES,
             )
         except OSError as error:
+            reason = error.strerror or str(error)
             raise DreamerError(
-                "sandbox_unavailable", f"cannot start the {self.name} sandbox ({launch.argv[0]}): {error.strerror or error}"
+                "sandbox_unavailable", f"cannot start the {self.name} sandbox ({launch.argv[0]}): {reason}"
             ) from None
 
     def kill(self, process: asyncio.subprocess.Process) -> None:
@@ -123,6 +144,7 @@ class Sandbox(ABC):
             process.kill()
         except ProcessLookupError:
             pass
+        _close_protocol_pipes(process)
 
     async def probe(self, limits: Limits | None = None) -> None:
         """Start a trivial interpreter in this sandbox; say why when it cannot start."""
@@ -143,7 +165,8 @@ class Sandbox(ABC):
             except asyncio.TimeoutError:
                 self.kill(process)
                 await process.wait()
-                raise DreamerError("sandbox_unavailable", f"the {self.name} sandbox did not start within 30 s") from None
+                message = f"the {self.name} sandbox did not start within 30 s"
+                raise DreamerError("sandbox_unavailable", message) from None
             if process.returncode != 0:
                 reason = stderr.decode(errors="replace").strip().splitlines()
                 detail = reason[-1] if reason else f"exit status {process.returncode}"

@@ -16,7 +16,13 @@ from pathlib import Path
 
 from dreamer.kernel.config import dreamer_home
 from dreamer.kernel.sandbox.base import Launch, Sandbox, SandboxSpec, checked_dirs, worker_env
-from dreamer.kernel.sandbox.runtime import SDK_DIR_IN_SANDBOX, SDK_ROOT_IN_SANDBOX, Runtime, check_not_exposed, current_runtime
+from dreamer.kernel.sandbox.runtime import (
+    SDK_DIR_IN_SANDBOX,
+    SDK_ROOT_IN_SANDBOX,
+    Runtime,
+    check_not_exposed,
+    current_runtime,
+)
 
 AGENT_DIR = "/agent"
 DATA_DIR = "/data"
@@ -77,7 +83,7 @@ class BwrapSandbox(Sandbox):
         )
         args = [
             self.bwrap,
-            "--unshare-user",
+            "--unshare-all",
             "--die-with-parent",
             "--new-session",
             "--cap-drop",

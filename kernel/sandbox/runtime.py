@@ -6,13 +6,12 @@ Python and the same pinned packages as the kernel without seeing anything else.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import sysconfig
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-
-import dreamer.sdk
 
 from dreamer.kernel.errors import DreamerError
 
@@ -61,6 +60,14 @@ def _outermost(paths: list[Path], already: list[Path]) -> list[Path]:
     return kept
 
 
+def _sdk_dir() -> Path:
+    # Located, not imported: the kernel never needs to run the SDK's code itself.
+    spec = importlib.util.find_spec("dreamer.sdk")
+    if spec is None or spec.origin is None:
+        raise DreamerError("sandbox_unavailable", "the dreamer.sdk package is not installed next to the kernel")
+    return Path(spec.origin).resolve().parent
+
+
 @lru_cache(maxsize=1)
 def current_runtime() -> Runtime:
     """Computed once per process: the interpreter cannot change under us."""
@@ -84,13 +91,16 @@ def current_runtime() -> Runtime:
     # /usr is bound on its own by every backend that binds anything.
     roots = _outermost(resolved, [Path("/usr")])
     if Path("/") in roots:
-        raise DreamerError("sandbox_unavailable", "the kernel's Python is installed at /; use a virtualenv so the sandbox can bind it alone")
+        raise DreamerError(
+            "sandbox_unavailable",
+            "the kernel's Python is installed at /; use a virtualenv so the sandbox can bind it alone",
+        )
     return Runtime(
         python=sys.executable,
         roots=tuple(roots),
         links=tuple(links),
         site_dirs=site_dirs,
-        sdk_dir=Path(dreamer.sdk.__file__).resolve().parent,
+        sdk_dir=_sdk_dir(),
     )
 
 

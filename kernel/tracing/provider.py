@@ -39,13 +39,19 @@ def traces_endpoint(endpoint: str) -> str:
     return endpoint.rstrip("/") + TRACES_PATH
 
 
-def setup_tracing(store: Store, otlp_endpoint: str | None = None) -> TracerProvider:
+def setup_tracing(store: Store, otlp_endpoint: str | None = None, *, batch: bool = True) -> TracerProvider:
     """A tracer provider that stores every finished span and, given an endpoint,
     also ships spans over OTLP/HTTP. It is not installed globally: callers keep
-    it and use `provider.get_tracer("dreamer.kernel")`."""
+    it and use `provider.get_tracer("dreamer.kernel")`.
+
+    With `batch`, spans are written by a background thread, off the call path;
+    readers call `provider.force_flush()` first to see the latest ones."""
     resource = Resource.create({SERVICE_NAME_KEY: SERVICE_NAME, SERVICE_VERSION: _kernel_version()})
     provider = TracerProvider(resource=resource)
-    provider.add_span_processor(SimpleSpanProcessor(StoreSpanExporter(store)))
+    exporter = StoreSpanExporter(store)
+    provider.add_span_processor(
+        BatchSpanProcessor(exporter, schedule_delay_millis=250) if batch else SimpleSpanProcessor(exporter)
+    )
     if otlp_endpoint:
         provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_endpoint(otlp_endpoint))))
     return provider

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import KernelProc, write_bundle
+from kernelproc import KernelProc, write_bundle
 
 PING = '''
 from dreamer.sdk import CallError, Context, function
@@ -130,7 +130,7 @@ def test_up_detach_and_down(tmp_path: Path) -> None:
     import os
     import subprocess
 
-    from conftest import DREAMER, free_port
+    from kernelproc import DREAMER, free_port
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")}

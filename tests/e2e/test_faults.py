@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import KernelProc, start_kernel, write_bundle
+from kernelproc import KernelProc, start_kernel, write_bundle
 
 HOSTILE = '''
 import os, signal, time
@@ -69,13 +69,29 @@ def boom(ctx: Context) -> str:
 '''
 
 
+RELAY = '''
+from dreamer.sdk import Context, function
+
+@function(exported=True)
+def relay(ctx: Context, hops: int) -> list:
+    """Passes the call on while hops remain."""
+    if hops <= 0:
+        return [ctx.agent]
+    return [ctx.agent, *ctx.call("{next}", "relay", hops=hops - 1)]
+'''
+
+
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> KernelProc:
     home = tmp_path_factory.mktemp("faults")
-    k = start_kernel(home / "home", {"DREAMER_CALL_TIMEOUT": "3"})
+    k = start_kernel(home / "home", {"DREAMER_CALL_TIMEOUT": "3", "DREAMER_MAX_CALL_DEPTH": "2"})
     bundle = write_bundle(home, "hostile", HOSTILE)
     done = k.cli("install", str(bundle), "--yes")
     assert done.returncode == 0, done.stderr + done.stdout
+    for i in (1, 2, 3):
+        relay = write_bundle(home, f"relay{i}", RELAY.format(next=f"relay{i + 1}"), required=[f"agent:relay{i + 1}"])
+        done = k.cli("install", str(relay), "--yes")
+        assert done.returncode == 0, done.stderr + done.stdout
     yield k
     k.stop()
 
@@ -164,3 +180,24 @@ def test_kernel_killed_mid_invocation_restarts_consistent(tmp_path: Path) -> Non
         assert k2.cli_json("audit", "verify")["ok"] is True
     finally:
         k2.stop()
+
+
+def test_call_depth_is_limited(hostile: KernelProc) -> None:
+    # relay1 → relay2 is depth 2, the limit this kernel was started with.
+    assert hostile.cli_json("call", "relay1", "relay", '{"hops": 1}')["result"] == ["relay1", "relay2"]
+    done = hostile.cli("call", "relay1", "relay", '{"hops": 2}', "--json")
+    error = json.loads(done.stdout)["error"]
+    assert done.returncode != 0 and error["code"] == "depth_exceeded"
+    assert "relay2 → relay3" in error["message"]
+
+
+def test_an_orphaned_bundle_folder_from_a_crash_is_replaced(hostile: KernelProc, tmp_path: Path) -> None:
+    """A kernel killed after copying a bundle but before recording it leaves a folder
+    behind; the next install of that version must not trip over it."""
+    orphan = hostile.home / "bundles" / "phoenix" / "0.1.0"
+    orphan.mkdir(parents=True)
+    (orphan / "agent.yaml").write_text("half-written")
+    bundle = write_bundle(tmp_path, "phoenix", HOSTILE)
+    done = hostile.cli("install", str(bundle), "--yes")
+    assert done.returncode == 0, done.stderr
+    assert hostile.cli_json("call", "phoenix", "ok")["result"] == "fine"

@@ -8,7 +8,7 @@ import os
 import tarfile
 from pathlib import Path
 
-from conftest import KernelProc, write_bundle
+from kernelproc import KernelProc, write_bundle
 
 SIMPLE = '''
 from dreamer.sdk import Context, function

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import KernelProc
+from kernelproc import KernelProc
 
 
 def _items(kernel: KernelProc, token: str | None = None) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import KernelProc
+from kernelproc import KernelProc
 
 
 def test_second_user_is_isolated(kernel: KernelProc) -> None:

@@ -278,6 +278,31 @@ def test_long_protocol_lines_can_be_read(sandbox: Sandbox, layout: Layout) -> No
     assert asyncio.run(scenario()) == 1024 * 1024 + 1
 
 
+def test_killed_process_can_be_awaited_after_an_oversized_line(sandbox: Sandbox, layout: Layout) -> None:
+    """An oversized message stalls asyncio's reader; kill() must still let wait() return."""
+
+    async def scenario() -> tuple[str, int | None]:
+        code = "import sys, time; sys.stdout.write('x' * (8 * 1024 * 1024)); sys.stdout.flush(); time.sleep(300)"
+        process = await sandbox.start(make_spec(layout, code, limits=Limits(max_message_bytes=1024)))
+        assert process.stdout is not None
+        try:
+            await asyncio.wait_for(process.stdout.readline(), timeout=30)
+            error = "none"
+        except ValueError as overrun:  # the separator is not found within the limit
+            error = type(overrun).__name__
+        # Let the reader fill its buffer again and pause, as a reader that gave up would.
+        await asyncio.sleep(0.2)
+        sandbox.kill(process)
+        try:
+            return error, await asyncio.wait_for(process.wait(), timeout=10)
+        except asyncio.TimeoutError:
+            return error, None
+
+    error, returncode = asyncio.run(scenario())
+    assert error == "ValueError"
+    assert returncode == -9, "wait() did not return after kill()"
+
+
 def _wait_until_gone(marker: str, bound_s: float = 10.0) -> list[int]:
     deadline = time.monotonic() + bound_s
     while (left := live_pids_with(marker)) and time.monotonic() < deadline:

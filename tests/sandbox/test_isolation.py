@@ -90,7 +90,11 @@ def test_host_homes_and_etc_are_invisible(bwrap: Sandbox, layout: Layout) -> Non
         run_code(
             bwrap,
             layout,
-            "import json, os; print(json.dumps({'etc': [p for p in ('/etc/passwd', '/etc/shadow', '/etc/hostname') if os.path.exists(p)]}))",
+            """
+            import json, os
+            found = [p for p in ("/etc/passwd", "/etc/shadow", "/etc/hostname") if os.path.exists(p)]
+            print(json.dumps({"etc": found}))
+            """,
         )
     )
     assert etc == {"etc": []}
@@ -199,7 +203,8 @@ def test_no_capabilities_and_no_nested_user_namespaces(bwrap: Sandbox, layout: L
             layout,
             """
             import ctypes, json
-            status = dict(line.split(":\\t", 1) for line in open("/proc/self/status").read().splitlines() if ":\\t" in line)
+            lines = open("/proc/self/status").read().splitlines()
+            status = dict(line.split(":\\t", 1) for line in lines if ":\\t" in line)
             libc = ctypes.CDLL(None, use_errno=True)
             CLONE_NEWUSER = 0x10000000
             print(json.dumps({
@@ -218,7 +223,8 @@ def test_kill_reaches_processes_that_left_the_group(bwrap: Sandbox, layout: Layo
     marker = f"dreamer-escape-{uuid.uuid4().hex}"
     code = f"""
         import subprocess, sys, time
-        subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(300)  # {marker}"], start_new_session=True)
+        sleeper = [sys.executable, "-S", "-c", "import time; time.sleep(300)  # {marker}"]
+        subprocess.Popen(sleeper, start_new_session=True)
         print("spawned", flush=True)
         time.sleep(300)
         """

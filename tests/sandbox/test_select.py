@@ -118,7 +118,10 @@ def test_runtime_describes_the_running_interpreter() -> None:
     runtime = current_runtime()
     assert runtime.python == sys.executable
     assert runtime.worker_argv() == [sys.executable, "-S", "-m", "dreamer.sdk.worker"]
-    assert Path(sys.prefix).resolve() in [r for r in runtime.roots] or any(
-        Path(sys.prefix).resolve().is_relative_to(r) for r in runtime.roots
-    ) or Path(sys.prefix).resolve().is_relative_to("/usr")
+    bound = [*runtime.roots, Path("/usr")]
+    for needed in (sys.prefix, sys.base_prefix, *runtime.site_dirs, Path(sys.executable).resolve()):
+        real = Path(needed).resolve()
+        assert any(real.is_relative_to(root) for root in bound), f"{real} would be missing in the sandbox"
+    # Bound folders never nest: each is bound once.
+    assert not any(a != b and a.is_relative_to(b) for a in runtime.roots for b in runtime.roots)
     assert (runtime.sdk_dir / "__init__.py").is_file()

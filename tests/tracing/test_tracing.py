@@ -24,7 +24,7 @@ from dreamer.kernel.tracing import semconv as sc
 
 
 def test_spans_land_in_the_store_with_links_and_attributes(store: Store) -> None:
-    provider = setup_tracing(store)
+    provider = setup_tracing(store, batch=False)
     tracer = provider.get_tracer(sc.TRACER_NAME)
     with tracer.start_as_current_span(
         sc.invoke_agent_span("recipes"),
@@ -44,7 +44,7 @@ def test_spans_land_in_the_store_with_links_and_attributes(store: Store) -> None
         ):
             pass
         parent.set_status(StatusCode.OK)
-    # No flush: the store exporter writes as each span ends.
+    # No flush: unbatched, the store exporter writes as each span ends.
     with store.session() as session:
         spans = spans_for(session, invocation_id="inv-1")
     assert [s["name"] for s in spans] == ["invoke_agent recipes", "execute_tool search"]
@@ -66,7 +66,7 @@ def test_spans_land_in_the_store_with_links_and_attributes(store: Store) -> None
 
 
 def test_failed_span_keeps_the_error(store: Store) -> None:
-    provider = setup_tracing(store)
+    provider = setup_tracing(store, batch=False)
     tracer = provider.get_tracer(sc.TRACER_NAME)
     with pytest.raises(ValueError):
         with tracer.start_as_current_span("chat offline", attributes={sc.DREAMER_INVOCATION_ID: "inv-2"}):
@@ -81,7 +81,7 @@ def test_failed_span_keeps_the_error(store: Store) -> None:
 
 
 def test_spans_for_filters_by_trace_and_invocation(store: Store) -> None:
-    provider = setup_tracing(store)
+    provider = setup_tracing(store, batch=False)
     tracer = provider.get_tracer(sc.TRACER_NAME)
     with tracer.start_as_current_span("a", attributes={sc.DREAMER_INVOCATION_ID: "inv-a"}) as a:
         with tracer.start_as_current_span("a.child"):  # no invocation attribute
@@ -100,7 +100,7 @@ def test_spans_for_filters_by_trace_and_invocation(store: Store) -> None:
 
 
 def test_odd_attribute_values_are_stored(store: Store) -> None:
-    provider = setup_tracing(store)
+    provider = setup_tracing(store, batch=False)
     tracer = provider.get_tracer(sc.TRACER_NAME)
     with tracer.start_as_current_span(
         "x" * 300,
@@ -243,3 +243,14 @@ def test_genai_names_match_opentelemetry_semantic_conventions() -> None:
     assert sc.invoke_agent_span("a") == "invoke_agent a"
     assert sc.execute_tool_span("t") == "execute_tool t"
     assert sc.chat_span("m") == "chat m"
+
+
+def test_batched_spans_are_readable_after_a_flush(store: Store) -> None:
+    provider = setup_tracing(store)
+    tracer = provider.get_tracer(sc.TRACER_NAME)
+    with tracer.start_as_current_span("invoke_agent batched", attributes={sc.DREAMER_INVOCATION_ID: "inv-b"}):
+        pass
+    provider.force_flush()
+    with store.session() as session:
+        assert [s["name"] for s in spans_for(session, invocation_id="inv-b")] == ["invoke_agent batched"]
+    provider.shutdown()

@@ -49,6 +49,7 @@ def invocations(
 
 @router.get("/invocations/{invocation_id}")
 def invocation(invocation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    k.flush_traces()
     with k.store.session() as s:
         row = s.get(Invocation, invocation_id)
         if row is None or row.user_id != who.user_id:

@@ -1,0 +1,114 @@
+"""A real kernel (uvicorn in its own process, bwrap sandboxes) and the real CLI.
+
+A module of its own (not conftest) so tests and bench/ can import it by a unique name."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+DREAMER = str(Path(sys.executable).with_name("dreamer"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class KernelProc:
+    home: Path
+    port: int
+    process: subprocess.Popen[bytes]
+    env: dict[str, str]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def token(self) -> str:
+        return json.loads((self.home / "credentials").read_text())["token"]
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.url, headers={"Authorization": f"Bearer {token or self.token}"}, timeout=60
+        )
+
+    def cli(self, *args: str, token: str | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        env = dict(self.env)
+        if token:
+            env["DREAMER_TOKEN"] = token
+        return subprocess.run([DREAMER, *args], env=env, capture_output=True, text=True, input=input, timeout=120)
+
+    def cli_json(self, *args: str, token: str | None = None) -> object:
+        done = self.cli(*args, "--json", token=token)
+        assert done.returncode == 0, done.stderr + done.stdout
+        return json.loads(done.stdout)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_kernel(home: Path, extra_env: dict[str, str] | None = None, port: int | None = None) -> KernelProc:
+    port = port or free_port()
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")
+    } | {"DREAMER_HOME": str(home), "DREAMER_URL": f"http://127.0.0.1:{port}", "DREAMER_LOG_LEVEL": "warning"}
+    env |= extra_env or {}
+    home.mkdir(parents=True, exist_ok=True)
+    log = open(home / "test-kernel.log", "ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dreamer.kernel.server", "127.0.0.1", str(port)],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    kernel = KernelProc(home, port, process, env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("kernel exited at start:\n" + (home / "test-kernel.log").read_text()[-3000:])
+        try:
+            if httpx.get(f"{kernel.url}/healthz", timeout=1).status_code == 200:
+                return kernel
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    kernel.stop()
+    raise RuntimeError("kernel did not answer /healthz within 60 s")
+
+
+def write_bundle(root: Path, name: str, code: str, *, required: list[str] | None = None,
+                 optional: list[str] | None = None, version: str = "0.1.0") -> Path:
+    """A small agent bundle for tests: agent.yaml and <module>/server.py holding `code`."""
+    module = name.replace("-", "_")
+    folder = root / name
+    (folder / module).mkdir(parents=True, exist_ok=True)
+    (folder / module / "__init__.py").write_text("")
+    (folder / module / "server.py").write_text(code)
+    (folder / "agent.yaml").write_text(
+        "\n".join(
+            [
+                f"name: {name}", f"version: {version}", "kind: agent", f"title: {name.title()}",
+                "description: A test agent.", "publisher: tests", f"entry: {module}.server",
+                "permissions:", f"  required: {json.dumps(required or [])}", f"  optional: {json.dumps(optional or [])}",
+            ]
+        )
+        + "\n"
+    )
+    return folder
