@@ -125,7 +125,12 @@ def encode(message: dict[str, Any]) -> bytes:
         raise ValueError(f"message cannot be encoded as JSON: {exc}") from None
     # json.dumps escapes control characters inside strings, so the only
     # newline in the output is the frame terminator added here.
-    return text.encode("utf-8") + b"\n"
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        # A lone surrogate cannot be UTF-8; as a \ud800 escape it is still valid JSON,
+        # and the receiver decides what to do with it.
+        return json.dumps(message, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode() + b"\n"
 
 
 def _reject_constant(name: str) -> Any:

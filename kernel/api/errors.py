@@ -32,7 +32,7 @@ def install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "invalid_request", 401: "unauthorized"}.get(exc.status_code, "invalid_request")
+        code = {404: "not_found", 405: "invalid_request", 401: "unauthorized", 413: "payload_too_large"}.get(exc.status_code, "invalid_request")
         return _body(code, str(exc.detail), exc.status_code)
 
     @app.exception_handler(Exception)

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from dreamer.kernel.store.db import PG_AUDIT_LOCK
 from dreamer.kernel.store.models import AuditEntry
+from dreamer.kernel.store.text import storable_text
 
 GENESIS_HASH = "0" * 64
 DECISIONS = ("allow", "deny")
@@ -54,20 +55,10 @@ class VerifyResult:
     reason: str | None = None
 
 
-def _clean_text(value: str) -> str:
-    """Text every backend can store: no NUL (PostgreSQL refuses it), no lone
-    surrogates (not encodable as UTF-8; json.loads lets them through)."""
-    if "\x00" in value:
-        value = value.replace("\x00", "\ufffd")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return value
 
 
 def _clip(field: str, value: str) -> str:
-    value = _clean_text(value)
+    value = storable_text(value)
     width = _WIDTHS[field]
     if width is not None and len(value) > width:
         value = value[: width - len(_CLIP_MARK)] + _CLIP_MARK
@@ -78,7 +69,7 @@ def _clean_json(value: Any) -> Any:
     """The JSON value exactly as it will read back from the store, so the hash
     computed now equals the hash recomputed later (tuples become lists, keys strings)."""
     if isinstance(value, str):
-        return _clean_text(value)
+        return storable_text(value)
     if isinstance(value, bool) or value is None or isinstance(value, int):
         return value
     if isinstance(value, float):
@@ -92,7 +83,7 @@ def _clean_json(value: Any) -> Any:
                 raise ValueError(f"Audit detail keys must be strings, not {type(key).__name__}.")
             # json.dumps turns keys into strings the same way.
             name = key if isinstance(key, str) else json.dumps(key)
-            out[_clean_text(name)] = _clean_json(item)
+            out[storable_text(name)] = _clean_json(item)
         return out
     if isinstance(value, (list, tuple)):
         return [_clean_json(item) for item in value]

@@ -23,7 +23,7 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.archive import extract, install_copy, pack, remove_tree, tree_digest
 from dreamer.kernel.bundles.build import describe_bundle
 from dreamer.kernel.bundles.functions import dump_functions, load_functions
-from dreamer.kernel.bundles.manifest import load_manifest
+from dreamer.kernel.bundles.manifest import Manifest, load_manifest
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of
@@ -52,10 +52,7 @@ class Installer:
         """Describe a bundle's functions by importing it in the sandbox (`dreamer build`)."""
         work = self._new_stage_dir()
         try:
-            bundle = extract(archive, work / "bundle")
-            manifest = load_manifest(bundle)
-            if manifest.kind != "agent":
-                raise DreamerError("not_available", "building tool bundles is not available yet (tool registry, issue 5)")
+            bundle, manifest = _unpack(archive, work, "building")
             return await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -64,10 +61,7 @@ class Installer:
         self._sweep_stale()
         work = self._new_stage_dir()
         try:
-            bundle = extract(archive, work / "bundle")
-            manifest = load_manifest(bundle)
-            if manifest.kind != "agent":
-                raise DreamerError("not_available", "installing tool bundles is not available yet (tool registry, issue 5)")
+            bundle, manifest = _unpack(archive, work, "installing")
             functions = load_functions(bundle)
             if functions is None:
                 specs = await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
@@ -298,6 +292,14 @@ class Installer:
                     shutil.rmtree(work, ignore_errors=True)
             except OSError:
                 continue
+
+
+def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:
+    bundle = extract(archive, work / "bundle")
+    manifest = load_manifest(bundle)
+    if manifest.kind != "agent":
+        raise DreamerError("not_available", f"{doing} tool bundles is not available yet (tool registry, issue 5)")
+    return bundle, manifest
 
 
 def _parse(scope: str):  # noqa: ANN202 - returns Scope

@@ -7,6 +7,7 @@ any worker sees the request; each decision is written to the audit log.
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from dreamer.kernel.permissions.check import allowed
 from dreamer.kernel.sandbox.base import SandboxSpec
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog
+from dreamer.kernel.store.text import storable_text
 from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
 
 
@@ -64,7 +66,7 @@ class _Run:
     logs: list[tuple[datetime, str, str, str]] = field(default_factory=list)
 
     def sink(self, stream: str, level: str, message: str) -> None:
-        self.logs.append((datetime.now(timezone.utc), stream, level, message))
+        self.logs.append((datetime.now(timezone.utc), storable_text(stream), storable_text(level), storable_text(message)))
 
 
 def new_invocation_id() -> str:
@@ -83,6 +85,7 @@ class Invoker:
     ) -> Outcome:
         if not isinstance(args, dict):
             raise DreamerError("invalid_argument", "arguments must be a JSON object")
+        _check_text(args)
         run = _Run(id=new_invocation_id())
         limits = self.settings.limits
         now = time.monotonic()
@@ -128,6 +131,7 @@ class Invoker:
                         what=f"{agent}.{function}",
                     )
                 value = result.get("value") if isinstance(result, dict) else None
+                _check_text(value, f"the results of {agent}.{function}", "result_invalid")
             except DreamerError as exc:
                 span.set_status(Status(StatusCode.ERROR, exc.message))
                 span.set_attribute("error.type", exc.code)
@@ -274,6 +278,26 @@ class Invoker:
                 InvocationLog(invocation_id=run.id, at=at, stream=stream, level=level, message=message)
                 for at, stream, level, message in run.logs
             )
+
+
+def _check_text(value: Any, what: str = "arguments", code: str = "invalid_argument", depth: int = 0) -> None:
+    """JSON may escape lone surrogates (\\ud800) that no UTF-8 store or pipe can carry."""
+    if depth > 64:
+        raise DreamerError(code, f"{what} are nested more than 64 levels deep")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise DreamerError(code, f"{what} contain text that is not valid Unicode") from None
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise DreamerError(code, f"{what} contain NaN or Infinity, which JSON does not allow")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key, what, code, depth + 1)
+            _check_text(item, what, code, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_text(item, what, code, depth + 1)
 
 
 def interrupted_on_restart(store: Store) -> int:

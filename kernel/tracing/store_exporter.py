@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Span
 from dreamer.kernel.tracing.semconv import DREAMER_INVOCATION_ID
+from dreamer.kernel.store.text import storable_text
 
 log = logging.getLogger(__name__)
 
@@ -31,37 +32,29 @@ _NAME_WIDTH = Span.__table__.c.name.type.length or 200
 _INVOCATION_WIDTH = Span.__table__.c.invocation_id.type.length or 40
 
 
-def _clean_text(value: str) -> str:
-    # PostgreSQL text cannot hold NUL, and lone surrogates cannot be encoded.
-    value = value.replace("\x00", "\ufffd")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return value
 
 
 def _json_value(value: Any) -> Any:
     """Attribute values as JSON: sequences become lists, NaN/inf become strings."""
     if isinstance(value, str):
-        return _clean_text(value)
+        return storable_text(value)
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, (list, tuple)):
         return [_json_value(item) for item in value]
     if isinstance(value, (bool, int, float)) or value is None:
         return value
-    return _clean_text(str(value))
+    return storable_text(str(value))
 
 
 def span_row(span: ReadableSpan) -> Span:
     context = span.get_span_context()
     assert context is not None  # SDK spans always have one
     attributes: dict[str, Any] = {
-        _clean_text(key): _json_value(value) for key, value in (span.attributes or {}).items()
+        storable_text(key): _json_value(value) for key, value in (span.attributes or {}).items()
     }
     if span.status.description:
-        attributes.setdefault("otel.status_description", _clean_text(span.status.description))
+        attributes.setdefault("otel.status_description", storable_text(span.status.description))
     # Keep the first recorded exception readable without a collector.
     for event in span.events:
         if event.name == "exception" and event.attributes:
@@ -76,7 +69,7 @@ def span_row(span: ReadableSpan) -> Span:
         span_id=format_span_id(context.span_id),
         trace_id=format_trace_id(context.trace_id),
         parent_span_id=format_span_id(span.parent.span_id) if span.parent else None,
-        name=_clean_text(span.name)[:_NAME_WIDTH],
+        name=storable_text(span.name)[:_NAME_WIDTH],
         kind=span.kind.name.lower(),
         start_ns=start,
         end_ns=end,

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dreamer.kernel.errors import STATUS, DreamerError
+from dreamer.kernel.store.text import storable_text
+from dreamer.sdk.protocol import encode
 
 log = logging.getLogger("dreamer.workers")
 
@@ -85,8 +87,7 @@ class WorkerConnection:
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         if self.alive and self.process.stdin is not None:
-            line = json.dumps({"jsonrpc": "2.0", "method": method, "params": params or {}})
-            self.process.stdin.write(line.encode() + b"\n")
+            self.process.stdin.write(encode({"jsonrpc": "2.0", "method": method, "params": params or {}}))
 
     def kill(self) -> None:
         self.kill_group(self.process)
@@ -109,7 +110,7 @@ class WorkerConnection:
     async def _send(self, message: dict[str, Any]) -> None:
         assert self.process.stdin is not None
         try:
-            self.process.stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+            self.process.stdin.write(encode(message))
             await self.process.stdin.drain()
         except (ConnectionError, BrokenPipeError):
             raise await self._died() from None
@@ -196,7 +197,7 @@ def _remote_error(error: Any, what: str) -> DreamerError:
         return DreamerError("protocol_error", f"{what} failed with a malformed error")
     data = error.get("data") if isinstance(error.get("data"), dict) else {}
     kind = str(data.get("kind") or "agent_error")
-    message = str(error.get("message") or "failed")[:2000]
+    message = storable_text(str(error.get("message") or "failed")[:2000])
     if kind not in STATUS:
         kind = "agent_error"
     details = {k: v for k, v in data.items() if k in ("type",)}

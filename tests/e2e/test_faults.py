@@ -63,6 +63,12 @@ def noisy(ctx: Context) -> str:
     return "real"
 
 @function
+def bad_text(ctx: Context) -> str:
+    """Logs and returns text no store can hold."""
+    ctx.log("lone \\ud800 surrogate and a \\x00 NUL")
+    return "\\ud800"
+
+@function
 def boom(ctx: Context) -> str:
     """Raises."""
     raise ValueError("the flux capacitor is empty")
@@ -130,6 +136,13 @@ def test_prints_do_not_reach_the_protocol(hostile: KernelProc) -> None:
 def test_agent_exception_is_reported_with_its_log(hostile: KernelProc) -> None:
     error = _err(hostile, "boom")
     assert error["code"] == "agent_error" and "flux capacitor" in error["message"]
+
+
+def test_text_no_store_can_hold_is_refused_cleanly(hostile: KernelProc) -> None:
+    error = _err(hostile, "bad_text")
+    assert error["code"] == "result_invalid" and "Unicode" in error["message"]
+    runs = hostile.cli_json("logs", "--agent", "hostile", "--limit", "1")
+    assert runs[0]["function"] == "bad_text" and runs[0]["status"] == "failed"
 
 
 def test_kernel_serves_others_while_a_worker_hangs(hostile: KernelProc) -> None:

@@ -165,3 +165,33 @@ def remember(ctx: Context, note: str) -> int:
     assert kernel.cli("uninstall", "keeper", "--purge", "--yes").returncode == 0
     assert kernel.cli("install", str(bundle), "--yes").returncode == 0
     assert kernel.cli_json("call", "keeper", "remember", '{"note": "c"}')["result"] == 1
+
+
+def test_build_writes_functions_json_from_the_sandbox(kernel: KernelProc, tmp_path: Path) -> None:
+    bundle = write_bundle(tmp_path, "built", SIMPLE + '''
+import os
+
+@function(exported=True, examples=["ping {host}"])
+def where(ctx: Context, host: str) -> dict:
+    """Reports where the import ran."""
+    return {}
+
+# Import-time facts, recorded where the kernel cannot fake them: inside the sandbox
+# there is no /etc and the bundle sits at /agent.
+IMPORTED_AT = __file__
+assert IMPORTED_AT.startswith("/agent/"), IMPORTED_AT
+assert not os.path.exists("/etc/passwd")
+''')
+    done = kernel.cli("build", str(bundle), "--json")
+    assert done.returncode == 0, done.stderr + done.stdout
+    written = json.loads((bundle / "functions.json").read_text())
+    names = {f["name"]: f for f in written["functions"]}
+    assert set(names) == {"ping", "where"}
+    assert names["where"]["examples"] == ["ping {host}"]
+    assert names["where"]["parameters"]["required"] == ["host"]
+
+    broken = write_bundle(tmp_path / "x", "broken", "raise RuntimeError('no import for you')\n")
+    failed = kernel.cli("build", str(broken), "--json")
+    assert failed.returncode != 0
+    assert "no import for you" in json.loads(failed.stdout)["error"]["message"]
+    assert not (broken / "functions.json").exists()

@@ -102,3 +102,33 @@ def test_openapi_and_health(kernel: KernelProc) -> None:
         assert "/v1/agents/{agent}/functions/{function}" in spec["paths"]
         assert c.get("/healthz").json()["ok"] is True
         assert c.get("/v1/agents", headers={"Authorization": "Bearer nope"}).status_code == 401
+
+
+def test_hostile_requests_get_one_sentence(kernel: KernelProc) -> None:
+    with kernel.client() as c:
+        big = c.post("/v1/agents/grocery/functions/add_items", json={"args": {"items": ["x" * 1000] * 6000}})
+        assert big.status_code == 413 and big.json()["error"]["code"] == "payload_too_large"
+
+        def chunks():
+            for _ in range(6000):
+                yield b"x" * 1000
+
+        streamed = c.post("/v1/agents/grocery/functions/list_items", content=chunks(),
+                          headers={"Content-Type": "application/json"})
+        assert streamed.status_code == 413
+        not_json = c.post("/v1/agents/grocery/functions/list_items", content=b"{nope",
+                          headers={"Content-Type": "application/json"})
+        assert not_json.status_code == 400 and not_json.json()["error"]["code"] == "invalid_request"
+        wrong_shape = c.post("/v1/agents/grocery/functions/list_items", json={"args": [1, 2]})
+        assert wrong_shape.status_code == 400
+        extra = c.post("/v1/agents/grocery/functions/list_items", json={"args": {}, "sudo": True})
+        assert extra.status_code == 400
+        surrogate = c.post("/v1/agents/grocery/functions/add_items",
+                           content=b'{"args": {"items": ["\\ud800 milk\\u0000"]}}',
+                           headers={"Content-Type": "application/json"})
+        assert surrogate.status_code == 422 and "Unicode" in surrogate.json()["error"]["message"]
+        nan = c.post("/v1/agents/grocery/functions/add_items", content=b'{"args": {"items": [NaN]}}',
+                     headers={"Content-Type": "application/json"})
+        assert nan.status_code in (400, 422) and nan.json()["error"]["message"]
+        assert c.post("/v1/bundles", content=b"").json()["error"]["code"] == "invalid_bundle"
+        assert c.get("/healthz").status_code == 200
