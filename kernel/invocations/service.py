@@ -21,6 +21,7 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.registry import InstalledAgent, get_installed, grants_of
+from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
 from dreamer.kernel.permissions.check import allowed
 from dreamer.kernel.sandbox.base import SandboxSpec
 from dreamer.kernel.store.db import Store
@@ -79,6 +80,7 @@ class Invoker:
         self.store = store
         self.pool = pool
         self.tracer = tracer
+        self.syscalls: dict[str, Handler] = default_table()
 
     async def invoke(
         self, who: Principal, agent: str, function: str, args: dict[str, Any], caller: Caller
@@ -221,15 +223,10 @@ class Invoker:
             },
         ) as span:
             try:
-                if method == "agents.call":
-                    agent, function, args = params.get("agent"), params.get("function"), params.get("args", {})
-                    if not isinstance(agent, str) or not isinstance(function, str):
-                        raise DreamerError("invalid_argument", "agents.call needs 'agent' and 'function' strings")
-                    outcome = await self.invoke(who, agent, function, args or {}, inner)
-                    return {"value": outcome.value, "invocation_id": outcome.invocation_id}
-                raise DreamerError(
-                    "not_available", f"syscall {method} is not available in this kernel yet"
-                )
+                handler = self.syscalls.get(method)
+                if handler is None:
+                    raise DreamerError("not_available", f"syscall {method} is not available in this kernel")
+                return await handler(SyscallContext(self, who, inner, run.id), params)
             except DreamerError as exc:
                 span.set_status(Status(StatusCode.ERROR, exc.message))
                 span.set_attribute("error.type", exc.code)

@@ -35,12 +35,22 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
+class Mount:
+    """A host folder the user granted (`fs:` / `fs.ro:`), shown to the agent at `target`."""
+
+    source: Path  # canonical host path, already checked against the grant
+    target: str  # where the agent sees it, e.g. /mnt/notes
+    writable: bool = False
+
+
+@dataclass(frozen=True)
 class SandboxSpec:
     bundle_dir: Path  # bound read-only at /agent
     data_dir: Path  # bound read-write at /data; created by the caller
     env: Mapping[str, str]  # extra variables (DREAMER_AGENT, DREAMER_ENTRY)
     limits: Limits
     argv: Sequence[str] | None = None  # default: [python, "-S", "-m", "dreamer.sdk.worker"]
+    mounts: Sequence[Mount] = ()  # granted host folders (issue 3); empty for most agents
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,76 @@
+"""The syscall table: what a running agent may ask the kernel for.
+
+Each syscall is a handler `async (SyscallContext, params) -> result`. The context
+knows who the agent runs for and where it sits in the call chain, and offers
+`require(scope)`, the one way a handler checks a grant: it reads the grants fresh
+(so a revocation takes effect on the next syscall) and audits the decision either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.registry import grants_of
+from dreamer.kernel.permissions.check import allowed
+
+if TYPE_CHECKING:
+    from dreamer.kernel.invocations.service import Caller, Invoker, Principal
+
+
+@dataclass(frozen=True)
+class SyscallContext:
+    invoker: "Invoker"
+    who: "Principal"
+    caller: "Caller"  # the running agent as a caller: its name, the chain, its invocation, the deadline
+    invocation_id: str
+
+    @property
+    def agent(self) -> str:
+        assert self.caller.agent is not None
+        return self.caller.agent
+
+    def require(self, scope: str, *, action: str, target: str, detail: dict[str, Any] | None = None) -> str:
+        """The grant that allows `scope` for the running agent; audits and raises
+        permission_denied when there is none."""
+        with self.invoker.store.session() as s:
+            holder = allowed([g.scope for g in grants_of(s, self.who.user_id, self.agent)], scope)
+            audit(
+                s, user_id=self.who.user_id, actor=f"agent:{self.agent}", action=action, target=target,
+                scope=holder or scope, decision="allow" if holder else "deny",
+                detail=detail or {}, invocation_id=self.invocation_id,
+            )
+        if holder is None:
+            raise DreamerError(
+                "permission_denied",
+                f"{self.agent} may not {action.split('.')[-1]} {target}: the user has not granted {scope} "
+                f"(grant it with `dreamer grant {self.agent} {scope}`)",
+            )
+        return holder
+
+    def record(self, *, action: str, target: str, decision: str = "allow", detail: dict[str, Any] | None = None) -> None:
+        """An audit entry for something a handler did (an outcome, not a permission check)."""
+        with self.invoker.store.session() as s:
+            audit(
+                s, user_id=self.who.user_id, actor=f"agent:{self.agent}", action=action, target=target,
+                decision=decision, detail=detail or {}, invocation_id=self.invocation_id,  # type: ignore[arg-type]
+            )
+
+
+Handler = Callable[[SyscallContext, dict[str, Any]], Awaitable[Any]]
+
+
+async def agents_call(ctx: SyscallContext, params: dict[str, Any]) -> Any:
+    agent, function, args = params.get("agent"), params.get("function"), params.get("args", {})
+    if not isinstance(agent, str) or not isinstance(function, str):
+        raise DreamerError("invalid_argument", "agents.call needs 'agent' and 'function' strings")
+    outcome = await ctx.invoker.invoke(ctx.who, agent, function, args or {}, ctx.caller)
+    return {"value": outcome.value, "invocation_id": outcome.invocation_id}
+
+
+def default_table() -> dict[str, Handler]:
+    """Every syscall this kernel serves. Modules that add one register it here."""
+    return {"agents.call": agents_call}
