@@ -1,38 +1,138 @@
-"""What a function call costs: cold start, warm call, and an agent-to-agent call.
+"""What a function call costs, through a real kernel with sandboxed workers.
 
-Starts a real kernel (bwrap sandboxes) in a temporary DREAMER_HOME and measures
-through the HTTP API, as a client sees it. Reports medians and ratios from one run.
+Reports, as a table and as JSON (--json), medians and p99 from one run:
+cold start of a sandboxed worker, a warm call through the HTTP API, an
+agent-to-agent call, throughput with concurrent clients, idle worker memory, and
+the baselines peer runtimes pay per action: a bare `python -c` subprocess and
+(when a Docker engine answers) `docker exec` into a running container.
 
-    .venv/bin/python bench/bench_calls.py [--runs 50]
+    .venv/bin/python bench/bench_calls.py            # about a minute
+    .venv/bin/python bench/bench_calls.py --json --runs 300
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
+import httpx
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[0] / "tests" / "e2e"))
+sys.path.insert(0, str(HERE))
 
 from kernelproc import start_kernel  # noqa: E402  (the same launcher the tests use)
 
 
-def _median_ms(samples: list[float]) -> float:
-    return round(statistics.median(samples) * 1000, 2)
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def summary(samples: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(statistics.median(samples) * 1000, 2), "p99_ms": round(pct(samples, 99) * 1000, 2),
+            "n": len(samples)}
+
+
+def bare_python(runs: int, code: str) -> list[float]:
+    """A fresh interpreter per action: what a runtime without warm workers pays."""
+    sdk_root = tempfile.mkdtemp()
+    os.makedirs(os.path.join(sdk_root, "dreamer"))
+    import dreamer.sdk
+
+    os.symlink(os.path.dirname(dreamer.sdk.__file__), os.path.join(sdk_root, "dreamer", "sdk"))
+    import sysconfig
+
+    env = {"PYTHONPATH": os.pathsep.join([sdk_root, sysconfig.get_paths()["purelib"]]), "PATH": "/usr/bin:/bin"}
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-S", "-c", code], env=env, check=True)
+        samples.append(time.perf_counter() - t)
+    return samples
+
+
+def _status(pid: str) -> dict[str, str]:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return fields
+
+
+def worker_rss_mb(kernel_pid: int) -> list[float]:
+    """Resident memory of this kernel's idle sandboxed worker interpreters (not bwrap itself)."""
+    parents: dict[str, str] = {}
+    info: dict[str, tuple[list[bytes], dict[str, str]]] = {}
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                status = _status(pid)
+                parents[pid] = status.get("PPid", "0")
+                info[pid] = (Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"), status)
+            except OSError:
+                continue
+
+    def under_kernel(pid: str) -> bool:
+        for _ in range(10):
+            pid = parents.get(pid, "0")
+            if pid == str(kernel_pid):
+                return True
+            if pid in ("0", "1"):
+                return False
+        return False
+
+    sizes = []
+    for pid, (cmd, status) in info.items():
+        if cmd and b"python" in cmd[0] and b"dreamer.sdk.worker" in cmd and under_kernel(pid):
+            sizes.append(int(status.get("VmRSS", "0 kB").split()[0]) / 1024)
+    return sizes
+
+
+async def throughput(url: str, token: str, clients: int, total: int) -> dict[str, float]:
+    headers = {"Authorization": f"Bearer {token}"}
+    latencies: list[float] = []
+    errors = 0
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60,
+                                 limits=httpx.Limits(max_connections=clients)) as c:
+        queue = asyncio.Queue()
+        for _ in range(total):
+            queue.put_nowait(None)
+
+        async def client() -> None:
+            nonlocal errors
+            while not queue.empty():
+                queue.get_nowait()
+                t = time.perf_counter()
+                r = await c.post("/v1/agents/grocery/functions/list_items", json={"args": {}})
+                latencies.append(time.perf_counter() - t)
+                errors += r.status_code != 200
+
+        start = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(clients)))
+        elapsed = time.perf_counter() - start
+    return {"calls_per_s": round(total / elapsed, 1), "clients": clients, "errors": errors, **summary(latencies)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=200, help="warm calls per measurement")
+    parser.add_argument("--cold", type=int, default=8, help="cold starts to measure")
+    parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    report: dict[str, object] = {}
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        kernel = start_kernel(Path(tmp) / "home")
-        first_start = time.perf_counter() - t0
+        kernel = start_kernel(Path(tmp) / "home", {"DREAMER_LOG_LEVEL": "error"})
+        report["first_start_s"] = round(time.perf_counter() - t0, 2)
         try:
             with kernel.client() as c:
                 def call(agent: str, fn: str, a: dict) -> float:
@@ -41,31 +141,79 @@ def main() -> None:
                     assert r.status_code == 200, r.text
                     return time.perf_counter() - t
 
-                cold = call("grocery", "list_items", {})
-                warm = [call("grocery", "list_items", {}) for _ in range(args.runs)]
-                add = [call("grocery", "add_items", {"items": [f"item {i}"]}) for i in range(args.runs)]
-                nested = [call("recipes", "plan_dinner", {"add_to_grocery_list": True}) for _ in range(args.runs // 2)]
+                cold = []
+                for i in range(args.cold):
+                    # An uninstall evicts the agent's workers, so the next call starts a fresh one.
+                    c.delete("/v1/agents/grocery")
+                    from dreamer.agents.bundles import starter_bundles
+                    from dreamer.kernel.bundles.archive import pack
+
+                    folder = next(p for p in starter_bundles() if p.name == "grocery")
+                    staged = c.post("/v1/bundles", content=pack(folder)).json()
+                    c.post("/v1/agents", json={"bundle_id": staged["bundle_id"], "approve": True})
+                    cold.append(call("grocery", "list_items", {}))
+                report["cold_start_sandboxed"] = summary(cold)
+                for _ in range(20):
+                    call("grocery", "list_items", {})
+                report["warm_call"] = summary([call("grocery", "list_items", {}) for _ in range(args.runs)])
+                report["warm_call_db_write"] = summary(
+                    [call("grocery", "add_items", {"items": [f"item {i % 50}"]}) for i in range(args.runs)]
+                )
+                for _ in range(5):
+                    call("recipes", "plan_dinner", {"add_to_grocery_list": True})
                 plain = [call("recipes", "plan_dinner", {"add_to_grocery_list": False}) for _ in range(args.runs // 2)]
+                nested = [call("recipes", "plan_dinner", {"add_to_grocery_list": True}) for _ in range(args.runs // 2)]
+                report["plan_dinner_alone"] = summary(plain)
+                report["plan_dinner_with_agent_call"] = summary(nested)
+                report["agent_to_agent_added_p50_ms"] = round(
+                    (statistics.median(nested) - statistics.median(plain)) * 1000, 2
+                )
                 health = []
                 for _ in range(args.runs):
                     t = time.perf_counter()
                     c.get("/healthz")
                     health.append(time.perf_counter() - t)
+                report["http_floor_healthz"] = summary(health)
+            report["throughput_16_clients"] = asyncio.run(throughput(kernel.url, kernel.token, 16, args.runs * 5))
+            rss = worker_rss_mb(kernel.process.pid)
+            report["idle_worker_rss_mb"] = {"median": round(statistics.median(rss), 1) if rss else None, "workers": len(rss)}
         finally:
             kernel.stop()
-    report = {
-        "first_start_s (migrate + 2 starter installs)": round(first_start, 2),
-        "cold_call_ms (new sandboxed worker)": round(cold * 1000, 1),
-        "warm_call_ms list_items": _median_ms(warm),
-        "warm_call_ms add_items (db write)": _median_ms(add),
-        "plan_dinner_ms without agent call": _median_ms(plain),
-        "plan_dinner_ms with grocery.add_items": _median_ms(nested),
-        "agent_to_agent_overhead_ms": round(_median_ms(nested) - _median_ms(plain), 2),
-        "healthz_ms (HTTP floor)": _median_ms(health),
-        "cold/warm ratio": round(cold / statistics.median(warm), 1),
-        "runs": args.runs,
-    }
-    print(json.dumps(report, indent=2))
+    bare_import = bare_python(args.cold, "import dreamer.sdk")
+    report["bare_python_import_sdk"] = summary(bare_import)
+    report["bare_python_per_action"] = summary(bare_python(args.cold, "pass"))
+    report["ratio_cold_sandboxed_to_bare_import"] = round(
+        statistics.median(cold) / statistics.median(bare_import), 2
+    )
+    report["ratio_warm_call_to_bare_python_action"] = round(
+        report["warm_call"]["p50_ms"] / report["bare_python_per_action"]["p50_ms"], 3  # type: ignore[index]
+    )
+    try:
+        from docker_exec import docker_exec_roundtrip
+    except ImportError:
+        report["docker_exec_per_action"] = "not measured: bench/docker_exec.py is missing"
+    else:
+        try:
+            report["docker_exec_per_action"] = summary(docker_exec_roundtrip(max(5, args.cold)))
+        except Exception as exc:  # no engine here: say so rather than fail the whole benchmark
+            report["docker_exec_per_action"] = f"not measured: {type(exc).__name__}: {exc}"
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="dreamer call path (one run; medians and p99)")
+    for col in ("measurement", "p50 ms", "p99 ms", "other"):
+        table.add_column(col)
+    for key, value in report.items():
+        if isinstance(value, dict) and "p50_ms" in value:
+            extra = {k: v for k, v in value.items() if k not in ("p50_ms", "p99_ms")}
+            table.add_row(key, str(value["p50_ms"]), str(value["p99_ms"]), ", ".join(f"{k}={v}" for k, v in extra.items()))
+        else:
+            table.add_row(key, "", "", json.dumps(value))
+    Console().print(table)
+    print(json.dumps(report))
 
 
 if __name__ == "__main__":

@@ -5,20 +5,21 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy import select
 
 from dreamer.agents.bundles import starter_bundles
 from dreamer.kernel.config import Settings
+from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Invoker, Principal, interrupted_on_restart
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
 from dreamer.kernel.tracing import setup_tracing
-from dreamer.kernel.users.service import create_user, hash_token, new_token, user_for_token
+from dreamer.kernel.users.service import TokenCache, create_user, hash_token, new_token, user_for_token
 from dreamer.kernel.workers.pool import WorkerPool
 
 log = logging.getLogger("dreamer.kernel")
@@ -33,6 +34,7 @@ class Kernel:
     pool: WorkerPool
     invoker: Invoker
     installer: Installer
+    tokens: TokenCache = field(default_factory=TokenCache)
 
     @classmethod
     def build(cls, settings: Settings) -> "Kernel":
@@ -47,12 +49,13 @@ class Kernel:
         )
         provider = setup_tracing(store, settings.otlp_endpoint)
         tracer = provider.get_tracer("dreamer.kernel")
+        cache = InstallCache(store)
         kernel = cls(
             settings=settings,
             store=store,
             pool=pool,
-            invoker=Invoker(settings, store, pool, tracer),
-            installer=Installer(settings, store, sandbox, pool),
+            invoker=Invoker(settings, store, pool, tracer, cache),
+            installer=Installer(settings, store, sandbox, pool, cache),
         )
         kernel._provider = provider  # type: ignore[attr-defined]
         return kernel

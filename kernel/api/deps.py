@@ -25,16 +25,20 @@ def principal(
     scheme, _, token = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not token:
         raise DreamerError("unauthorized", "no API token; send `Authorization: Bearer <token>` (the CLI reads it from $DREAMER_HOME/credentials)")
-    with k.store.session() as s:
-        user = user_for_token(s, token.strip())
-        if user is None:
-            raise DreamerError("unauthorized", "the API token is not valid for this kernel")
-        if x_dreamer_user and x_dreamer_user != user.name:
-            if not user.is_admin:
-                raise DreamerError("forbidden", "only an administrator may act for another user")
+    user = k.tokens.get(token.strip())
+    if user is None:
+        with k.store.session() as s:
+            found = user_for_token(s, token.strip())
+            if found is None:
+                raise DreamerError("unauthorized", "the API token is not valid for this kernel")
+            user = k.tokens.put(token.strip(), found)
+    if x_dreamer_user and x_dreamer_user != user.name:
+        if not user.is_admin:
+            raise DreamerError("forbidden", "only an administrator may act for another user")
+        with k.store.session() as s:
             other = get_user(s, x_dreamer_user)
             return Principal(other.id, other.name, other.timezone, via=user.name)
-        return Principal(user.id, user.name, user.timezone)
+    return Principal(user.id, user.name, user.timezone)
 
 
 def admin(who: Annotated[Principal, Depends(principal)], request: Request) -> Principal:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.store.db import PG_AUDIT_LOCK
@@ -151,14 +151,22 @@ def _entry_hash(entry: Any, prev_hash: str) -> str:
 
 def _lock_chain(session: Session) -> None:
     """Hold the chain's database lock until this session's transaction ends."""
-    dialect = session.get_bind().dialect.name
+    conn = session.connection()
+    dialect = conn.dialect.name
     if dialect == "postgresql":
-        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PG_AUDIT_LOCK})
+        conn.execute(_PG_LOCK, {"key": PG_AUDIT_LOCK})
     elif dialect == "sqlite":
         # A write that changes nothing still takes SQLite's write lock (or is a
         # no-op if this transaction holds it already); reads after it see the
         # newest committed chain, and other writers wait until we commit.
-        session.execute(text("UPDATE audit_log SET seq = seq WHERE 0 = 1"))
+        conn.execute(_SQLITE_LOCK)
+
+
+# Parameters bound at execution, not baked into the statement, so it compiles once.
+_INSERT = insert(AuditEntry.__table__)
+_LAST = select(AuditEntry.__table__.c.seq, AuditEntry.__table__.c.hash).order_by(AuditEntry.__table__.c.seq.desc()).limit(1)
+_SQLITE_LOCK = text("UPDATE audit_log SET seq = seq WHERE 0 = 1")
+_PG_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 
 
 def append(
@@ -194,18 +202,17 @@ def append(
     # deadlock against another thread waiting for its database lock.
     _lock_chain(session)
     with _append_lock:
-        last = session.execute(
-            select(AuditEntry.seq, AuditEntry.hash).order_by(AuditEntry.seq.desc()).limit(1)
-        ).first()
+        last = session.connection().execute(_LAST).first()
         seq = 1 if last is None else last.seq + 1
         prev_hash = GENESIS_HASH if last is None else last.hash
         # Microseconds survive both backends; nothing finer is stored.
         at = datetime.now(timezone.utc)
-        entry = AuditEntry(seq=seq, at=at, prev_hash=prev_hash, **fields)
-        entry.hash = compute_hash(prev_hash, seq=seq, at=at, **fields)
-        session.add(entry)
-        session.flush()
-    return entry
+        digest = compute_hash(prev_hash, seq=seq, at=at, **fields)
+        # A Core insert: the ORM's unit of work costs more than the rest of the append.
+        session.connection().execute(
+            _INSERT, dict(seq=seq, at=at, prev_hash=prev_hash, hash=digest, **fields)
+        )
+    return AuditEntry(seq=seq, at=at, prev_hash=prev_hash, hash=digest, **fields)
 
 
 def verify(session: Session, *, batch: int = 1000) -> VerifyResult:

@@ -26,7 +26,8 @@ from dreamer.kernel.bundles.functions import dump_functions, load_functions
 from dreamer.kernel.bundles.manifest import Manifest, load_manifest
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of
+from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of, list_installed
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
 from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
@@ -39,11 +40,14 @@ STAGE_TTL_S = 3600
 
 
 class Installer:
-    def __init__(self, settings: Settings, store: Store, sandbox: Sandbox, pool: WorkerPool) -> None:
+    def __init__(
+        self, settings: Settings, store: Store, sandbox: Sandbox, pool: WorkerPool, cache: InstallCache | None = None
+    ) -> None:
         self.settings = settings
         self.store = store
         self.sandbox = sandbox
         self.pool = pool
+        self.cache = cache or InstallCache(store)
         self._lock = asyncio.Lock()  # installs are rare; one at a time keeps bundles/ consistent
 
     # -- stage --------------------------------------------------------------------------
@@ -162,6 +166,7 @@ class Installer:
                     decision="allow",
                     detail={"granted": sorted(wanted), "declined": sorted(declared - wanted), "digest": staged["digest"]},
                 )
+            self.cache.forget(who.user_id, name)
             shutil.rmtree(work, ignore_errors=True)
         self.settings.agent_data_dir(who.user_name, name).mkdir(parents=True, exist_ok=True)
         with self.store.session() as s:
@@ -184,6 +189,7 @@ class Installer:
                     s, user_id=who.user_id, actor=who.actor, action="uninstall", target=f"{agent}@{installed.version}",
                     decision="allow", detail={"purge": purge},
                 )
+            self.cache.forget(who.user_id, agent)
             await self.pool.evict(who.user_name, agent)
             if purge:
                 shutil.rmtree(self.settings.agent_data_dir(who.user_name, agent).parent, ignore_errors=True)
@@ -192,8 +198,6 @@ class Installer:
     # -- grants -------------------------------------------------------------------------------
 
     def permissions(self, who: Principal, agent: str | None = None) -> list[dict[str, Any]]:
-        from dreamer.kernel.install.registry import list_installed
-
         with self.store.session() as s:
             agents = [get_installed(s, who.user_id, agent)] if agent else list_installed(s, who.user_id)
             rows = []
@@ -230,6 +234,7 @@ class Installer:
                     s.add(Grant(user_id=who.user_id, agent=agent, scope=d))
             audit(s, user_id=who.user_id, actor=who.actor, action="grants.grant", target=agent,
                   scope=scope, decision="allow", detail={"scopes": matching})
+        self.cache.forget(who.user_id, agent)
         return [r for r in self.permissions(who, agent) if r["scope"] in matching]
 
     def revoke(self, who: Principal, agent: str, scope: str) -> list[dict[str, Any]]:
@@ -246,6 +251,7 @@ class Installer:
             audit(s, user_id=who.user_id, actor=who.actor, action="grants.revoke", target=agent,
                   scope=scope, decision="allow", detail={"scopes": [g.scope for g in gone]})
             revoked = [g.scope for g in gone]
+        self.cache.forget(who.user_id, agent)
         return [r for r in self.permissions(who, agent) if r["scope"] in revoked]
 
     # -- internals --------------------------------------------------------------------------------

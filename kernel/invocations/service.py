@@ -16,11 +16,13 @@ from typing import Any, Literal
 
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode, Tracer
+from sqlalchemy import bindparam, insert, update
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.install.registry import InstalledAgent, get_installed, grants_of
+from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
 from dreamer.kernel.permissions.check import allowed
 from dreamer.kernel.sandbox.base import SandboxSpec
@@ -70,16 +72,33 @@ class _Run:
         self.logs.append((datetime.now(timezone.utc), storable_text(stream), storable_text(level), storable_text(message)))
 
 
+# Statements with bound parameters compile once; the hot path runs them as Core.
+_INVOCATIONS = Invocation.__table__
+_INSERT_INVOCATION = insert(_INVOCATIONS)
+_FINISH_INVOCATION = (
+    update(_INVOCATIONS)
+    .where(_INVOCATIONS.c.id == bindparam("run_id"))
+    .values(
+        status=bindparam("status"), result=bindparam("result"), finished_at=bindparam("finished_at"),
+        error_code=bindparam("error_code"), error_message=bindparam("error_message"),
+    )
+)
+_INSERT_LOG = insert(InvocationLog.__table__)
+
+
 def new_invocation_id() -> str:
     return "inv_" + uuid.uuid4().hex
 
 
 class Invoker:
-    def __init__(self, settings: Settings, store: Store, pool: WorkerPool, tracer: Tracer) -> None:
+    def __init__(
+        self, settings: Settings, store: Store, pool: WorkerPool, tracer: Tracer, cache: InstallCache | None = None
+    ) -> None:
         self.settings = settings
         self.store = store
         self.pool = pool
         self.tracer = tracer
+        self.cache = cache or InstallCache(store)
         self.syscalls: dict[str, Handler] = default_table()
 
     async def invoke(
@@ -152,10 +171,13 @@ class Invoker:
     ) -> InstalledAgent:
         """Check the call, audit the decision and record the invocation, in one transaction."""
         target = f"{agent}.{function}"
+        if caller.kind == "user":
+            installed = self._installed(who, agent)
+            installed.function(function)
+        else:
+            refusal = self._refusal(who, agent, function, caller, f"agent:{agent}.{function}")
         with self.store.session() as s:
             if caller.kind == "user":
-                installed = get_installed(s, who.user_id, agent)
-                installed.function(function)
                 audit(s, user_id=who.user_id, actor=who.actor, action="functions.call", target=target,
                       decision="allow", invocation_id=run.id)
                 self._record_start(s, who, run, agent, function, args, caller)
@@ -163,7 +185,6 @@ class Invoker:
 
             actor = f"agent:{caller.agent}"
             scope = f"agent:{agent}.{function}"
-            refusal = self._refusal(s, who, agent, function, caller, scope)
             if isinstance(refusal, DreamerError):
                 # Written and committed before raising: a denial is a decision the log must keep.
                 audit(
@@ -182,8 +203,14 @@ class Invoker:
             raise refusal
         return installed
 
+    def _installed(self, who: Principal, agent: str) -> InstalledAgent:
+        found = self.cache.agent(who.user_id, agent)
+        if found is None:
+            raise DreamerError("not_found", f"you have no agent named {agent!r}; `dreamer agents` lists yours")
+        return found
+
     def _refusal(
-        self, s: Any, who: Principal, agent: str, function: str, caller: Caller, scope: str
+        self, who: Principal, agent: str, function: str, caller: Caller, scope: str
     ) -> DreamerError | tuple[InstalledAgent, dict[str, Any], str]:
         """Why an agent's call must be refused, or what it is allowed to reach and by which grant."""
         target = f"{agent}.{function}"
@@ -194,7 +221,8 @@ class Invoker:
                 "depth_exceeded",
                 f"call chain deeper than {self.settings.max_call_depth} agents refused at {caller.agent} → {agent}",
             )
-        holder = allowed([g.scope for g in grants_of(s, who.user_id, caller.agent)], scope)
+        assert caller.agent is not None
+        holder = allowed(self.cache.grants(who.user_id, caller.agent), scope)
         if holder is None:
             return DreamerError(
                 "permission_denied",
@@ -202,7 +230,7 @@ class Invoker:
                 f"(grant it with `dreamer grant {caller.agent} agent:{agent}`)",
             )
         try:
-            installed = get_installed(s, who.user_id, agent)
+            installed = self._installed(who, agent)
             spec = installed.function(function)
         except DreamerError as exc:
             return exc
@@ -250,31 +278,33 @@ class Invoker:
         self, s: Any, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
     ) -> None:
         ctx = trace.get_current_span().get_span_context()
-        s.add(
-            Invocation(
+        now = datetime.now(timezone.utc)
+        s.connection().execute(
+            _INSERT_INVOCATION,
+            dict(
                 id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
                 caller=caller.agent or "user", parent_id=caller.parent_id, status="running",
-                started_at=datetime.now(timezone.utc),
+                attempt=1, created_at=now, started_at=now,
                 trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
-            )
+            ),
         )
 
     def _record_end(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> None:
+        values: dict[str, Any] = {
+            "run_id": run.id, "status": status, "result": value, "finished_at": datetime.now(timezone.utc),
+            "error_code": error.code if error else None, "error_message": error.message if error else None,
+        }
         with self.store.session() as s:
-            row = s.get(Invocation, run.id)
-            if row is not None:
-                row.status = status
-                row.result = value
-                row.finished_at = datetime.now(timezone.utc)
-                if error is not None:
-                    row.error_code, row.error_message = error.code, error.message
-                if row.trace_id is None:
-                    ctx = trace.get_current_span().get_span_context()
-                    row.trace_id = format(ctx.trace_id, "032x") if ctx.is_valid else None
-            s.add_all(
-                InvocationLog(invocation_id=run.id, at=at, stream=stream, level=level, message=message)
-                for at, stream, level, message in run.logs
-            )
+            conn = s.connection()
+            conn.execute(_FINISH_INVOCATION, values)
+            if run.logs:
+                conn.execute(
+                    _INSERT_LOG,
+                    [
+                        {"invocation_id": run.id, "at": at, "stream": stream, "level": level, "message": message}
+                        for at, stream, level, message in run.logs
+                    ],
+                )
 
 
 def _check_text(value: Any, what: str = "arguments", code: str = "invalid_argument", depth: int = 0) -> None:
@@ -299,8 +329,6 @@ def _check_text(value: Any, what: str = "arguments", code: str = "invalid_argume
 
 def interrupted_on_restart(store: Store) -> int:
     """Mark invocations left running by a kernel that died; returns how many."""
-    from sqlalchemy import update
-
     with store.session() as s:
         result = s.execute(
             update(Invocation)

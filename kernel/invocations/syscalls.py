@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.install.registry import grants_of
 from dreamer.kernel.permissions.check import allowed
 
 if TYPE_CHECKING:
@@ -36,8 +35,8 @@ class SyscallContext:
     def require(self, scope: str, *, action: str, target: str, detail: dict[str, Any] | None = None) -> str:
         """The grant that allows `scope` for the running agent; audits and raises
         permission_denied when there is none."""
+        holder = allowed(self.invoker.cache.grants(self.who.user_id, self.agent), scope)
         with self.invoker.store.session() as s:
-            holder = allowed([g.scope for g in grants_of(s, self.who.user_id, self.agent)], scope)
             audit(
                 s, user_id=self.who.user_id, actor=f"agent:{self.agent}", action=action, target=target,
                 scope=holder or scope, decision="allow" if holder else "deny",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -56,3 +57,36 @@ def get_user(session: Session, name: str) -> User:
 
 def list_users(session: Session) -> list[User]:
     return list(session.scalars(select(User).order_by(User.id)))
+
+
+@dataclass(frozen=True)
+class KnownUser:
+    id: int
+    name: str
+    timezone: str
+    is_admin: bool
+
+
+class TokenCache:
+    """Token → user, so a request does not pay two queries to learn who sent it.
+
+    Keyed by the token's hash, like the store. Tokens are never changed in place;
+    whatever removes a token or a user must call `clear()`.
+    """
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._users: dict[str, KnownUser] = {}
+        self._limit = limit
+
+    def get(self, token: str) -> KnownUser | None:
+        return self._users.get(hash_token(token))
+
+    def put(self, token: str, user: User) -> KnownUser:
+        known = KnownUser(user.id, user.name, user.timezone, user.is_admin)
+        if len(self._users) >= self._limit:
+            self._users.clear()
+        self._users[hash_token(token)] = known
+        return known
+
+    def clear(self) -> None:
+        self._users.clear()

@@ -1,0 +1,62 @@
+"""What every call needs to know about an installation, kept in memory.
+
+A call needs the callee's bundle (path, entry, function specs) and the caller's
+grants. Reading them from the store each time was the largest cost of a warm call,
+so the kernel — the only writer of installations and grants — keeps them here and
+drops an entry whenever it changes one (install, upgrade, uninstall, grant, revoke).
+A revocation therefore still takes effect on the very next call.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from dreamer.kernel.install.registry import InstalledAgent, find_installed, grants_of
+from dreamer.kernel.store.db import Store
+
+
+class InstallCache:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._agents: dict[tuple[int, str], InstalledAgent | None] = {}
+        self._grants: dict[tuple[int, str], frozenset[str]] = {}
+        self._lock = threading.Lock()
+        # Bumped by forget(): a read that started before a change must not be cached after it.
+        self._generation: dict[tuple[int, str], int] = {}
+
+    def agent(self, user_id: int, agent: str) -> InstalledAgent | None:
+        key = (user_id, agent)
+        try:
+            return self._agents[key]
+        except KeyError:
+            pass
+        seen = self._generation.get(key, 0)
+        with self.store.session() as s:
+            found = find_installed(s, user_id, agent)
+        with self._lock:
+            if self._generation.get(key, 0) == seen:
+                self._agents[key] = found
+        return found
+
+    def grants(self, user_id: int, agent: str) -> frozenset[str]:
+        key = (user_id, agent)
+        try:
+            return self._grants[key]
+        except KeyError:
+            pass
+        seen = self._generation.get(key, 0)
+        with self.store.session() as s:
+            held = frozenset(g.scope for g in grants_of(s, user_id, agent))
+        with self._lock:
+            if self._generation.get(key, 0) == seen:
+                self._grants[key] = held
+        return held
+
+    def forget(self, user_id: int, agent: str) -> None:
+        """Call after any change to this user's installation of `agent` or its grants,
+        once the change is committed."""
+        key = (user_id, agent)
+        with self._lock:
+            self._generation[key] = self._generation.get(key, 0) + 1
+            self._agents.pop(key, None)
+            self._grants.pop(key, None)
