@@ -10,8 +10,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-# Install order matters: recipes asks for agent:grocery.add_items, so grocery comes first.
-STARTERS: tuple[str, ...] = ("grocery", "recipes")
+# Install order matters: an agent comes after the agents it asks to call. recipes
+# asks for agent:grocery.add_items; calendar for agent:notes.search and agent:grocery.list_items.
+STARTERS: tuple[str, ...] = ("grocery", "recipes", "notes", "calendar")
 
 
 def starter_bundles() -> list[Path]:

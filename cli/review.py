@@ -27,6 +27,24 @@ class ScopeRow:
 
 
 @dataclass(frozen=True)
+class LimitRow:
+    name: str
+    asked: float | None
+    granted: float | None
+
+
+# name in agent.yaml's `limits:` -> (what a person calls it, unit)
+LIMIT_LABELS = {
+    "memory_mb": ("memory", " MB"),
+    "cpu_seconds": ("CPU time", " s"),
+    "file_mb": ("file size", " MB"),
+    "open_files": ("open files", ""),
+    "processes": ("processes", ""),
+    "call_timeout_s": ("time per call", " s"),
+}
+
+
+@dataclass(frozen=True)
 class Upgrade:
     from_version: str
     to_version: str
@@ -51,6 +69,7 @@ class Review:
     scopes: list[ScopeRow]
     functions: list[str]
     upgrade: Upgrade | None
+    limits: list[LimitRow] = field(default_factory=list)
 
     @property
     def needs_approval(self) -> bool:
@@ -133,6 +152,18 @@ def _review_rows(review: Any) -> list[ScopeRow]:
     return [row for row in rows if row is not None]
 
 
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _limit_rows(value: Any) -> list[LimitRow]:
+    rows = []
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, dict) and isinstance(item.get("name"), str):
+            rows.append(LimitRow(item["name"], _number(item.get("asked")), _number(item.get("granted"))))
+    return rows
+
+
 def _with_requirement(row: ScopeRow, required: list[str], optional: list[str]) -> ScopeRow:
     if row.required is not None:
         return row
@@ -187,6 +218,7 @@ def read_review(staged: dict[str, Any]) -> Review:
         scopes=rows,
         functions=_names(functions),
         upgrade=upgrade,
+        limits=_limit_rows(info.get("limits")),
     )
 
 
@@ -205,6 +237,7 @@ def render_review(console: Console, review: Review, without: list[str]) -> None:
         _render_upgrade(console, review.upgrade)
     if review.functions:
         console.print(f"Functions: {escape(', '.join(review.functions))}")
+    _render_limits(console, review.limits)
     if not review.scopes:
         console.print("It asks for no permissions.")
         return
@@ -217,6 +250,25 @@ def render_review(console: Console, review: Review, without: list[str]) -> None:
             scope.append(" (new)", style="yellow")
         rows.append([scope, row.sentence, risk(row.risk), need, granted])
     console.print(make_table(["permission", "what it allows", "risk", "need", "granted"], rows, title="Permissions"))
+
+
+def _shown(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _render_limits(console: Console, rows: list[LimitRow]) -> None:
+    """Only the limits the agent asks for; the others are the installation's, as for every agent."""
+    parts = []
+    for row in rows:
+        if row.asked is None or row.granted is None:
+            continue
+        label, unit = LIMIT_LABELS.get(row.name, (row.name, ""))
+        text = f"{label} {_shown(row.granted)}{unit}"
+        if row.asked > row.granted:
+            text += f" (asks for {_shown(row.asked)}; this installation allows at most {_shown(row.granted)})"
+        parts.append(text)
+    if parts:
+        console.print(f"Limits: {escape(', '.join(parts))}")
 
 
 def _render_upgrade(console: Console, upgrade: Upgrade) -> None:

@@ -7,7 +7,8 @@ is touched, which is what makes an installation easy to back up or throw away.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +16,60 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8700
 
 
+# The limits an agent may set for itself in agent.yaml (`limits:`), each named after
+# its DREAMER_LIMIT_* variable, mapped to the Limits field it sets.
+AGENT_LIMITS: dict[str, str] = {
+    "memory_mb": "address_space_mb",
+    "cpu_seconds": "cpu_seconds",
+    "file_mb": "file_size_mb",
+    "open_files": "open_files",
+    "processes": "processes",
+    "call_timeout_s": "call_timeout_s",
+}
+
+# Installation ceilings from the environment: variable -> (Limits field, type).
+LIMIT_VARIABLES: dict[str, tuple[str, type[int] | type[float]]] = {
+    "DREAMER_LIMIT_MEMORY_MB": ("address_space_mb", int),
+    "DREAMER_LIMIT_CPU_SECONDS": ("cpu_seconds", int),
+    "DREAMER_LIMIT_FILE_MB": ("file_size_mb", int),
+    "DREAMER_LIMIT_OPEN_FILES": ("open_files", int),
+    "DREAMER_LIMIT_PROCESSES": ("processes", int),
+    "DREAMER_CALL_TIMEOUT": ("call_timeout_s", float),
+}
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Per-worker resource ceilings (issue 3 makes these configurable per agent)."""
+    """Per-worker resource ceilings.
+
+    The installation's Limits (from DREAMER_LIMIT_*) are both the default and the
+    ceiling: an agent may ask for other values in agent.yaml and gets each one
+    capped at the installation's (`within`).
+    """
 
     address_space_mb: int = 2048
     cpu_seconds: int = 120
     file_size_mb: int = 256
     open_files: int = 256
+    # Processes and threads of one worker together, the sandbox's own included.
+    processes: int = 128
     call_timeout_s: float = 30.0
     max_message_bytes: int = 8 * 1024 * 1024
     max_log_bytes: int = 1024 * 1024
+
+    def within(self, asked: Mapping[str, object] | None) -> Limits:
+        """These limits with an agent's `limits:` block applied, never above them."""
+        if not asked:
+            return self
+        changes: dict[str, Any] = {}
+        for name, value in asked.items():
+            target = AGENT_LIMITS.get(name)
+            # The manifest was validated at install; anything else here is ignored, not trusted.
+            if target is None or isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                continue
+            ceiling = getattr(self, target)
+            changes[target] = type(ceiling)(min(value, ceiling))
+        return replace(self, **changes)
 
 
 @dataclass(frozen=True)
@@ -42,6 +86,8 @@ class Settings:
     max_bundle_bytes: int = 50 * 1024 * 1024
     max_bundle_files: int = 2000
     otlp_endpoint: str | None = None
+    fetch_timeout_s: float = 60.0  # ceiling for one ctx.fetch, redirects included
+    fetch_max_bytes: int = 10 * 1024 * 1024  # ceiling (and default) for one response body
 
     @property
     def bundles_dir(self) -> Path:
@@ -74,12 +120,19 @@ def dreamer_home() -> Path:
 def _number(name: str, kind: type[int] | type[float]) -> Any:
     raw = os.environ[name]
     try:
-        value = kind(raw)
+        value = kind(raw.strip())
     except ValueError:
-        raise SystemExit(f"dreamer: {name}={raw!r} is not a number") from None
-    if value <= 0:
-        raise SystemExit(f"dreamer: {name} must be greater than zero")
+        what = "a whole number" if kind is int else "a number"
+        raise SystemExit(f"dreamer: {name}={raw!r} is not {what}") from None
+    if not value > 0 or value == float("inf"):
+        raise SystemExit(f"dreamer: {name} must be a finite number greater than zero, not {raw!r}")
     return value
+
+
+def _limits() -> Limits:
+    """The installation's ceilings: the defaults, each replaced by its variable when set."""
+    values = {attr: _number(name, kind) for name, (attr, kind) in LIMIT_VARIABLES.items() if os.environ.get(name)}
+    return Limits(**values)
 
 
 def load_settings(**overrides: object) -> Settings:
@@ -91,8 +144,7 @@ def load_settings(**overrides: object) -> Settings:
         "sandbox": os.environ.get("DREAMER_SANDBOX", "bwrap"),
         "otlp_endpoint": os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
     }
-    if os.environ.get("DREAMER_CALL_TIMEOUT"):
-        values["limits"] = Limits(call_timeout_s=_number("DREAMER_CALL_TIMEOUT", float))
+    values["limits"] = _limits()
     if os.environ.get("DREAMER_MAX_CALL_DEPTH"):
         values["max_call_depth"] = _number("DREAMER_MAX_CALL_DEPTH", int)
     if os.environ.get("DREAMER_WARM_SECONDS"):

@@ -15,6 +15,7 @@ from dreamer.kernel.config import Settings
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Invoker, Principal, interrupted_on_restart
+from dreamer.kernel.llm.gateway import Gateway
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
@@ -35,6 +36,7 @@ class Kernel:
     invoker: Invoker
     installer: Installer
     tokens: TokenCache = field(default_factory=TokenCache)
+    llm: Gateway | None = None
 
     @classmethod
     def build(cls, settings: Settings) -> "Kernel":
@@ -57,6 +59,7 @@ class Kernel:
             invoker=Invoker(settings, store, pool, tracer, cache),
             installer=Installer(settings, store, sandbox, pool, cache),
         )
+        kernel.llm = kernel.invoker.llm = Gateway.from_home(settings.home, store, tracer=tracer)
         kernel._provider = provider  # type: ignore[attr-defined]
         return kernel
 
@@ -70,6 +73,8 @@ class Kernel:
 
     async def stop(self) -> None:
         await self.pool.close()
+        if self.llm is not None:
+            await self.llm.aclose()
         provider = getattr(self, "_provider", None)
         if provider is not None:
             provider.shutdown()

@@ -25,9 +25,12 @@ STATUS: dict[str, int] = {
     "result_invalid": 500,
     "worker_crashed": 502,
     "protocol_error": 502,
+    "fetch_failed": 502,
     "timeout": 504,
     "sandbox_unavailable": 503,
     "not_available": 501,
+    "budget_exceeded": 402,
+    "model_error": 502,
     "internal": 500,
 }
 

@@ -14,6 +14,7 @@ from dreamer.sdk.errors import (
     NotAvailable,
     ResultInvalid,
 )
+from dreamer.sdk.fetch import Response
 from dreamer.sdk.registry import REGISTRY
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "InvalidArgument",
     "NotAvailable",
     "ResultInvalid",
+    "Response",
     "User",
     "function",
 ]

@@ -10,6 +10,7 @@ them with `except NotAvailable`.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
@@ -18,18 +19,18 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from dreamer.sdk.database import AgentDatabase
 from dreamer.sdk.errors import CallError, NotAvailable
+from dreamer.sdk.fetch import Response, fetch_params, response_from
+from dreamer.sdk.llm import llm_answer, llm_params
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 # member -> why it is missing. One place to update as the pieces arrive.
 MISSING: dict[str, str] = {
     "tools": "the tool (MCP) registry arrives with issue 5",
-    "llm": "the model gateway arrives with issue 4",
     "sidekick": "Sidekick's memory arrives with issue 4",
     "remember": "Sidekick's memory arrives with issue 4",
     "post": "the user's feed arrives with issue 4",
     "task": "Sidekick tasks arrive with issue 4",
-    "fetch": "outbound HTTP through the kernel arrives with issue 3",
     "emit_reward": "rewards are recorded with issue 4",
     "emit_event": "events between agents arrive with issue 10",
 }
@@ -166,9 +167,46 @@ class Context:
         """Tools (MCP servers) granted to this agent: `ctx.tools.call("server.tool", args)`."""
         return self._tools
 
-    def llm(self, *args: Any, **kwargs: Any) -> Any:
-        """`ctx.llm(prompt, schema=None, variant="standard")`: the model gateway (grant `llm`)."""
-        _missing("llm")
+    @property
+    def mounts(self) -> dict[str, str]:
+        """Folders of the user's granted to this agent: {where to find it: the grant}.
+
+        For example `{"/mnt/notes": "fs.ro:/home/me/notes"}`. A grant starting
+        with `fs:` may be changed, one with `fs.ro:` only read. Empty when
+        nothing is granted; a folder whose grant is revoked is gone from the
+        next call on. (In the unconfined `none` sandbox the folder is found at
+        its own path on the host, which is then the key.)
+        """
+        try:
+            found = json.loads(os.environ.get("DREAMER_MOUNTS") or "{}")
+        except ValueError:
+            return {}
+        return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+    def llm(
+        self,
+        prompt: str,
+        schema: dict[str, Any] | type[Any] | None = None,
+        variant: str = "standard",
+        system: str | None = None,
+        max_tokens: int = 1024,
+        temperature: float | None = None,
+    ) -> Any:
+        """Ask the installation's model; return its text, or with `schema` its answer as data.
+
+        Needs the grant `llm`. `variant` is fast, standard or powerful (which
+        models those are is the installation's choice). `schema` is a JSON
+        schema (the answer comes back as the dict/list/value it describes) or a
+        pydantic model class (an instance comes back); the kernel validates the
+        answer and asks the model again, a few times, when it does not match.
+        `max_tokens` is capped by the installation. Raises CallError with `kind`
+        permission_denied (no `llm` grant), not_available (no model is
+        configured), budget_exceeded (the user's monthly model budget is spent),
+        timeout, or model_error (the provider failed, or no answer matched the schema).
+        """
+        self._check_active("ctx.llm")
+        params, model = llm_params(prompt, schema, variant, system, max_tokens, temperature)
+        return llm_answer(self._kernel.request("llm.complete", params), "schema" in params, model)
 
     def sidekick(self, *args: Any, **kwargs: Any) -> Any:
         """`ctx.sidekick(question, schema)`: ask the user's Sidekick memory (grant `memory:read`)."""
@@ -186,9 +224,30 @@ class Context:
         """`ctx.task(prompt, tools=[...], on_complete="handler")`: start a Sidekick task."""
         _missing("task")
 
-    def fetch(self, *args: Any, **kwargs: Any) -> Any:
-        """`ctx.fetch(url, ...)`: outbound HTTP through the kernel (grant `net:<host>`)."""
-        _missing("fetch")
+    def fetch(
+        self,
+        url: str,
+        method: str = "GET",
+        headers: dict[str, str] | None = None,
+        body: str | bytes | None = None,
+        timeout: float = 30,
+        max_bytes: int | None = None,
+    ) -> Response:
+        """Make an HTTP request through the kernel; return the server's Response.
+
+        Needs the grant `net:<host>` (or a pattern such as `net:*.example.com`).
+        Loopback, private and link-local addresses are refused unless a grant
+        names the address (`net:192.168.1.20`) or a local name (`net:localhost`)
+        exactly; `net:*` never reaches them. Redirects are followed (at most 5),
+        each to a granted host only. `body` is text (sent as UTF-8) or bytes;
+        `timeout` (seconds) and `max_bytes` are capped by the installation.
+        A 404 or 500 is a Response; a refusal or failure raises CallError with
+        `kind` permission_denied, timeout, payload_too_large, invalid_argument
+        or fetch_failed (no connection, unknown host, too many redirects).
+        """
+        self._check_active("ctx.fetch")
+        params = fetch_params(url, method, headers, body, timeout, max_bytes)
+        return response_from(self._kernel.request("net.fetch", params), url)
 
     def emit_reward(self, *args: Any, **kwargs: Any) -> Any:
         """`ctx.emit_reward(value)`: record how well this invocation went."""

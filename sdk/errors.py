@@ -30,6 +30,9 @@ KINDS: frozenset[str] = frozenset(
         "worker_crashed",
         "protocol_error",
         "sandbox_unavailable",
+        "fetch_failed",
+        "budget_exceeded",
+        "model_error",
         "internal",
     }
 )

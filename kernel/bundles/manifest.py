@@ -57,6 +57,23 @@ class Permissions(_Strict):
         return [*self.required, *self.optional]
 
 
+# strict: YAML `true` or "512" is a mistake to report, not a number to guess.
+def _limit(low: float, high: float) -> Any:
+    return Field(default=None, strict=True, ge=low, le=high)
+
+
+class AgentLimits(_Strict):
+    """What the agent asks for; each value is capped at the installation's ceiling
+    (DREAMER_LIMIT_<NAME>), so asking for more than that gets the ceiling."""
+
+    memory_mb: int | None = _limit(64, 1024 * 1024)
+    cpu_seconds: int | None = _limit(1, 7 * 24 * 3600)
+    file_mb: int | None = _limit(1, 1024 * 1024)
+    open_files: int | None = _limit(16, 1024 * 1024)
+    processes: int | None = _limit(8, 100_000)
+    call_timeout_s: float | None = _limit(0.1, 7 * 24 * 3600)
+
+
 class Trigger(_Strict):
     type: Literal["cron", "webhook", "input", "event"]
     entrypoint: Annotated[str, Field(pattern=IDENT_RE)]
@@ -81,6 +98,7 @@ class Manifest(_Strict):
     entry: Annotated[str, Field(pattern=MODULE_RE, max_length=200)] | None = None
     server: Server | None = None
     permissions: Permissions = Field(default_factory=Permissions)
+    limits: AgentLimits | None = None
     triggers: list[Trigger] = Field(default_factory=list, max_length=50)
 
     @model_validator(mode="after")

@@ -32,6 +32,7 @@ from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
 from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
+from dreamer.kernel.sandbox.mounts import fs_grants
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import BundleVersion, Grant, Installation, utcnow
 from dreamer.kernel.workers.pool import WorkerPool
@@ -101,7 +102,7 @@ class Installer:
             "bundle_id": work.name,
             "manifest": manifest_dict,
             "functions": fn_dicts,
-            "review": review(manifest_dict, fn_dicts),
+            "review": review(manifest_dict, fn_dicts, self.settings.limits),
             "upgrade": upgrade,
         }
 
@@ -173,9 +174,16 @@ class Installer:
             return get_installed(s, who.user_id, name)
 
     async def install_folder(self, who: Principal, folder: Path) -> InstalledAgent:
-        """Install a local folder with every declared scope granted (used for starter agents)."""
+        """Install a local folder without a person reviewing it (the starter agents).
+
+        Nobody approved anything, so only what cannot hurt is granted: required scopes
+        and optional ones that are neither high risk nor cost money. The user can grant
+        the rest later (`dreamer grant notes net:*`).
+        """
         staged = await self.stage(who, pack(folder))
-        return await self.approve(who, staged["bundle_id"], without=[])
+        optional = staged["manifest"].get("permissions", {}).get("optional", [])
+        unreviewed = [s for s in optional if parse_scope(s).risk == "high" or s == "llm"]
+        return await self.approve(who, staged["bundle_id"], without=unreviewed)
 
     # -- uninstall ---------------------------------------------------------------------------
 
@@ -214,7 +222,7 @@ class Installer:
                     )
             return rows
 
-    def grant(self, who: Principal, agent: str, scope: str) -> list[dict[str, Any]]:
+    async def grant(self, who: Principal, agent: str, scope: str) -> list[dict[str, Any]]:
         wanted = _parse(scope)
         with self.store.session() as s:
             installed = get_installed(s, who.user_id, agent)
@@ -235,9 +243,12 @@ class Installer:
             audit(s, user_id=who.user_id, actor=who.actor, action="grants.grant", target=agent,
                   scope=scope, decision="allow", detail={"scopes": matching})
         self.cache.forget(who.user_id, agent)
+        if fs_grants(matching):
+            # Workers keep the folders they started with; let go of the ones without this one.
+            await self.pool.evict(who.user_name, agent)
         return [r for r in self.permissions(who, agent) if r["scope"] in matching]
 
-    def revoke(self, who: Principal, agent: str, scope: str) -> list[dict[str, Any]]:
+    async def revoke(self, who: Principal, agent: str, scope: str) -> list[dict[str, Any]]:
         wanted = _parse(scope)
         with self.store.session() as s:
             get_installed(s, who.user_id, agent)
@@ -252,6 +263,10 @@ class Installer:
                   scope=scope, decision="allow", detail={"scopes": [g.scope for g in gone]})
             revoked = [g.scope for g in gone]
         self.cache.forget(who.user_id, agent)
+        if fs_grants(revoked):
+            # A folder is bound when a worker starts: stop the workers that have it
+            # (a busy one when its call ends), so the next call runs without it.
+            await self.pool.evict(who.user_name, agent)
         return [r for r in self.permissions(who, agent) if r["scope"] in revoked]
 
     # -- internals --------------------------------------------------------------------------------

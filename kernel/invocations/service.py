@@ -7,29 +7,35 @@ any worker sees the request; each decision is written to the audit log.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import shlex
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode, Tracer
 from sqlalchemy import bindparam, insert, update
 
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.config import Settings
+from dreamer.kernel.config import Limits, Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
 from dreamer.kernel.permissions.check import allowed
 from dreamer.kernel.sandbox.base import SandboxSpec
+from dreamer.kernel.sandbox.mounts import fs_grants, mounts_for
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog
 from dreamer.kernel.store.text import storable_text
 from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
+
+if TYPE_CHECKING:
+    from dreamer.kernel.llm.gateway import Gateway
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,7 @@ class Invoker:
         self.tracer = tracer
         self.cache = cache or InstallCache(store)
         self.syscalls: dict[str, Handler] = default_table()
+        self.llm: Gateway | None = None  # the model gateway, set by Kernel.build; llm.complete uses it
 
     async def invoke(
         self, who: Principal, agent: str, function: str, args: dict[str, Any], caller: Caller
@@ -108,10 +115,7 @@ class Invoker:
             raise DreamerError("invalid_argument", "arguments must be a JSON object")
         _check_text(args)
         run = _Run(id=new_invocation_id())
-        limits = self.settings.limits
-        now = time.monotonic()
-        deadline = caller.deadline or now + limits.call_timeout_s
-        timeout = max(0.01, deadline - now)
+        started = time.monotonic()
         with self.tracer.start_as_current_span(
             f"invoke_agent {agent}",
             attributes={
@@ -129,14 +133,22 @@ class Invoker:
                 span.set_status(Status(StatusCode.ERROR, exc.message))
                 span.set_attribute("error.type", exc.code)
                 raise
+            limits = self.limits_of(installed)
+            # The callee's granted folders; read on every call, so a revocation applies to the next one.
+            folders = fs_grants(self.cache.grants(who.user_id, agent))
+            # A user's call gets the callee's own timeout; a nested call keeps what is
+            # left of its chain's, whatever the callee would allow itself.
+            deadline = caller.deadline or started + limits.call_timeout_s
+            timeout = max(0.01, deadline - time.monotonic())
             inner = Caller("agent", agent, (*caller.chain, agent), run.id, deadline)
 
             async def syscalls(method: str, params: dict[str, Any]) -> Any:
                 return await self._syscall(who, inner, run, method, params)
 
             try:
-                key = WorkerKey(who.user_name, agent, str(installed.bundle_path))
-                async with self.pool.lease(key, lambda: self._spec(who, installed), timeout=timeout) as worker:
+                key = WorkerKey(who.user_name, agent, str(installed.bundle_path), _digest(folders))
+                spec = lambda: self._spec(who, installed, limits, folders)  # noqa: E731
+                async with self.pool.lease(key, spec, timeout=timeout) as worker:
                     result = await worker.request(
                         "invoke",
                         {
@@ -262,14 +274,28 @@ class Invoker:
 
     # -- sandbox ------------------------------------------------------------------------
 
-    def _spec(self, who: Principal, installed: InstalledAgent) -> SandboxSpec:
+    def limits_of(self, installed: InstalledAgent) -> Limits:
+        """What the agent asked for in agent.yaml, capped at the installation's ceilings."""
+        return self.settings.limits.within(installed.manifest.get("limits"))
+
+    def _spec(self, who: Principal, installed: InstalledAgent, limits: Limits, folders: list[str]) -> SandboxSpec:
+        """Called only when a worker starts: the granted folders are checked then."""
+        try:
+            mounts = mounts_for(folders, self.settings.home)
+        except DreamerError as exc:
+            scope = shlex.quote(str(exc.details.get("scope", "SCOPE")))
+            raise DreamerError(
+                exc.code,
+                f"{installed.name} cannot start: {exc.message} (`dreamer revoke {installed.name} {scope}` takes the grant back)",
+            ) from None
         data = self.settings.agent_data_dir(who.user_name, installed.name)
         data.mkdir(parents=True, exist_ok=True)
         return SandboxSpec(
             bundle_dir=installed.bundle_path,
             data_dir=data,
             env={"DREAMER_AGENT": installed.name, "DREAMER_ENTRY": installed.entry or ""},
-            limits=self.settings.limits,
+            limits=limits,
+            mounts=mounts,
         )
 
     # -- bookkeeping ----------------------------------------------------------------------
@@ -305,6 +331,11 @@ class Invoker:
                         for at, stream, level, message in run.logs
                     ],
                 )
+
+
+def _digest(folders: list[str]) -> str:
+    """Names a set of granted folders in a worker key ("" for the many agents without)."""
+    return hashlib.sha256("\n".join(folders).encode()).hexdigest()[:16] if folders else ""
 
 
 def _check_text(value: Any, what: str = "arguments", code: str = "invalid_argument", depth: int = 0) -> None:

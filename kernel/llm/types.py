@@ -72,8 +72,15 @@ class Message:
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """A model call. `tool_choice`: None lets the model decide, "required" makes it
-    call some tool, a tool's name makes it call that tool."""
+    """A model call.
+
+    `tool_choice`: None lets the model decide, "required" makes it call some tool,
+    a tool's name makes it call that tool. `response_schema` (a JSON schema of an
+    object) asks for a JSON answer, which comes back as the response's `text`:
+    Anthropic is made to call a tool with that input schema, OpenAI-compatible
+    servers get `response_format: json_schema`. It does not validate the answer;
+    `dreamer.kernel.llm.structured` does.
+    """
 
     messages: list[Message]
     system: str | None = None
@@ -82,10 +89,15 @@ class ChatRequest:
     temperature: float | None = None
     variant: str = "standard"
     tool_choice: str | None = None
+    response_schema: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class Usage:
+    """Tokens of one call. `input_tokens` counts input that was not read from the
+    prompt cache; cached input is in `cache_read_tokens` (providers differ here and
+    are normalised to this)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dreamer.kernel.config import AGENT_LIMITS, Limits
 from dreamer.kernel.permissions.scopes import parse_scope
 
 
@@ -23,7 +24,21 @@ def scope_rows(required: list[str], optional: list[str], without: set[str] | Non
     return rows
 
 
-def review(manifest: dict[str, Any], functions: list[dict[str, Any]]) -> dict[str, Any]:
+def limit_rows(asked: dict[str, Any] | None, ceiling: Limits) -> list[dict[str, Any]]:
+    """Each limit the agent will run under: what it asked for (or None), what it gets, the ceiling."""
+    granted = ceiling.within(asked)
+    return [
+        {
+            "name": name,
+            "asked": (asked or {}).get(name),
+            "granted": getattr(granted, field),
+            "ceiling": getattr(ceiling, field),
+        }
+        for name, field in AGENT_LIMITS.items()
+    ]
+
+
+def review(manifest: dict[str, Any], functions: list[dict[str, Any]], ceiling: Limits | None = None) -> dict[str, Any]:
     perms = manifest.get("permissions", {})
     return {
         "name": manifest["name"],
@@ -41,6 +56,7 @@ def review(manifest: dict[str, Any], functions: list[dict[str, Any]]) -> dict[st
             for f in functions
         ],
         "triggers": manifest.get("triggers", []),
+        "limits": limit_rows(manifest.get("limits"), ceiling or Limits()),
     }
 
 

@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 import signal
+import subprocess
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from dreamer.kernel.config import Limits
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.sandbox import pids
 from dreamer.kernel.sandbox.rlimits import preexec
 from dreamer.kernel.sandbox.runtime import current_runtime
 
@@ -29,7 +31,7 @@ BASE_ENV: dict[str, str] = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONUNBUFFERED": "1",
 }
-OWNED_ENV = frozenset(BASE_ENV) | {"PYTHONPATH", "DREAMER_AGENT_DIR", "DREAMER_DATA_DIR"}
+OWNED_ENV = frozenset(BASE_ENV) | {"PYTHONPATH", "DREAMER_AGENT_DIR", "DREAMER_DATA_DIR", "DREAMER_MOUNTS"}
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -60,6 +62,16 @@ class Launch:
     argv: list[str]
     env: dict[str, str]
     cwd: Path
+    # Descriptors the program must inherit (bwrap binds granted folders through
+    # them); the launch owns them, and whoever executes it closes them after.
+    pass_fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        for fd in self.pass_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def worker_env(*, agent_dir: str, data_dir: str, pythonpath: Sequence[str], extra: Mapping[str, str]) -> dict[str, str]:
@@ -118,6 +130,19 @@ class Sandbox(ABC):
         """The command, environment and folder that start `spec` confined."""
 
     async def start(self, spec: SandboxSpec) -> asyncio.subprocess.Process:
+        # A pids cgroup of its own, joined before exec (see pids.py), when the host has them.
+        group = pids.open_group(spec.limits.processes)
+        try:
+            process = await self._spawn(spec, group)
+        except BaseException:
+            if group is not None:
+                group.remove()
+            raise
+        if group is not None:
+            pids.watch(process, group)
+        return process
+
+    async def _spawn(self, spec: SandboxSpec, group: pids.PidsGroup | None) -> asyncio.subprocess.Process:
         launch = self.plan(spec)
         try:
             return await asyncio.create_subprocess_exec(
@@ -127,9 +152,10 @@ class Sandbox(ABC):
                 stderr=asyncio.subprocess.PIPE,
                 env=launch.env,
                 cwd=launch.cwd,
+                pass_fds=launch.pass_fds,
                 # Its own process group, so kill() reaches everything it spawned.
                 start_new_session=True,
-                preexec_fn=preexec(spec.limits),
+                preexec_fn=preexec(spec.limits, group.procs if group is not None else None),
                 limit=spec.limits.max_message_bytes + STDOUT_SLACK_BYTES,
             )
         except OSError as error:
@@ -137,6 +163,13 @@ class Sandbox(ABC):
             raise DreamerError(
                 "sandbox_unavailable", f"cannot start the {self.name} sandbox ({launch.argv[0]}): {reason}"
             ) from None
+        except subprocess.SubprocessError:
+            # Raised only by the preexec step, whose one fallible part is joining the cgroup.
+            raise DreamerError(
+                "sandbox_unavailable", f"cannot start the {self.name} sandbox: the worker could not join its pids cgroup"
+            ) from None
+        finally:
+            launch.close()
 
     def kill(self, process: asyncio.subprocess.Process) -> None:
         """SIGKILL the process group; a no-op for what is already gone.
@@ -149,6 +182,8 @@ class Sandbox(ABC):
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+        # Everything in its cgroup, whatever session or group it moved to.
+        pids.kill(process)
         # The leader itself, in case it moved to another group (setsid, setpgid).
         try:
             process.kill()

@@ -2,8 +2,9 @@
 
 Inside, the worker sees /usr (and the merged-/usr links), the interpreter's own
 folders, the SDK at /opt/dreamer/dreamer/sdk, its bundle at /agent (read-only), its
-data at /data (read-write), a private /tmp, /proc of its own pid namespace and a
-minimal /dev. No network (only a loopback of its own), no /etc, no /home, no
+data at /data (read-write), a private /tmp, /proc of its own pid namespace, a
+minimal /dev, and the host folders the user granted (`fs:` / `fs.ro:`) at
+/mnt/<name>. No network (only a loopback of its own), no /etc, no /home, no
 /root, nothing of $DREAMER_HOME but /data.
 """
 
@@ -15,7 +16,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from dreamer.kernel.config import dreamer_home
+from dreamer.kernel.sandbox import pids
 from dreamer.kernel.sandbox.base import Launch, Sandbox, SandboxSpec, checked_dirs, worker_env
+from dreamer.kernel.sandbox.mounts import MOUNT_ROOT, check_target, mounts_env, pin
 from dreamer.kernel.sandbox.runtime import (
     SDK_DIR_IN_SANDBOX,
     SDK_ROOT_IN_SANDBOX,
@@ -99,10 +102,24 @@ class BwrapSandbox(Sandbox):
         # After the tmpfs, so a runtime that lives under /tmp is still visible.
         args += _runtime_binds(runtime)
         args += ["--ro-bind", str(bundle), AGENT_DIR, "--bind", str(data), DATA_DIR, "--chdir", DATA_DIR]
+        if spec.mounts:
+            env["DREAMER_MOUNTS"] = mounts_env(spec.mounts)
         for name, value in env.items():
             args += ["--setenv", name, value]
         command = list(spec.argv) if spec.argv is not None else runtime.worker_argv()
+        prlimit = pids.process_limit().prlimit
+        if prlimit is not None:
+            # No cgroup here: RLIMIT_NPROC set inside the sandbox's user namespace (pids.py).
+            command = [prlimit, f"--nproc={spec.limits.processes}", "--", *command]
+        for mount in spec.mounts:
+            check_target(mount.target)
+        # Last, so that nothing after the descriptors are opened can fail and leak them.
+        fds = pin(spec.mounts)
+        if spec.mounts:
+            args += ["--dir", MOUNT_ROOT]
+        for mount, fd in zip(spec.mounts, fds):
+            args += ["--bind" if mount.writable else "--ro-bind", f"/proc/self/fd/{fd}", mount.target]
         # bwrap itself gets an empty environment: nothing of the kernel's reaches it.
         # --die-with-parent ties the sandbox to the kernel thread that forked it,
         # which is the event loop's, alive as long as the kernel.
-        return Launch(argv=[*args, "--", *command], env={}, cwd=data)
+        return Launch(argv=[*args, "--", *command], env={}, cwd=data, pass_fds=tuple(fds))

@@ -1,20 +1,31 @@
-"""Choosing a backend by name (DREAMER_SANDBOX): `bwrap` by default, `none` only on request."""
+"""Choosing a backend by name (DREAMER_SANDBOX): `bwrap` by default, `docker` when asked
+for, `none` only on request; and finding out which of them work on this machine."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+from typing import TypedDict
 
+from dreamer.kernel.config import Limits
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.bwrap import BwrapSandbox
 from dreamer.kernel.sandbox.unconfined import UnconfinedSandbox
 
-NAMES = ("bwrap", "none")
+NAMES = ("bwrap", "docker", "none")
 
 BWRAP_MISSING = (
     "bubblewrap (bwrap) is not installed; install the Debian package bubblewrap, "
     "or set DREAMER_SANDBOX=none to run agents unconfined (unsafe)"
 )
+NONE_WARNING = "works, but runs agent code unconfined with the kernel's privileges; only for hosts without a sandbox"
+
+
+class BackendStatus(TypedDict):
+    name: str
+    ok: bool
+    reason: str
 
 
 def get_sandbox(name: str) -> Sandbox:
@@ -23,6 +34,39 @@ def get_sandbox(name: str) -> Sandbox:
         if path is None:
             raise DreamerError("sandbox_unavailable", BWRAP_MISSING)
         return BwrapSandbox(path)
+    if name == "docker":
+        # Imported here: the Docker SDK (and requests) is only loaded by kernels that use it.
+        from dreamer.kernel.sandbox.docker import open_docker_sandbox
+
+        return open_docker_sandbox()
     if name == "none":
         return UnconfinedSandbox()
     raise DreamerError("sandbox_unavailable", f"unknown sandbox {name!r}; choose one of: {', '.join(NAMES)}")
+
+
+async def check_backend(name: str, limits: Limits | None = None, active: Sandbox | None = None) -> BackendStatus:
+    """Whether `name` can start a worker here: a real start of a trivial interpreter in it."""
+    sandbox: Sandbox | None = active if active is not None and active.name == name else None
+    made = sandbox is None
+    try:
+        if sandbox is None:
+            sandbox = await asyncio.to_thread(get_sandbox, name)
+        await sandbox.probe(limits)
+    except DreamerError as error:
+        return {"name": name, "ok": False, "reason": error.message}
+    finally:
+        # A backend made only for the probe lets go of what it holds (docker: its engine client).
+        close = getattr(sandbox, "close", None) if made else None
+        if close is not None:
+            await asyncio.to_thread(close)
+    reason = NONE_WARNING if name == "none" else "works"
+    return {"name": name, "ok": True, "reason": reason}
+
+
+async def available_backends(limits: Limits | None = None, active: Sandbox | None = None) -> list[BackendStatus]:
+    """Every backend with whether it works here and, when it does not, why (for `dreamer doctor`).
+
+    Probed one after the other: on a 2-core machine three sandboxes starting at once
+    would mostly measure each other.
+    """
+    return [await check_backend(name, limits, active) for name in NAMES]

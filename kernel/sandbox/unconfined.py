@@ -3,6 +3,12 @@
 Only the environment, the working folder and the rlimits match the bwrap backend.
 Agent code can read and write anything the kernel can, so this exists for hosts
 without bubblewrap and only when asked for by name; every start says so loudly.
+
+Granted folders (`fs:` / `fs.ro:`) cannot be shown at /mnt/<name> without a mount
+namespace: DREAMER_MOUNTS (and so `ctx.mounts`) names them by their host paths,
+and nothing makes an `fs.ro:` folder read-only. The `processes` limit holds only
+where the kernel can make pids cgroups (pids.py); RLIMIT_NPROC is never set here,
+since outside a user namespace it would count every process of the kernel's user.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from dreamer.kernel.sandbox.base import Launch, Sandbox, SandboxSpec, checked_dirs, worker_env
+from dreamer.kernel.sandbox.mounts import mounts_env
 from dreamer.kernel.sandbox.runtime import current_runtime
 
 log = logging.getLogger("dreamer.sandbox")
@@ -48,6 +55,8 @@ class UnconfinedSandbox(Sandbox):
             pythonpath=[str(sdk_path_root()), *runtime.site_dirs],
             extra=spec.env,
         )
+        if spec.mounts:
+            env["DREAMER_MOUNTS"] = mounts_env(spec.mounts, remapped=False)
         command = list(spec.argv) if spec.argv is not None else runtime.worker_argv()
         return Launch(argv=command, env=env, cwd=data)
 

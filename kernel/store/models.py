@@ -13,6 +13,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -173,3 +174,24 @@ class Span(Base):
     status: Mapped[str] = mapped_column(String(16))
     attributes: Mapped[dict] = mapped_column(JSON)
     invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
+
+
+class LlmUsage(Base):
+    """One model call: its tokens and cost, for accounting and the per-user budget."""
+
+    __tablename__ = "llm_usage"
+    # The budget check sums one user's cost since a date: this index serves it.
+    __table_args__ = (Index("ix_llm_usage_user_id_at", "user_id", "at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    agent: Mapped[str | None] = mapped_column(String(64), nullable=True)  # None: Sidekick itself
+    provider: Mapped[str] = mapped_column(String(32))
+    model: Mapped[str] = mapped_column(String(200))
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cache_read_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cache_write_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

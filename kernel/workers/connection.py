@@ -24,6 +24,11 @@ from dreamer.sdk.protocol import encode
 
 log = logging.getLogger("dreamer.workers")
 
+# Every log line costs a stored row and objects in memory whatever its length, so
+# each is charged this much on top of its text: a flood of empty lines meets the
+# max_log_bytes cap as surely as a flood of long ones.
+LINE_COST_BYTES = 128
+
 SyscallHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
 LogSink = Callable[[str, str, str], None]  # (stream, level, message)
 
@@ -152,7 +157,7 @@ class WorkerConnection:
     def _log(self, stream: str, level: str, text: str) -> None:
         if self._sink is None or self._log_bytes > self.max_log_bytes:
             return
-        self._log_bytes += len(text)
+        self._log_bytes += len(text) + LINE_COST_BYTES
         if self._log_bytes > self.max_log_bytes:
             text = f"(log output over {self.max_log_bytes} bytes; the rest was dropped)"
         self._sink(stream, level, text)

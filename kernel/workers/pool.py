@@ -28,6 +28,9 @@ class WorkerKey:
     user: str
     agent: str
     bundle: str  # the bundle version's path: an upgrade gets fresh workers
+    # A digest of the agent's granted folders (fs: / fs.ro:): a worker is never reused
+    # once they change, since its mounts were fixed when it started.
+    mounts: str = ""
 
 
 @dataclass

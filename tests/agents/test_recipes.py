@@ -13,7 +13,7 @@ from agent_worker import Worker, WorkerFailed, kernel_call
 from dreamer.agents.bundles import starter_bundles
 from dreamer.agents.recipes.recipes.catalog import RECIPES
 
-GROCERY, RECIPES_BUNDLE = starter_bundles()
+GROCERY, RECIPES_BUNDLE = starter_bundles()[:2]
 BY_NAME = {r.name: r for r in RECIPES}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import date
 from pathlib import Path
 
@@ -15,9 +16,9 @@ from dreamer.kernel.bundles.manifest import load_manifest
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
 
 
-def test_starter_bundles_are_grocery_then_recipes() -> None:
+def test_starter_bundles_come_after_the_agents_they_call() -> None:
     bundles = starter_bundles()
-    assert [b.name for b in bundles] == ["grocery", "recipes"]
+    assert [b.name for b in bundles] == ["grocery", "recipes", "notes", "calendar"]
     for bundle in bundles:
         manifest = load_manifest(bundle)
         assert manifest.name == bundle.name
@@ -25,16 +26,24 @@ def test_starter_bundles_are_grocery_then_recipes() -> None:
         module = bundle.joinpath(*manifest.entry.split(".")).with_suffix(".py")
         assert module.is_file(), module
         assert (module.parent / "__init__.py").is_file()
+        # The bundle's folder goes on sys.path ahead of the standard library's modules.
+        assert manifest.entry.split(".")[0] not in sys.stdlib_module_names, manifest.entry
 
 
 def test_manifests_declare_exactly_what_the_agents_use() -> None:
-    grocery, recipes = (load_manifest(b) for b in starter_bundles())
+    grocery, recipes, notes, calendar = (load_manifest(b) for b in starter_bundles())
     assert (grocery.version, grocery.publisher, grocery.kind) == ("1.0.0", "dreamer", "agent")
     assert grocery.permissions.required == [] and grocery.permissions.optional == []
     assert (recipes.version, recipes.publisher, recipes.kind) == ("1.0.0", "dreamer", "agent")
     assert recipes.permissions.required == ["agent:grocery.add_items"]
     assert recipes.permissions.optional == []
     assert grocery.triggers == [] and recipes.triggers == []
+    # notes and calendar work without any grant; what they may use is optional, so a user can switch it off.
+    assert notes.permissions.required == [] and notes.permissions.optional == ["llm", "net:*"]
+    assert calendar.permissions.required == []
+    assert calendar.permissions.optional == ["agent:notes.search", "agent:grocery.list_items"]
+    assert calendar.entry == "calendar_agent.server"  # a package called calendar would hide the stdlib's
+    assert notes.triggers == [] and calendar.triggers == []
 
 
 def test_every_folder_under_agents_is_a_package() -> None:

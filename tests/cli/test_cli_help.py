@@ -9,7 +9,7 @@ from typer.testing import Result
 
 COMMANDS = [
     ["up"], ["down"], ["init"], ["build"], ["install"], ["uninstall"], ["agents"], ["call"], ["database"],
-    ["permissions"], ["grant"], ["revoke"], ["logs"], ["audit"], ["users", "add"], ["users", "list"],
+    ["permissions"], ["grant"], ["revoke"], ["logs"], ["audit"], ["users", "add"], ["users", "list"], ["doctor"],
 ]
 
 

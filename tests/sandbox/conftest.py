@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from docker_engine import engine_unavailable
 from sandbox_helpers import Layout
 
 from dreamer.kernel.sandbox import Sandbox, get_sandbox
+from dreamer.kernel.sandbox.docker import DockerSandbox
 
-BACKENDS = ["bwrap", "none"]
+BACKENDS = ["bwrap", "docker", "none"]
+# The backends that confine: every isolation test runs on each of them.
+CONFINING = ["bwrap", "docker"]
 
 
 @pytest.fixture
@@ -30,9 +35,32 @@ def layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Layout:
     return Layout(home=home, bundle=bundle, data=data, kernel_db=kernel_db, other_agent_secret=secret)
 
 
+def _backend(request: pytest.FixtureRequest, name: str) -> Sandbox:
+    if name == "docker":
+        return request.getfixturevalue("docker_sandbox")
+    return get_sandbox(name)
+
+
 @pytest.fixture(params=BACKENDS)
 def sandbox(request: pytest.FixtureRequest) -> Sandbox:
-    return get_sandbox(request.param)
+    return _backend(request, request.param)
+
+
+@pytest.fixture(params=CONFINING)
+def confined(request: pytest.FixtureRequest) -> Sandbox:
+    return _backend(request, request.param)
+
+
+@pytest.fixture(scope="session")
+def docker_sandbox() -> Iterator[DockerSandbox]:
+    """One docker backend for the session (its image and engine connection are shared)."""
+    reason = engine_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    sandbox = get_sandbox("docker")
+    assert isinstance(sandbox, DockerSandbox)
+    yield sandbox
+    sandbox.close()
 
 
 @pytest.fixture

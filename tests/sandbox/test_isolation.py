@@ -1,4 +1,5 @@
-"""What only bwrap confines: the filesystem, the network, processes, namespaces."""
+"""What the confining backends (bwrap and docker) guarantee: the filesystem, the network,
+processes, capabilities. The `none` backend guarantees none of it."""
 
 from __future__ import annotations
 
@@ -33,10 +34,10 @@ print(json.dumps({"seen": seen, "roots_bound": [r for r in roots if os.path.isdi
 """
 
 
-def test_agent_folder_is_read_only(bwrap: Sandbox, layout: Layout) -> None:
+def test_agent_folder_is_read_only(confined: Sandbox, layout: Layout) -> None:
     report = reported(
         run_code(
-            bwrap,
+            confined,
             layout,
             """
             import errno, json
@@ -53,10 +54,10 @@ def test_agent_folder_is_read_only(bwrap: Sandbox, layout: Layout) -> None:
     assert not (layout.bundle / "planted.py").exists()
 
 
-def test_dreamer_home_is_invisible(bwrap: Sandbox, layout: Layout) -> None:
+def test_dreamer_home_is_invisible(confined: Sandbox, layout: Layout) -> None:
     report = reported(
         run_code(
-            bwrap,
+            confined,
             layout,
             f"""
             import json, os
@@ -76,10 +77,10 @@ def test_dreamer_home_is_invisible(bwrap: Sandbox, layout: Layout) -> None:
     assert report["data"] == []
 
 
-def test_host_homes_and_etc_are_invisible(bwrap: Sandbox, layout: Layout) -> None:
+def test_host_homes_and_etc_are_invisible(confined: Sandbox, layout: Layout) -> None:
     runtime = current_runtime()
     roots = [str(root) for root in runtime.roots]
-    report = reported(run_code(bwrap, layout, WALK, args=[json.dumps(roots)]))
+    report = reported(run_code(confined, layout, WALK, args=[json.dumps(roots)]))
     # The runtime itself must be there, or the walk proves nothing.
     assert sorted(report["roots_bound"]) == sorted(roots)
     # Only the folders leading to a bound runtime folder may exist under /root and /home.
@@ -88,23 +89,27 @@ def test_host_homes_and_etc_are_invisible(bwrap: Sandbox, layout: Layout) -> Non
 
     etc = reported(
         run_code(
-            bwrap,
+            confined,
             layout,
             """
             import json, os
-            found = [p for p in ("/etc/passwd", "/etc/shadow", "/etc/hostname") if os.path.exists(p)]
-            print(json.dumps({"etc": found}))
+            found = [p for p in ("/etc/passwd", "/etc/shadow", "/etc/group") if os.path.exists(p)]
+            hostname = open("/etc/hostname").read().strip() if os.path.exists("/etc/hostname") else None
+            print(json.dumps({"etc": found, "hostname": hostname}))
             """,
         )
     )
-    assert etc == {"etc": []}
+    assert etc["etc"] == []
+    # Docker always gives a container its own /etc/hostname; the host's must not show.
+    assert etc["hostname"] in (None, "dreamer")
+    assert etc["hostname"] != socket.gethostname()
 
 
-def test_kernel_code_is_invisible_but_the_sdk_is_there(bwrap: Sandbox, layout: Layout) -> None:
+def test_kernel_code_is_invisible_but_the_sdk_is_there(confined: Sandbox, layout: Layout) -> None:
     kernel_dir = str(Path(dreamer.kernel.__file__).resolve().parent)
     report = reported(
         run_code(
-            bwrap,
+            confined,
             layout,
             f"""
             import json, os
@@ -119,7 +124,7 @@ def test_kernel_code_is_invisible_but_the_sdk_is_there(bwrap: Sandbox, layout: L
     assert report == {"kernel": False, "sdk": True, "opt_dreamer": ["sdk"]}
 
 
-def test_no_network(bwrap: Sandbox, layout: Layout) -> None:
+def test_no_network(confined: Sandbox, layout: Layout) -> None:
     # A listener of our own proves the host side answers, so a refusal means isolation.
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -136,7 +141,7 @@ def test_no_network(bwrap: Sandbox, layout: Layout) -> None:
             pass
         report = reported(
             run_code(
-                bwrap,
+                confined,
                 layout,
                 f"""
                 import json, socket
@@ -159,7 +164,7 @@ def test_no_network(bwrap: Sandbox, layout: Layout) -> None:
     assert report["interfaces"] == ["lo"]
 
 
-def test_processes_of_the_host_are_invisible(bwrap: Sandbox, layout: Layout) -> None:
+def test_processes_of_the_host_are_invisible(confined: Sandbox, layout: Layout) -> None:
     marker = f"dreamer-host-{uuid.uuid4().hex}"
     host = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker])
     try:
@@ -167,7 +172,7 @@ def test_processes_of_the_host_are_invisible(bwrap: Sandbox, layout: Layout) -> 
         # The child gets the marker reversed, so its own command line does not hold it.
         report = reported(
             run_code(
-                bwrap,
+                confined,
                 layout,
                 """
                 import json, os, sys
@@ -190,16 +195,16 @@ def test_processes_of_the_host_are_invisible(bwrap: Sandbox, layout: Layout) -> 
         host.kill()
         host.wait()
     assert report["found"] == []
-    # Only bwrap's init and the sandboxed interpreter live in its pid namespace.
+    # Only the init (bwrap's, or docker's tini) and the sandboxed interpreter live in its pid namespace.
     assert report["count"] == 2
 
 
-def test_no_capabilities_and_no_nested_user_namespaces(bwrap: Sandbox, layout: Layout) -> None:
-    if not supports_disable_userns(bwrap.bwrap):  # type: ignore[attr-defined]
+def test_no_capabilities_and_no_nested_user_namespaces(confined: Sandbox, layout: Layout) -> None:
+    if confined.name == "bwrap" and not supports_disable_userns(confined.bwrap):  # type: ignore[attr-defined]
         pytest.skip("this bubblewrap cannot disable nested user namespaces")
     report = reported(
         run_code(
-            bwrap,
+            confined,
             layout,
             """
             import ctypes, json
@@ -218,8 +223,8 @@ def test_no_capabilities_and_no_nested_user_namespaces(bwrap: Sandbox, layout: L
     assert report == {"cap_eff": "0000000000000000", "cap_bnd": "0000000000000000", "unshare": -1}
 
 
-def test_kill_reaches_processes_that_left_the_group(bwrap: Sandbox, layout: Layout) -> None:
-    """A daemonised grandchild (new session) still dies: the pid namespace goes with bwrap."""
+def test_kill_reaches_processes_that_left_the_group(confined: Sandbox, layout: Layout) -> None:
+    """A daemonised grandchild (new session) still dies: the pid namespace goes with the sandbox."""
     marker = f"dreamer-escape-{uuid.uuid4().hex}"
     code = f"""
         import subprocess, sys, time
@@ -230,13 +235,13 @@ def test_kill_reaches_processes_that_left_the_group(bwrap: Sandbox, layout: Layo
         """
 
     async def scenario() -> tuple[list[int], list[int]]:
-        process = await bwrap.start(make_spec(layout, code))
+        process = await confined.start(make_spec(layout, code))
         try:
             assert process.stdout is not None
             await asyncio.wait_for(process.stdout.readline(), timeout=30)
             before = live_pids_with(marker)
         finally:
-            bwrap.kill(process)
+            confined.kill(process)
             await process.wait()
         deadline = time.monotonic() + 10
         while (after := live_pids_with(marker)) and time.monotonic() < deadline:

@@ -42,7 +42,7 @@ def make_ctx(tmp_path: Path, kernel: Recorder | None = None) -> Context:
     )
 
 
-@pytest.mark.parametrize("member", ["llm", "sidekick", "remember", "post", "task", "fetch", "emit_reward", "emit_event"])
+@pytest.mark.parametrize("member", ["sidekick", "remember", "post", "task", "emit_reward", "emit_event"])
 def test_members_not_built_yet_raise_not_available(tmp_path: Path, member: str) -> None:
     ctx = make_ctx(tmp_path)
     with pytest.raises(NotAvailable) as caught:
@@ -51,11 +51,6 @@ def test_members_not_built_yet_raise_not_available(tmp_path: Path, member: str) 
     assert caught.value.message == f"ctx.{member} is not available yet: {MISSING[member]}"
     assert isinstance(caught.value, DreamerSDKError)
     assert not isinstance(caught.value, NotImplementedError)
-
-
-def test_llm_names_the_model_gateway(tmp_path: Path) -> None:
-    with pytest.raises(NotAvailable, match=r"^ctx.llm is not available yet: the model gateway arrives with issue 4$"):
-        make_ctx(tmp_path).llm("hi")
 
 
 def test_tools_call_is_not_available(tmp_path: Path) -> None:

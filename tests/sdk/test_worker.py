@@ -333,11 +333,15 @@ def test_uncaught_syscall_error_keeps_its_kind_and_rolls_back(start_worker):
     assert worker.invoke("count")["result"] == {"value": -1}
 
 
-def test_not_available_member_keeps_its_kind(start_worker):
+def test_llm_is_a_syscall_and_its_refusal_keeps_its_kind(start_worker):
     worker = start_grocery(start_worker)
-    kind, message, _ = error_of(worker.invoke("use_llm"))
-    assert kind == "not_available"
-    assert message.startswith("ctx.llm is not available yet: ")
+    worker.start_invoke("use_llm")
+    asked = worker.recv()
+    assert (asked["id"], asked["method"], asked["params"]["prompt"]) == ("s1", "llm.complete", "hello")
+    worker.send({"jsonrpc": "2.0", "id": "s1", "error": {
+        "code": -32000, "message": "no model is configured", "data": {"kind": "not_available"}}})
+    kind, message, _ = error_of(worker.recv())
+    assert (kind, message) == ("not_available", "no model is configured")
 
 
 def test_a_line_that_is_not_the_awaited_answer_ends_the_worker(start_worker):

@@ -95,6 +95,11 @@ def _rows(db: sqlite3.Connection) -> dict[str, str]:
         "I need to buy {items}",
         "we are out of {items}",
         "remember to buy {items}",
+        "(add|put) {items} (on|to) [my|the] [grocery|shopping] list",
+        "add {items}",
+        "(buy|get) [some] {items}",
+        "we (need|want) [more] {items}",
+        "don't let me forget [to buy] {items}",
     ],
 )
 def add_items(ctx: Context, items: list[str]) -> dict:
@@ -137,6 +142,10 @@ def add_items(ctx: Context, items: list[str]) -> dict:
         "cross {items} off the shopping list",
         "delete {items} from my shopping list",
         "I bought {items}",
+        "(remove|delete) {items} from [my|the] [grocery|shopping] list",
+        "(remove|delete) {items}",
+        "I (already|just) (bought|got) {items}",
+        "we (don't|no longer) need {items}",
     ],
 )
 def remove_items(ctx: Context, items: list[str]) -> dict:
@@ -170,6 +179,10 @@ def remove_items(ctx: Context, items: list[str]) -> dict:
         "show my shopping list",
         "what do I need to buy",
         "read me the grocery list",
+        "show [me] [my|the] [grocery|shopping] list",
+        "what's on the list",
+        "what (do|should) I (get|buy) at the (store|supermarket)",
+        "what groceries do (I|we) need",
     ],
 )
 def list_items(ctx: Context) -> dict:
@@ -186,6 +199,8 @@ def list_items(ctx: Context) -> dict:
         "empty the shopping list",
         "delete everything on my grocery list",
         "start a new grocery list",
+        "(clear|empty) [my|the] [grocery|shopping] list",
+        "remove (everything|all items) from [my|the] (grocery|shopping) list",
     ],
 )
 def clear(ctx: Context) -> dict:

@@ -98,6 +98,13 @@ def _cuisine(value: str) -> str:
         "a recipe that takes less than {max_minutes} minutes",
         "a quick {cuisine} dinner under {max_minutes} minutes",
         "what can I make with {ingredient} in {max_minutes} minutes",
+        "(suggest|recommend) [a|some] (recipe|recipes|dinner) with {ingredient}",
+        "what (can|could|should) I (cook|make) with {ingredient}",
+        "dinner ideas with {ingredient}",
+        "[a|some] {cuisine} (recipe|recipes)",
+        "[a|some] quick (recipe|recipes|dinner) under {max_minutes} minutes",
+        "something (quick|fast) with {ingredient}",
+        "suggest a recipe",
     ],
 )
 def suggest(
@@ -147,6 +154,9 @@ def suggest(
         "show me the recipe for {name}",
         "recipe for {name}",
         "how do you cook {name}",
+        "how (do I|to|do you|can I) (make|cook) {name}",
+        "[what's] the recipe for {name}",
+        "give me the recipe for {name}",
     ],
 )
 def get_recipe(ctx: Context, name: str) -> dict:
@@ -181,6 +191,10 @@ def get_recipe(ctx: Context, name: str) -> dict:
         "plan {day}'s dinner",
         "plan dinner",
         "what's for dinner",
+        "plan (dinner|supper) [for] {day}",
+        "what's for dinner [on] {day}",
+        "what should (I|we) (cook|eat|have) [for dinner] {day}",
+        "pick [a] dinner for {day}",
     ],
 )
 def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = True) -> dict:

@@ -16,10 +16,10 @@ def permissions(k: KernelDep, who: PrincipalDep, agent: str | None = None) -> li
 
 
 @router.post("/agents/{agent}/grants")
-def grant(agent: str, body: ScopeBody, k: KernelDep, who: PrincipalDep) -> list[dict[str, Any]]:
-    return k.installer.grant(who, agent, body.scope)
+async def grant(agent: str, body: ScopeBody, k: KernelDep, who: PrincipalDep) -> list[dict[str, Any]]:
+    return await k.installer.grant(who, agent, body.scope)
 
 
 @router.delete("/agents/{agent}/grants")
 async def revoke(agent: str, scope: str, k: KernelDep, who: PrincipalDep) -> list[dict[str, Any]]:
-    return k.installer.revoke(who, agent, scope)
+    return await k.installer.revoke(who, agent, scope)

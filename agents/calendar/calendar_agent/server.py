@@ -1,0 +1,299 @@
+"""The calendar: events in the agent's own database, a day's agenda, and a briefing for a day.
+
+Days and times are read in the user's timezone ("tomorrow 3pm", "friday at 10",
+"2026-12-03 09:30"). The briefing gathers the day's events, notes related to
+them (through the notes agent) and the open grocery items (through the grocery
+agent). Both calls need optional grants; when one is switched off or the other
+agent is missing, the briefing says so and goes on with what it has.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from dreamer.sdk import CallError, Context, InvalidArgument, function
+
+from . import events, show
+from .when import day_bounds, parse_end, parse_when, resolve_day, zone
+
+MAX_TITLE = 200
+MAX_LOCATION = 200
+MAX_KEYWORDS = 8  # notes searches per briefing: enough for a busy day, bounded for a crowded one
+NOTES_PER_KEYWORD = 3
+MAX_RELATED_NOTES = 10
+_STOPWORDS = frozenset(
+    """
+    a an and are at be by for from in into is it of on or our the their this to with my me we you your
+    about after before over under up out off via per vs
+    meeting meet call appointment appt event session sync chat catch catchup
+    """.split()
+)
+
+
+class BadRequest(InvalidArgument, ValueError):
+    """Input a function refuses: the caller gets kind invalid_argument and this one sentence."""
+
+
+def _text(value: str | None, what: str, most: int, *, required: bool) -> str | None:
+    if value is None:
+        if required:
+            raise BadRequest(f"The event needs a {what}.")
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(f"The {what} must be text.")
+    value = " ".join(value.split())
+    if not value:
+        if required:
+            raise BadRequest(f"The event needs a {what}, such as 'Dentist'.")
+        return None
+    if len(value) > most:
+        raise BadRequest(f"The {what} can be at most {most} characters long; this one has {len(value)}.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequest(f"The {what} contains characters that are not valid text.") from None
+    if any(unicodedata.category(ch) == "Cc" for ch in value):
+        raise BadRequest(f"The {what} contains control characters; use plain text.")
+    return value
+
+
+def _now(ctx: Context) -> tuple[datetime, str]:
+    tz, tz_name = zone(getattr(ctx.user, "timezone", None))
+    return datetime.now(tz), tz_name
+
+
+def _day(ctx: Context, day: str) -> tuple[date, datetime, str]:
+    now, tz_name = _now(ctx)
+    try:
+        return resolve_day(day, now.date()), now, tz_name
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+
+
+@function(
+    exported=True,
+    examples=[
+        "add {title} to my calendar {start}",
+        "add {title} to my calendar on {start}",
+        "put {title} on my calendar {start}",
+        "schedule {title} {start}",
+        "schedule {title} for {start}",
+        "add {title} {start} at {location}",
+        "add {title} from {start} to {end}",
+        "schedule {title} from {start} until {end}",
+        "I have {title} {start}",
+        "book {title} for {start}",
+        "new event {title} {start}",
+        "create an event {title} on {start} at {location}",
+    ],
+)
+def add_event(ctx: Context, title: str, start: str, end: str | None = None, location: str | None = None) -> dict:
+    """Add an event to the user's calendar.
+
+    start and end are read in the user's timezone: "tomorrow 3pm", "friday at
+    10", "next monday 14:00", "december 3", "2026-12-03 09:30" or an ISO time.
+    A day without a time makes an all-day event. end may be a time ("5pm"), a
+    day and time, or a length ("90 minutes"); it defaults to one hour after the
+    start (the end of the day for all-day events). Adding the same title at the
+    same start again adds nothing.
+    """
+    name = _text(title, "title", MAX_TITLE, required=True)
+    assert name is not None
+    place = _text(location, "location", MAX_LOCATION, required=False)
+    now, tz_name = _now(ctx)
+    try:
+        when = parse_when(start, now)
+        finish = parse_end(end, when, now) if end is not None and end.strip() else None
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+    tz = now.tzinfo
+    assert tz is not None
+    db = ctx.db
+    events.ensure_schema(db)
+    if when.all_day:
+        first = when.start.date()
+        after_last = finish.date() if finish is not None else first + timedelta(days=1)
+        existing = events.same(db, name, None, first)
+    else:
+        finish = finish or when.start + timedelta(hours=1)
+        existing = events.same(db, name, when.start, None)
+    if existing is not None:
+        event = existing
+    else:
+        if events.count(db) >= events.MAX_EVENTS:
+            raise BadRequest(f"The calendar holds its limit of {events.MAX_EVENTS:,} events; nothing more can be added.")
+        if when.all_day:
+            event_id = events.add_all_day(db, name, place, first, after_last)
+        else:
+            assert finish is not None
+            event_id = events.add_timed(db, name, place, when.start, finish)
+        found = events.get(db, event_id)
+        assert found is not None  # inserted in this transaction
+        event = found
+    shown = show.shown(event, tz)
+    day = event.start_date or (event.start_utc.astimezone(tz).date() if event.start_utc else now.date())
+    where = f" at {event.location}" if event.location else ""
+    verb = "Already on the calendar" if existing is not None else "Added"
+    ctx.log("added an event" if existing is None else "event already there", id=event.id, all_day=event.all_day)
+    return {
+        "event": shown,
+        "added": existing is None,
+        "already_there": existing is not None,
+        "timezone": tz_name,
+        "summary": f"{verb}: {event.title}{where}, {show.day_name(day, now.date())}, {shown['time']}.",
+    }
+
+
+@function(
+    exported=True,
+    examples=[
+        "what's on my calendar {day}",
+        "what do I have {day}",
+        "what's on {day}",
+        "show my agenda for {day}",
+        "my schedule for {day}",
+        "am I free {day}",
+        "what's happening {day}",
+        "what's on my calendar",
+        "show my calendar",
+        "what's my agenda",
+    ],
+)
+def agenda(ctx: Context, day: str = "today") -> dict:
+    """The user's events for one day, all-day events first, then by time.
+
+    The day is "today", "tomorrow", a weekday ("friday" is the coming one,
+    today included; "next friday" the first after today), "december 3" or a
+    date like 2026-12-03, in the user's timezone.
+    """
+    when, now, tz_name = _day(ctx, day)
+    tz = now.tzinfo
+    assert tz is not None
+    bounds = day_bounds(when, tz)
+    events.ensure_schema(ctx.db)
+    found = [show.shown(e, tz, bounds) for e in events.on_day(ctx.db, when, *bounds)]
+    heading = show.day_name(when, now.date())
+    return {
+        "date": when.isoformat(),
+        "weekday": f"{when:%A}",
+        "timezone": tz_name,
+        "events": found,
+        "count": len(found),
+        "summary": show.agenda_text(heading, found),
+    }
+
+
+def keywords(titles: list[str]) -> list[str]:
+    """Words worth looking up in the notes: no filler, no generic 'meeting', each once, in order."""
+    out: list[str] = []
+    for title in titles:
+        for word in re.findall(r"[^\W_]+(?:['’][^\W_]+)?", title.casefold()):
+            word = re.sub(r"['’]s$", "", word)
+            if len(word) >= 3 and word not in _STOPWORDS and not word.isdigit() and word not in out:
+                out.append(word)
+    return out
+
+
+def _ask(ctx: Context, agent: str, function: str, **args: Any) -> tuple[Any, str | None]:
+    """(answer, None) or (None, why): a missing grant or agent must not sink the briefing."""
+    try:
+        return ctx.call(agent, function, **args), None
+    except CallError as exc:
+        ctx.log(f"{agent}.{function} not available", level="warning", kind=exc.kind)
+        return None, exc.kind
+
+
+def _related_notes(ctx: Context, day_events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]] | None, str | None]:
+    by_id: dict[Any, dict[str, Any]] = {}
+    for word in keywords([e["title"] for e in day_events])[:MAX_KEYWORDS]:
+        answer, problem = _ask(ctx, "notes", "search", query=word, limit=NOTES_PER_KEYWORD)
+        if problem is not None:
+            # The next keyword would meet the same refusal; stop asking.
+            return None, problem
+        if not isinstance(answer, dict) or not isinstance(answer.get("notes"), list):
+            return None, "unexpected_answer"
+        for note in answer["notes"]:
+            if not isinstance(note, dict) or "id" not in note:
+                continue
+            related = by_id.setdefault(
+                note["id"],
+                {
+                    "id": note["id"], "title": note.get("title"), "snippet": note.get("snippet"),
+                    "url": note.get("url"), "matched": [], "events": [],
+                },
+            )
+            related["matched"].append(word)
+            for event in day_events:
+                if word in keywords([event["title"]]) and event["title"] not in related["events"]:
+                    related["events"].append(event["title"])
+    ranked = sorted(by_id.values(), key=lambda n: -len(n["matched"]))  # stable: first found first among equals
+    return ranked[:MAX_RELATED_NOTES], None
+
+
+def _open_groceries(ctx: Context) -> tuple[list[str] | None, str | None]:
+    answer, problem = _ask(ctx, "grocery", "list_items")
+    if problem is not None:
+        return None, problem
+    items = answer.get("items") if isinstance(answer, dict) else None
+    if not isinstance(items, list):
+        return None, "unexpected_answer"
+    return [str(item) for item in items], None
+
+
+@function(
+    exported=True,
+    examples=[
+        "get me ready for {day}",
+        "brief me for {day}",
+        "give me a briefing for {day}",
+        "prepare me for {day}",
+        "what do I need to know for {day}",
+        "what's my day like {day}",
+        "get me ready",
+        "morning briefing",
+        "daily briefing",
+        "brief me",
+    ],
+)
+def briefing(ctx: Context, day: str = "tomorrow") -> dict:
+    """Get the user ready for a day: its events, notes related to them, and the open grocery items.
+
+    Related notes come from the notes agent (a search for each word of the
+    events' titles) and the grocery items from the grocery agent. When either
+    cannot be reached (a grant switched off, the agent not installed), the
+    briefing says so under "unavailable" and in its summary, and still gives
+    the rest. "summary" is the whole briefing as text.
+    """
+    when, now, tz_name = _day(ctx, day)
+    tz = now.tzinfo
+    assert tz is not None
+    bounds = day_bounds(when, tz)
+    events.ensure_schema(ctx.db)
+    day_events = [show.shown(e, tz, bounds) for e in events.on_day(ctx.db, when, *bounds)]
+    unavailable: dict[str, str] = {}
+    notes: list[dict[str, Any]] | None = []
+    if day_events:
+        notes, problem = _related_notes(ctx, day_events)
+        if problem is not None:
+            unavailable["notes"] = problem
+    grocery, problem = _open_groceries(ctx)
+    if problem is not None:
+        unavailable["grocery"] = problem
+    heading = show.day_name(when, now.date())
+    ctx.log(
+        "briefing ready", date=when.isoformat(), events=len(day_events), notes=len(notes or []),
+        grocery=len(grocery or []), unavailable=sorted(unavailable),
+    )
+    return {
+        "date": when.isoformat(),
+        "weekday": f"{when:%A}",
+        "timezone": tz_name,
+        "events": day_events,
+        "notes": notes or [],
+        "grocery": {"items": grocery or [], "count": len(grocery or [])},
+        "unavailable": unavailable,
+        "summary": show.briefing_text(heading, day_events, notes, grocery, unavailable),
+    }

@@ -1,0 +1,1 @@
+"""The notes agent: notes and saved articles, tagged and searchable, in its own database."""

@@ -1,0 +1,65 @@
+"""`dreamer doctor`: which sandboxes work on this machine (and why not), and what the kernel runs on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.markup import escape
+from rich.text import Text
+
+from dreamer.cli.commands.common import JsonOpt, UserOpt, client, guarded
+from dreamer.cli.output import Output, cell_text, make_table
+
+
+def doctor(json_out: JsonOpt = False, user: UserOpt = None) -> None:
+    """Probe every sandbox backend for real and report the kernel's store and version.
+
+    Exits 1 when the sandbox the kernel uses cannot start a worker.
+    """
+    out = Output(json_out)
+    with client(user) as api:
+        answer = api.get("/v1/doctor")
+    report: dict[str, Any] = answer if isinstance(answer, dict) else {}
+    sandbox = report.get("sandbox") if isinstance(report.get("sandbox"), dict) else {}
+    active = sandbox.get("active")
+    backends = [b for b in sandbox.get("backends") or [] if isinstance(b, dict)]
+    if json_out:
+        out.json(report)
+    else:
+        rows = [
+            [
+                f"{cell_text(b.get('name'))}{' (active)' if b.get('name') == active else ''}",
+                Text("yes" if b.get("ok") else "no", style="green" if b.get("ok") else "red"),
+                b.get("reason"),
+            ]
+            for b in backends
+        ]
+        out.table(make_table(["sandbox", "works", "why"], rows))
+        store = report.get("store") if isinstance(report.get("store"), dict) else {}
+        out.say(f"store: {escape(cell_text(store.get('backend')))} at {escape(cell_text(store.get('url')))}")
+        out.say(f"model: {escape(_model_line(report.get('llm')))}")
+        out.say(f"kernel version: {escape(cell_text(report.get('version')))}")
+    if not any(b.get("name") == active and b.get("ok") for b in backends):
+        if not json_out:
+            out.note(f"[bold red]The active sandbox ({escape(cell_text(active))}) cannot start workers.[/]")
+        raise typer.Exit(1)
+
+
+def _model_line(llm: object) -> str:
+    """One line on the model gateway: provider, models, where, budget; or why there is none."""
+    if not isinstance(llm, dict):
+        return "unknown (the kernel did not say)"
+    provider = cell_text(llm.get("provider"))
+    if not llm.get("available"):
+        return f"{provider} ({cell_text(llm.get('problem') or 'no model is configured')})"
+    models = llm.get("models") if isinstance(llm.get("models"), dict) else {}
+    named = ", ".join(f"{cell_text(v)}={cell_text(m)}" for v, m in models.items())
+    where = f" at {cell_text(llm.get('base_url'))}" if llm.get("base_url") else ""
+    budget = llm.get("budget_usd")
+    limit = "no budget limit" if budget is None else f"budget ${cell_text(budget)} per user per month"
+    return f"{provider}{where} ({named}); {limit}"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(guarded(doctor))

@@ -1,0 +1,75 @@
+"""`ctx.llm`: the worker side of the `llm.complete` syscall.
+
+The kernel does the work (the grant, the budget, the provider, validating a
+structured answer against its schema); this module only checks what agent code
+passes, so a mistake fails in the agent with a TypeError or ValueError naming
+it, and turns the kernel's answer into what `ctx.llm` returns.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from dreamer.sdk.errors import CallError
+
+VARIANTS = ("fast", "standard", "powerful")
+
+
+def llm_params(
+    prompt: object,
+    schema: object,
+    variant: object,
+    system: object,
+    max_tokens: object,
+    temperature: object,
+) -> tuple[dict[str, Any], type[BaseModel] | None]:
+    """The syscall's params, and the pydantic model to build the answer with (if one was given)."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise TypeError("ctx.llm(prompt, ...) needs the prompt as a non-empty string")
+    if variant not in VARIANTS:
+        raise ValueError(f"ctx.llm: variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
+    if system is not None and not isinstance(system, str):
+        raise TypeError("ctx.llm: system must be a string or None")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError("ctx.llm: max_tokens must be a whole number of at least 1")
+    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))):
+        raise TypeError("ctx.llm: temperature must be a number or None")
+    params: dict[str, Any] = {"prompt": prompt, "variant": variant, "max_tokens": max_tokens}
+    if system is not None:
+        params["system"] = system
+    if temperature is not None:
+        params["temperature"] = float(temperature)
+    model: type[BaseModel] | None = None
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        model = schema
+        params["schema"] = schema.model_json_schema()
+    elif isinstance(schema, dict):
+        try:
+            json.dumps(schema, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"ctx.llm: the schema must be plain JSON: {exc}") from None
+        params["schema"] = schema
+    elif schema is not None:
+        raise TypeError("ctx.llm: schema must be a JSON schema (a dict) or a pydantic model class")
+    return params, model
+
+
+def llm_answer(answer: object, structured: bool, model: type[BaseModel] | None) -> Any:
+    if not isinstance(answer, dict) or "text" not in answer:
+        raise CallError("protocol_error", "the kernel's answer to llm.complete has no text")
+    if not structured:
+        return answer["text"]
+    if "data" not in answer:
+        raise CallError("protocol_error", "the kernel's answer to llm.complete has no data for the schema")
+    if model is None:
+        return answer["data"]
+    try:
+        return model.model_validate(answer["data"])
+    except ValidationError as exc:
+        # The kernel checked the JSON schema; a model's own validators may still refuse.
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the answer"
+        raise CallError("model_error", f"the model's answer does not fit {model.__name__}: {where}: {first['msg']}") from None

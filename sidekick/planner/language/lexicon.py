@@ -1,0 +1,103 @@
+"""Word lists the offline planner knows without any agent: fillers, synonyms, numbers.
+
+These are facts about everyday English requests, not about particular agents:
+a synonym here must hold in any domain ("supper" is "dinner" everywhere).
+"""
+
+from __future__ import annotations
+
+# Words that carry little of what a request is about. As template words they weigh
+# little; as words the user added they cost little ("could you please ...").
+FILLERS: frozenset[str] = frozenset(
+    """
+    a an the to for of on in at by my me i you your please pls plz can could would will
+    do does did is are be am it this that these those some any just also hey hi hello sidekick
+    ok okay so now and with from up our we us let s what want like kindly there
+    thanks thank quickly real really maybe perhaps go going need gonna wanna should
+    """.split()
+)
+
+# Words that turn what follows into its opposite ("don't add", "without adding").
+NEGATIONS: frozenset[str] = frozenset({"not", "no", "without", "never", "skip", "dont", "nope"})
+
+# Words that stand for something said before ("add them", "the same").
+PRONOUNS: frozenset[str] = frozenset(
+    {"it", "them", "they", "those", "these", "that", "this", "everything", "all", "stuff", "thing", "one",
+     "anything", "something", "nothing"}
+)
+
+# Contractions, expanded before anything else ("what's" -> "what is").
+CONTRACTIONS: dict[str, tuple[str, ...]] = {
+    "what's": ("what", "is"), "whats": ("what", "is"), "where's": ("where", "is"),
+    "when's": ("when", "is"), "who's": ("who", "is"), "how's": ("how", "is"),
+    "it's": ("it", "is"), "that's": ("that", "is"), "there's": ("there", "is"),
+    "here's": ("here", "is"), "let's": ("let", "us"), "lets": ("let", "us"),
+    "i'm": ("i", "am"), "im": ("i", "am"), "i've": ("i", "have"), "i'd": ("i", "would"),
+    "i'll": ("i", "will"), "you're": ("you", "are"), "we're": ("we", "are"),
+    "we've": ("we", "have"), "they're": ("they", "are"),
+    "don't": ("do", "not"), "dont": ("do", "not"), "doesn't": ("does", "not"),
+    "didn't": ("did", "not"), "isn't": ("is", "not"), "aren't": ("are", "not"),
+    "can't": ("can", "not"), "cant": ("can", "not"), "cannot": ("can", "not"),
+    "won't": ("will", "not"), "wont": ("will", "not"), "shouldn't": ("should", "not"),
+    "wouldn't": ("would", "not"), "haven't": ("have", "not"), "wasn't": ("was", "not"),
+    "gimme": ("give", "me"), "lemme": ("let", "me"), "wanna": ("want", "to"),
+    "gonna": ("going", "to"),
+}
+
+# Groups of words and phrases that mean the same in a request; the first is the head
+# every other member is read as. Phrases are matched word by word after stemming.
+SYNONYMS: tuple[tuple[str, ...], ...] = (
+    ("add", "put", "include", "insert", "append", "stick", "throw", "pop", "chuck", "toss"),
+    ("buy", "purchase", "pick up", "get some", "restock"),
+    ("remove", "delete", "erase", "drop", "take off", "cross off", "strike", "scratch",
+     "get rid of", "take out", "cross out", "tick off", "check off"),
+    ("show", "display", "view", "see", "tell me", "read", "read out", "pull up", "bring up",
+     "look at", "give me", "list out", "check"),
+    ("grocery", "shopping", "groceries", "shopping-list"),
+    ("dinner", "supper", "evening meal"),
+    ("cook", "make", "prepare", "fix", "whip up", "rustle up"),
+    ("note", "memo", "jot down", "write down", "jot", "notes", "remember"),
+    ("calendar", "agenda", "diary", "planner"),
+    ("event", "appointment", "meeting", "appt", "engagement"),
+    ("find", "search", "look up", "look for", "lookup", "locate", "dig up"),
+    ("save", "store", "keep", "bookmark", "stash"),
+    ("clear", "empty", "wipe", "reset", "clean out", "wipe out"),
+    ("suggest", "recommend", "propose", "idea", "ideas", "suggestion", "inspiration"),
+    ("quick", "fast", "speedy"),
+    ("minute", "min", "mins"),
+    ("hour", "hr", "hrs"),
+    ("article", "page", "link", "story", "webpage", "post"),
+    ("tag", "label", "hashtag"),
+    ("recent", "latest", "last", "newest", "most recent"),
+    ("need", "want", "require"),
+    ("briefing", "summary", "rundown", "overview", "brief", "digest"),
+    ("everything", "all", "all items", "every item"),
+    ("tomorrow", "tmrw", "tmr", "tmw"),
+    ("today", "2day"),
+    ("recipe", "dish"),
+    ("plan", "organise", "organize", "sort out", "decide"),
+    ("what", "which"),
+    ("to", "until", "till", "til"),
+    ("a", "an"),
+)
+
+UNITS: dict[str, int] = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "a": 1, "an": 1, "single": 1, "couple": 2, "dozen": 12,
+}
+TENS: dict[str, int] = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}
+SCALES: dict[str, int] = {"hundred": 100, "thousand": 1000}
+ORDINALS: dict[str, int] = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13,
+    "fourteenth": 14, "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18,
+    "nineteenth": 19, "twentieth": 20, "thirtieth": 30,
+}
+
+# Words that join two requests ("add milk and then show the list").
+SPLIT_WORDS: frozenset[str] = frozenset({"and", "then", "also", "plus", "afterwards"})

@@ -1,0 +1,271 @@
+"""The offline planner: examples in, steps out, no model anywhere.
+
+For a message it (1) reads the words against the tool list's vocabulary,
+(2) picks the patterns that share words with it (an inverted index), (3) fits
+each (match.py) and keeps each function's best fit, (4) when the best fit of
+the whole message leaves words unexplained, tries reading it as several
+requests joined by "and", "then" or punctuation, keeping a split only when
+every part fits better than the whole did, and (5) turns the result into a
+Plan: steps, a question when two functions fit about equally well or a
+required value is missing, or a list of what it can do when nothing fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dreamer.sidekick.planner.base import (
+    FunctionFacts,
+    PartialPlan,
+    Plan,
+    PlanContext,
+    Step,
+    Tool,
+)
+from dreamer.sidekick.planner.dialog import advance, resume
+from dreamer.sidekick.planner.offline.index import REORDER_FACTOR, Index, get_index
+from dreamer.sidekick.planner.offline.match import Match, align
+from dreamer.sidekick.planner.offline.request import Request, read_request
+from dreamer.sidekick.planner.offline.templates import expand
+
+ACCEPT = 0.6  # a fit this good is acted on
+WEAK = 0.5  # below this nothing fits; between the two the planner asks "did you mean ...?"
+MARGIN = 0.06  # two functions this close in score: the user chooses
+SPLIT_GAIN = 0.05  # a split must beat the whole message by this much,
+SPLIT_EXPLAINS = 0.5  # or account for this much more of its words
+SPLIT_COST = 0.1  # at a score at most this much lower
+STEP_COST = 0.03  # between splits that fit about equally, the one with fewer steps
+MAX_STEPS = 5
+PRUNE_MARGIN = 0.1  # fits this far below the best cannot matter (MARGIN is smaller)
+MAX_FITS = 60  # fits per span at most, whatever the bounds say
+REORDER_TRIES = 6
+MAX_OPTIONS = 3
+MAX_LISTED = 30
+
+
+@dataclass
+class _Part:
+    a: int
+    b: int
+    ranked: list[Match]  # the best fit per function, best first
+
+    @property
+    def score(self) -> float:
+        return self.ranked[0].score if self.ranked else 0.0
+
+
+class OfflinePlanner:
+    """The intent engine over functions' examples. Stateless; safe to share between threads."""
+
+    def plan(self, text: str, tools: Sequence[Tool], context: PlanContext | None = None) -> Plan:
+        """A Plan for `text` over `tools`; see base.Plan for what the executor may do with it."""
+        context = context or PlanContext()
+        if not isinstance(text, str):
+            return Plan(reply="I can only read text messages.")
+        if context.pending is not None:
+            answered = resume(context.pending, text, context)
+            if answered is not None:
+                return answered
+        index = get_index(tools)
+        if not index.tools:
+            return Plan(reply="No agents are installed yet, so there is nothing I can do. Install one with `dreamer install`.")
+        now = context.local_now()
+        req = read_request(text, index.lex, now)
+        if not any(t.weight >= 1.0 for t in req.toks):
+            return Plan(reply=capabilities(index, "Hi! Here is what I can do:"))
+        parts = _Parser(index, req).best(0, len(req.toks), 0)[0]
+        if not parts or parts[0].score < WEAK:
+            return Plan(reply=capabilities(index, "Sorry, I don't know how to do that. Here is what I can do:"))
+
+        steps: list[Step] = []
+        choices: list[tuple[Step, ...]] = []
+        facts: dict[str, FunctionFacts] = {}
+        for part in parts:
+            top = part.ranked[0]
+            close = [m for m in part.ranked[1:MAX_OPTIONS] if m.score >= max(top.score - MARGIN, WEAK)]
+            candidates = [top, *close] if top.score >= ACCEPT else [m for m in part.ranked[:MAX_OPTIONS] if m.score >= WEAK]
+            as_steps = tuple(_step(index, m) for m in candidates)
+            for m in candidates:
+                tool = index.tools[m.tool].tool
+                facts[tool.name] = FunctionFacts.of(tool)
+            steps.append(as_steps[0])
+            # One candidate kept as a choice means "not sure": the user is asked to confirm the guess.
+            choices.append(as_steps if len(as_steps) > 1 or top.score < ACCEPT else ())
+        partial = PartialPlan(
+            steps=tuple(steps), choices=tuple(choices), facts=facts, index=0,
+            now=now.isoformat(), timezone=context.timezone,
+        )
+        return advance(partial)
+
+
+def _step(index: Index, m: Match) -> Step:
+    tool = index.tools[m.tool].tool
+    return Step(tool.agent, tool.function, dict(m.args))
+
+
+class _Parser:
+    """Best fits of spans of one message, memoised: splitting asks for the same spans often."""
+
+    def __init__(self, index: Index, req: Request) -> None:
+        self.index = index
+        self.req = req
+        self.memo: dict[tuple[int, int], _Part] = {}
+
+    def parse(self, a: int, b: int) -> _Part:
+        key = (a, b)
+        if key not in self.memo:
+            self.memo[key] = _Part(a, b, candidates(self.index, self.req, a, b))
+        return self.memo[key]
+
+    def best(self, a: int, b: int, depth: int) -> tuple[list[_Part], float, float]:
+        """The best reading of toks[a:b] as one request or several in a row: parts, score, words left over.
+
+        A split wins when every part fits and either the parts fit clearly better
+        than the whole, or they account for words the whole leaves over ("add milk
+        to my list and plan dinner" read as one plan_dinner leaves "milk") at
+        about the same score.
+        """
+        whole = self.parse(a, b)
+        left_over = whole.ranked[0].unexplained if whole.ranked else 0.0
+        if (whole.ranked and whole.ranked[0].clean) or depth >= MAX_STEPS - 1:
+            return [whole], whole.score, left_over
+        best: tuple[list[_Part], float, float] = ([whole], whole.score, left_over)
+        rank = -1.0
+        incomplete = bool(whole.ranked and whole.ranked[0].missing)
+        for left_end, right_start in split_points(self.req, a, b):
+            left = self.parse(a, left_end)
+            # A part that fits only by leaving a required value out ("take a note" | "pick up dry
+            # cleaning") is no better a reading than the whole, which has the value.
+            if left.score < ACCEPT or (left.ranked[0].missing and not incomplete):
+                continue
+            rest, rest_score, rest_left = self.best(right_start, b, depth + 1)
+            if rest_score < ACCEPT or (any(p.ranked[0].missing for p in rest) and not incomplete):
+                continue
+            score = min(left.score, rest_score)
+            unexplained = left.ranked[0].unexplained + rest_left
+            clearer = score > whole.score + SPLIT_GAIN
+            fuller = left_over - unexplained >= SPLIT_EXPLAINS and score >= whole.score - SPLIT_COST
+            # Among the splits that beat the whole, the best scoring; fewer steps when about equal.
+            parts = [left, *rest]
+            this_rank = score - STEP_COST * len(parts)
+            if (clearer or fuller) and this_rank > rank:
+                best, rank = (parts, score, unexplained), this_rank
+        return best
+
+
+def split_points(req: Request, a: int, b: int) -> list[tuple[int, int]]:
+    """Where toks[a:b] may divide into two requests: (end of the first, start of the second)."""
+    toks = req.toks
+    split_words = req.lex.split_words
+    out: list[tuple[int, int]] = []
+    for t in range(a + 1, b):
+        if toks[t].canon in split_words and toks[t - 1].canon not in split_words:
+            start = t
+            while start < b and (toks[start].canon in split_words or
+                                 (toks[start].canon == "after" and start + 1 < b and toks[start + 1].canon == "that")):
+                start += 2 if toks[start].canon == "after" else 1
+            if start < b:
+                out.append((t, start))
+        elif toks[t - 1].sep in (",", ";", ".", "!", "?") and toks[t].canon not in split_words:
+            out.append((t, t))
+    return out
+
+
+def candidates(index: Index, req: Request, a: int, b: int) -> list[Match]:
+    """Each function's best fit to toks[a:b] among the patterns worth fitting, best first."""
+    present: dict[str, float] = {}
+    for t in req.toks[a:b]:
+        for alt, sim in t.alts.items():
+            if sim > present.get(alt, 0.0):
+                present[alt] = sim
+    # A quick estimate per pattern: how much of its words the message has, times how much of
+    # the message's example-words it has (so "remove {items}" does not crowd out "remove {items}
+    # from my grocery list" when the message says "from my groceries").
+    bound: dict[int, float] = {}
+    weights = index.weights
+    said = 0.0
+    for canon, sim in present.items():
+        postings = index.postings.get(canon)
+        if not postings:
+            continue
+        w = weights.get(canon, 1.0) * sim
+        said += w
+        for pid in postings:
+            bound[pid] = bound.get(pid, 0.0) + w
+    # Fit the most promising first; skip a pattern once even a perfect fit could not come
+    # close to the best fit so far (upper bound: every slot filled, nothing extra said).
+    order: list[tuple[float, float, int]] = []
+    for pid, got in bound.items():
+        p = index.patterns[pid]
+        upper = min((got + p.slot_credit) / max(p.required_weight + p.slot_credit, 1e-9), 1.0) * p.factor
+        estimate = min(got / max(p.required_weight, 0.2), 1.0) * (0.5 + 0.5 * got / said) * p.factor
+        order.append((estimate, upper, pid))
+    order.sort(reverse=True)
+    uppers = {pid: upper for _, upper, pid in order}
+    best: dict[int, Match] = {}
+    tried: list[Match] = []
+    top = 0.0
+    for _, upper, pid in order:
+        p = index.patterns[pid]
+        if upper <= top - PRUNE_MARGIN or (p.tool in best and upper <= best[p.tool].score):
+            continue
+        m = align(index, req, p, a, b)
+        if m is None:
+            continue
+        tried.append(m)
+        top = max(top, m.score)
+        if p.tool not in best or m.score > best[p.tool].score:
+            best[p.tool] = m
+        if len(tried) >= MAX_FITS:
+            break
+    leader = max(best.values(), key=lambda m: m.score, default=None)
+    if leader is not None and not leader.clean:
+        # No fit explains the whole message in the written order: try the best patterns reordered.
+        tried.sort(key=lambda m: m.score, reverse=True)
+        for m in tried[:REORDER_TRIES]:
+            pid_upper = uppers.get(index.pattern_ids.get(id(m.pattern), -1), 1.0)
+            for variant in m.pattern.variants:
+                if pid_upper * REORDER_FACTOR <= best[variant.tool].score:
+                    continue
+                v = align(index, req, variant, a, b)
+                if v is not None and v.score > best[v.tool].score:
+                    best[v.tool] = v
+    return sorted(best.values(), key=lambda m: m.score, reverse=True)
+
+
+def capabilities(index: Index, opener: str) -> str:
+    """What the installed agents can do: each function's summary and one example."""
+    lines = [opener]
+    listed = 0
+    for agent in dict.fromkeys(info.tool.agent for info in index.tools):
+        funcs = [info.tool for info in index.tools if info.tool.agent == agent]
+        lines.append(f"{agent}:")
+        for tool in funcs:
+            if listed >= MAX_LISTED:
+                break
+            example = _render_example(tool.examples[0]) if tool.examples else ""
+            said = f' — e.g. "{example}"' if example else ""
+            lines.append(f"  - {_you(tool.summary)}{said}")
+            listed += 1
+    left = len(index.tools) - listed
+    if left > 0:
+        lines.append(f"... and {left} more.")
+    return "\n".join(lines)
+
+
+def _you(summary: str) -> str:
+    return summary.replace("the user's", "your").replace("the user", "you")
+
+
+def _render_example(example: str) -> str:
+    """An example as a person would read it: first alternatives, no optional parts, slots as "…"."""
+    expansions = expand(example)
+    if not expansions:
+        return example
+    out = []
+    for piece in expansions[0]:
+        if piece.optional:
+            continue
+        out.append("…" if piece.slot else (piece.text or ""))
+    return " ".join("".join(out).split())

@@ -1,0 +1,289 @@
+"""The compiled form of a tool list: every example expanded, stemmed and weighted.
+
+Built once per distinct tool list and cached by a hash of the specs, so a newly
+installed agent's examples count from the next message on, with no restart, and
+an unchanged tool list costs one hash per message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from dreamer.sidekick.planner.base import Tool
+from dreamer.sidekick.planner.language.slots import SlotType, slot_type
+from dreamer.sidekick.planner.language.text import prepare, tokenize
+from dreamer.sidekick.planner.language.vocabulary import MAX_PHRASE, Lexicon
+from dreamer.sidekick.planner.offline.templates import Piece, expand
+
+FILLER_WEIGHT = 0.2
+# Weight of a slot when measuring how much of a pattern was found: a typed value (a number,
+# a day, an address) is evidence that this is the phrase; free text or a list fits any words.
+SLOT_CREDIT = 0.8
+FREE_SLOT_CREDIT = 0.3
+MAX_EXAMPLES_PER_TOOL = 50
+MAX_TOOLS = 2000
+CACHE_SIZE = 16
+TRAILING = 0.5  # a missing trailing phrase ("add milk [to the list]") counts this much
+REORDER_FACTOR = 0.94  # a reordered example is a little less sure than the one written
+DERIVED_FACTOR = 0.85  # a phrase made from the function's name, for functions without examples
+# Words that open a phrase a request may leave out when it comes last: "add milk [to my list]",
+# "save it [for later]". A missing last word that is not such a phrase ("a thai [recipe]") counts fully.
+ADJUNCTS = frozenset({"to", "on", "in", "into", "onto", "for", "from", "at", "off", "with", "of", "by"})
+
+
+@dataclass(slots=True)
+class Elem:
+    """One element of a pattern: a literal word (`canons`, any of them) or a slot (parameter name)."""
+
+    canons: tuple[str, ...]
+    slot: str
+    optional: bool
+    weight: float = 1.0
+    trailing: bool = False  # part of a last phrase a request may leave out
+
+
+@dataclass(slots=True)
+class Pattern:
+    tool: int
+    elems: tuple[Elem, ...]
+    example: str
+    factor: float = 1.0
+    required_weight: float = 0.0  # what the words a request must say weigh (for the quick bound)
+    slot_credit: float = 0.0  # what filling every slot could add to how much of the pattern was found
+    variants: tuple[Pattern, ...] = ()  # the same words in other orders, tried when this one fits badly
+
+
+@dataclass
+class ToolInfo:
+    """What matching needs to know about one tool besides its patterns."""
+
+    tool: Tool
+    slots: dict[str, SlotType]
+    description_words: frozenset[str]
+    param_words: dict[str, frozenset[str]]
+    required: tuple[str, ...]
+    has_time: bool = False  # some parameter takes a day or a moment
+    words: frozenset[str] = frozenset()  # content words of all this function's examples
+
+
+@dataclass
+class Index:
+    lex: Lexicon
+    tools: list[ToolInfo]
+    patterns: list[Pattern]
+    postings: dict[str, list[int]] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+    known: frozenset[str] = frozenset()  # content words some example uses
+    pattern_ids: dict[int, int] = field(default_factory=dict)  # id(pattern) -> its place in `patterns`
+
+    def weight(self, canon: str) -> float:
+        return self.weights.get(canon, FILLER_WEIGHT if canon in self.lex.fillers else 1.0)
+
+
+_cache: OrderedDict[str, Index] = OrderedDict()
+_lock = threading.Lock()
+
+
+def spec_hash(tools: Sequence[Tool]) -> str:
+    blob = json.dumps(
+        [[t.agent, t.function, t.description, t.parameters, list(t.examples), t.confirm] for t in tools],
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def get_index(tools: Sequence[Tool]) -> Index:
+    """The index for this tool list, from the cache when the specs are unchanged."""
+    key = spec_hash(tools)
+    with _lock:
+        found = _cache.get(key)
+        if found is not None:
+            _cache.move_to_end(key)
+            return found
+    built = build_index(tools)
+    with _lock:
+        _cache[key] = built
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return built
+
+
+def build_index(tools: Sequence[Tool]) -> Index:
+    tools = list(tools)[:MAX_TOOLS]
+    raw: list[tuple[int, list[list[Piece]], str, float]] = []
+    words: set[str] = set()
+    for n, tool in enumerate(tools):
+        params = set(tool.properties)
+        examples = [e for e in tool.examples if isinstance(e, str) and e.strip()][:MAX_EXAMPLES_PER_TOOL]
+        factor = 1.0
+        if not examples:
+            examples, factor = _derived_examples(tool), DERIVED_FACTOR
+        for example in examples:
+            expansions = [
+                pieces for pieces in expand(example[:300]) if all(p.slot is None or p.slot in params for p in pieces)
+            ]
+            if expansions:
+                raw.append((n, expansions, example, factor))
+                for pieces in expansions:
+                    for p in pieces:
+                        if p.text:
+                            words.update(w.low for w in tokenize(prepare(p.text)))
+                        words.update(p.choices)
+        words.update(tool.function.replace("_", " ").split())
+        for name in params:
+            words.update(name.lower().split("_"))
+    lex = Lexicon(words)
+
+    infos = [_tool_info(tool, lex) for tool in tools]
+    patterns: list[Pattern] = []
+    seen: set[tuple] = set()
+    for n, expansions, example, factor in raw:
+        for pieces in expansions:
+            elems = _elements(pieces, lex)
+            key = (n, tuple((e.canons, e.slot, e.optional) for e in elems))
+            # Synonyms make some examples the same pattern ("remove {items}", "delete {items}"): keep one.
+            # A pattern of slots alone would match anything: keep none.
+            if key not in seen and any(not e.slot for e in elems):
+                seen.add(key)
+                patterns.append(Pattern(n, tuple(elems), example, factor))
+
+    # Weights: a word most functions' examples use says little about which one is meant.
+    df: dict[str, set[int]] = {}
+    for p in patterns:
+        for e in p.elems:
+            for canon in e.canons:
+                df.setdefault(canon, set()).add(p.tool)
+    total = max(len(tools), 2)
+    weights: dict[str, float] = {}
+    for canon, users in df.items():
+        if canon in lex.fillers:
+            weights[canon] = FILLER_WEIGHT
+        else:
+            weights[canon] = 0.5 + 0.5 * math.log(total / len(users)) / math.log(total)
+    index = Index(lex=lex, tools=infos, patterns=[], weights=weights,
+                  known=frozenset(c for c in df if c not in lex.fillers))
+    for p in patterns:
+        infos[p.tool].words |= {c for e in p.elems for c in e.canons if c not in lex.fillers}
+    for p in patterns:
+        _finish(p, index)
+        p.variants = tuple(_finish(v, index) for v in _reorderings(p))
+        index.patterns.append(p)
+    for pid, p in enumerate(index.patterns):
+        index.pattern_ids[id(p)] = pid
+        for canon in {c for e in p.elems for c in e.canons}:
+            index.postings.setdefault(canon, []).append(pid)
+    return index
+
+
+def _finish(p: Pattern, index: Index) -> Pattern:
+    last_slot = max((i for i, e in enumerate(p.elems) if e.slot), default=len(p.elems))
+    tail = [e for e in p.elems[last_slot + 1 :] if not e.optional]
+    adjunct = bool(tail) and bool(set(tail[0].canons) & ADJUNCTS)
+    for i, e in enumerate(p.elems):
+        if not e.slot:
+            e.weight = max(index.weight(c) for c in e.canons)
+            e.trailing = adjunct and i > last_slot
+    p.required_weight = sum(e.weight * (TRAILING if e.trailing else 1.0) for e in p.elems if not e.slot and not e.optional)
+    slots = index.tools[p.tool].slots
+    p.slot_credit = sum(
+        FREE_SLOT_CREDIT if slots[e.slot].kind in ("text", "list") else SLOT_CREDIT for e in p.elems if e.slot
+    )
+    return p
+
+
+def _elements(pieces: list[Piece], lex: Lexicon) -> list[Elem]:
+    """Literal runs become stemmed words (phrases merged into their synonym); slots stay."""
+    out: list[Elem] = []
+    for piece in pieces:
+        if piece.slot:
+            out.append(Elem((), piece.slot, piece.optional))
+            continue
+        if piece.choices:
+            canons = tuple(dict.fromkeys(lex.canon_word(w) for w in piece.choices))
+            out.append(Elem(canons, "", piece.optional))
+            continue
+        lemmas = [lex.lemma(w.low) for w in tokenize(prepare(piece.text or ""))]
+        i = 0
+        while i < len(lemmas):
+            for size in range(min(MAX_PHRASE, len(lemmas) - i), 1, -1):
+                head = lex.phrases.get(tuple(lemmas[i : i + size]))
+                if head:
+                    out.append(Elem((head,), "", piece.optional))
+                    i += size
+                    break
+            else:
+                out.append(Elem((lex.single.get(lemmas[i], lemmas[i]),), "", piece.optional))
+                i += 1
+    return out
+
+
+def _reorderings(p: Pattern) -> list[Pattern]:
+    """The same words in the other orders people use.
+
+    One slot, "A {s} B": also "{s} A B", "A B {s}" and "B A {s}" ("to my list add
+    milk"). More slots: each run of words between slots moved to the end or the
+    front ("add {title} {start} to my calendar" for "add {title} to my calendar {start}").
+    """
+    blocks: list[list[Elem]] = []
+    for e in p.elems:
+        if e.slot or not blocks or blocks[-1][0].slot:
+            blocks.append([e])
+        else:
+            blocks[-1].append(e)
+    slots = [i for i, b in enumerate(blocks) if b[0].slot]
+    orders: list[list[Elem]] = []
+    if len(slots) == 1:
+        k = slots[0]
+        a, s, b = [e for blk in blocks[:k] for e in blk], blocks[k], [e for blk in blocks[k + 1 :] for e in blk]
+        if a:
+            orders.append(s + a + b)
+        if b:
+            orders.append(a + b + s)
+        if a and b:
+            orders.append(b + a + s)
+    elif slots:
+        for i, block in enumerate(blocks):
+            if block[0].slot:
+                continue
+            rest = [e for j, blk in enumerate(blocks) if j != i for e in blk]
+            if i != len(blocks) - 1:
+                orders.append(rest + block)
+            if i != 0:
+                orders.append(block + rest)
+    return [
+        Pattern(p.tool, tuple(Elem(e.canons, e.slot, e.optional) for e in order), p.example, p.factor * REORDER_FACTOR)
+        for order in orders
+    ]
+
+
+def _tool_info(tool: Tool, lex: Lexicon) -> ToolInfo:
+    params = tool.parameters if isinstance(tool.parameters, Mapping) else {}
+    defs = params.get("$defs")
+    required = tool.required
+    slots = {
+        name: slot_type(name, schema if isinstance(schema, Mapping) else {}, name in required,
+                        defs if isinstance(defs, Mapping) else {})
+        for name, schema in tool.properties.items()
+    }
+    desc = {lex.canon_word(w.low) for w in tokenize(prepare(tool.description[:2000]))}
+    param_words = {
+        name: frozenset(lex.canon_word(w) for w in name.lower().split("_") if w) - lex.fillers
+        for name in tool.properties
+    }
+    has_time = any(s.kind in ("day", "moment") for s in slots.values())
+    return ToolInfo(tool, slots, frozenset(desc - lex.fillers), param_words, required, has_time)
+
+
+def _derived_examples(tool: Tool) -> list[str]:
+    """Phrases for a function its author gave no examples: its name, its agent, its required parameters."""
+    name = tool.function.replace("_", " ")
+    agent = tool.agent.replace("-", " ")
+    slots = " ".join(f"{{{p}}}" for p in tool.required if p in tool.properties)
+    return [f"{name} [{agent}] {slots}".strip(), f"{agent} {name} {slots}".strip()]
