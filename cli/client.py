@@ -7,6 +7,7 @@ kernel's code and sentence, so commands never see httpx or a status code.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -205,3 +206,29 @@ class Client:
 
     def audit_verify(self) -> Any:
         return self.get("/v1/audit/verify")
+
+    def chat(self, message: str, conversation_id: str | None = None) -> Any:
+        return self.post("/v1/chat", {"message": message, "conversation_id": conversation_id, "stream": False})
+
+    def chat_events(self, message: str, conversation_id: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Sidekick's answer as it streams: (event name, data) pairs."""
+        body = {"message": message, "conversation_id": conversation_id, "stream": True}
+        try:
+            with self._http.stream("POST", "/v1/chat", json=body, headers={"Accept": "text/event-stream"}) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise error_from_response(response)
+                name = "message"
+                for line in response.iter_lines():
+                    if line.startswith("event:"):
+                        name = line[6:].strip()
+                    elif line.startswith("data:"):
+                        try:
+                            yield name, json.loads(line[5:])
+                        except json.JSONDecodeError:
+                            raise CLIError("protocol_error", "the kernel sent an event that is not JSON") from None
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            raise unreachable(self.url) from None
+        except httpx.TimeoutException:
+            raise CLIError("timeout", f"The kernel at {self.url} did not answer in time.") from None
+

@@ -22,6 +22,7 @@ from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
 from dreamer.kernel.tracing import setup_tracing
 from dreamer.kernel.users.service import TokenCache, create_user, hash_token, new_token, user_for_token
 from dreamer.kernel.workers.pool import WorkerPool
+from dreamer.sidekick.chat.sidekick import Sidekick
 
 log = logging.getLogger("dreamer.kernel")
 
@@ -36,6 +37,10 @@ class Kernel:
     invoker: Invoker
     installer: Installer
     tokens: TokenCache = field(default_factory=TokenCache)
+    sidekick: Sidekick = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sidekick = Sidekick(self.store, self.invoker)
     llm: Gateway | None = None
 
     @classmethod

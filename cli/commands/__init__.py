@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from dreamer.cli.commands import agents, audit, bundles, doctor, kernel, logs, permissions, users
+from dreamer.cli.commands import agents, audit, bundles, chat, doctor, kernel, logs, permissions, users
 
 
 def register_all(app: typer.Typer) -> None:
-    for module in (kernel, bundles, agents, permissions, logs, audit, users, doctor):
+    for module in (kernel, bundles, agents, permissions, logs, audit, users, doctor, chat):
         module.register(app)

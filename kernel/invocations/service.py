@@ -54,7 +54,7 @@ class Principal:
 
 @dataclass(frozen=True)
 class Caller:
-    kind: Literal["user", "agent"]
+    kind: Literal["user", "agent", "sidekick"]
     agent: str | None = None
     chain: tuple[str, ...] = ()  # agents on the call stack, outermost first
     parent_id: str | None = None
@@ -156,7 +156,7 @@ class Invoker:
                             "function": function,
                             "args": args,
                             "user": {"id": who.user_id, "name": who.user_name, "timezone": who.timezone},
-                            "caller": caller.agent or "user",
+                            "caller": caller.agent,  # None when a person or Sidekick called
                         },
                         timeout=max(0.01, deadline - time.monotonic()),
                         syscalls=syscalls,
@@ -183,14 +183,18 @@ class Invoker:
     ) -> InstalledAgent:
         """Check the call, audit the decision and record the invocation, in one transaction."""
         target = f"{agent}.{function}"
-        if caller.kind == "user":
+        if caller.kind in ("user", "sidekick"):
             installed = self._installed(who, agent)
-            installed.function(function)
+            spec = installed.function(function)
+            if caller.kind == "sidekick" and not spec.get("exported"):
+                # Sidekick reaches agents only through what they export, like other agents do.
+                raise DreamerError("permission_denied", f"{target} is not exported, so Sidekick cannot call it")
         else:
             refusal = self._refusal(who, agent, function, caller, f"agent:{agent}.{function}")
         with self.store.session() as s:
-            if caller.kind == "user":
-                audit(s, user_id=who.user_id, actor=who.actor, action="functions.call", target=target,
+            if caller.kind in ("user", "sidekick"):
+                actor = f"sidekick for {who.actor}" if caller.kind == "sidekick" else who.actor
+                audit(s, user_id=who.user_id, actor=actor, action="functions.call", target=target,
                       decision="allow", invocation_id=run.id)
                 self._record_start(s, who, run, agent, function, args, caller)
                 return installed
@@ -309,7 +313,7 @@ class Invoker:
             _INSERT_INVOCATION,
             dict(
                 id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
-                caller=caller.agent or "user", parent_id=caller.parent_id, status="running",
+                caller=caller.agent or caller.kind, parent_id=caller.parent_id, status="running",
                 attempt=1, created_at=now, started_at=now,
                 trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
             ),

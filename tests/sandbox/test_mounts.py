@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -173,8 +174,6 @@ def _spec(layout: Layout, code: str, mounts: list[Mount], *args: str) -> Sandbox
 
 
 def _run(sandbox: Sandbox, spec: SandboxSpec) -> dict[str, object]:
-    import asyncio
-
     return reported(asyncio.run(run_spec(sandbox, spec)))
 
 
@@ -239,8 +238,6 @@ def test_a_symlink_inside_pointing_out_dangles(bwrap: Sandbox, layout: Layout, u
 def test_a_folder_swapped_for_a_link_before_the_start_is_not_bound(
     bwrap: Sandbox, layout: Layout, user_files: Path
 ) -> None:
-    import asyncio
-
     mounts = mounts_for([f"fs.ro:{user_files}/work/notes"], layout.home)
     (user_files / "work").rename(user_files / "work-real")
     (user_files / "outside" / "notes").mkdir()

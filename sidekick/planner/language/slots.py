@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -43,11 +43,10 @@ class SlotType:
     choices: tuple[str, ...] = ()
     item: str = "text"
     required: bool = False
+    key: str = field(default="", compare=False)  # types with one key read words alike (a cache key)
 
-    @property
-    def key(self) -> str:
-        """Slot types with the same key read the same words the same way (a cache key)."""
-        return f"{self.kind}:{self.item}:{'|'.join(self.choices)}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.kind}:{self.item}:{'|'.join(self.choices)}")
 
 
 def slot_type(name: str, schema: Mapping[str, Any], required: bool, defs: Mapping[str, Any] | None = None) -> SlotType:

@@ -38,7 +38,8 @@ SPLIT_COST = 0.1  # at a score at most this much lower
 STEP_COST = 0.03  # between splits that fit about equally, the one with fewer steps
 MAX_STEPS = 5
 PRUNE_MARGIN = 0.1  # fits this far below the best cannot matter (MARGIN is smaller)
-MAX_FITS = 60  # fits per span at most, whatever the bounds say
+MAX_FITS = 40  # fits per span at most, whatever the bounds say
+FITS_PER_FUNCTION = 5  # ... and per function (its most promising patterns)
 REORDER_TRIES = 6
 MAX_OPTIONS = 3
 MAX_LISTED = 30
@@ -115,7 +116,10 @@ class _Parser:
     def parse(self, a: int, b: int) -> _Part:
         key = (a, b)
         if key not in self.memo:
-            self.memo[key] = _Part(a, b, candidates(self.index, self.req, a, b))
+            # The whole message may be answered with "did you mean ...?" down to WEAK; a part of
+            # it is only used when it fits (ACCEPT), or nearly does (a close second to choose from).
+            floor = WEAK if (a, b) == (0, len(self.req.toks)) else ACCEPT - MARGIN
+            self.memo[key] = _Part(a, b, candidates(self.index, self.req, a, b, floor))
         return self.memo[key]
 
     def best(self, a: int, b: int, depth: int) -> tuple[list[_Part], float, float]:
@@ -172,8 +176,11 @@ def split_points(req: Request, a: int, b: int) -> list[tuple[int, int]]:
     return out
 
 
-def candidates(index: Index, req: Request, a: int, b: int) -> list[Match]:
-    """Each function's best fit to toks[a:b] among the patterns worth fitting, best first."""
+def candidates(index: Index, req: Request, a: int, b: int, floor: float = 0.0) -> list[Match]:
+    """Each function's best fit to toks[a:b] among the patterns worth fitting, best first.
+
+    Patterns that could not score `floor` even if everything else fitted are not tried.
+    """
     present: dict[str, float] = {}
     for t in req.toks[a:b]:
         for alt, sim in t.alts.items():
@@ -193,12 +200,23 @@ def candidates(index: Index, req: Request, a: int, b: int) -> list[Match]:
         said += w
         for pid in postings:
             bound[pid] = bound.get(pid, 0.0) + w
+    # How much of the message's weight each pattern has words for: the rest costs at least stray_cost.
+    total = 0.0
+    has: dict[int, float] = {}
+    for t in req.toks[a:b]:
+        total += t.weight
+        pids: set[int] = set()
+        for alt in t.alts:
+            pids.update(index.postings.get(alt, ()))
+        for pid in pids:
+            has[pid] = has.get(pid, 0.0) + t.weight
     # Fit the most promising first; skip a pattern once even a perfect fit could not come
     # close to the best fit so far (upper bound: every slot filled, nothing extra said).
     order: list[tuple[float, float, int]] = []
     for pid, got in bound.items():
         p = index.patterns[pid]
         upper = min((got + p.slot_credit) / max(p.required_weight + p.slot_credit, 1e-9), 1.0) * p.factor
+        upper *= 1.0 - p.stray_cost * max(total - has.get(pid, 0.0), 0.0) / max(total, 1e-9)
         estimate = min(got / max(p.required_weight, 0.2), 1.0) * (0.5 + 0.5 * got / said) * p.factor
         order.append((estimate, upper, pid))
     order.sort(reverse=True)
@@ -206,10 +224,14 @@ def candidates(index: Index, req: Request, a: int, b: int) -> list[Match]:
     best: dict[int, Match] = {}
     tried: list[Match] = []
     top = 0.0
+    per_tool: dict[int, int] = {}
     for _, upper, pid in order:
         p = index.patterns[pid]
-        if upper <= top - PRUNE_MARGIN or (p.tool in best and upper <= best[p.tool].score):
+        if upper < floor or upper <= top - PRUNE_MARGIN or (p.tool in best and upper <= best[p.tool].score):
             continue
+        if per_tool.get(p.tool, 0) >= FITS_PER_FUNCTION:
+            continue
+        per_tool[p.tool] = per_tool.get(p.tool, 0) + 1
         m = align(index, req, p, a, b)
         if m is None:
             continue
@@ -224,10 +246,10 @@ def candidates(index: Index, req: Request, a: int, b: int) -> list[Match]:
         # No fit explains the whole message in the written order: try the best patterns reordered.
         tried.sort(key=lambda m: m.score, reverse=True)
         for m in tried[:REORDER_TRIES]:
-            pid_upper = uppers.get(index.pattern_ids.get(id(m.pattern), -1), 1.0)
+            pid_upper = uppers.get(m.pattern.pid, 1.0)
+            if pid_upper * REORDER_FACTOR < max(floor, best[m.tool].score):
+                continue
             for variant in m.pattern.variants:
-                if pid_upper * REORDER_FACTOR <= best[variant.tool].score:
-                    continue
                 v = align(index, req, variant, a, b)
                 if v is not None and v.score > best[v.tool].score:
                     best[v.tool] = v

@@ -8,7 +8,6 @@ an unchanged tool list costs one hash per message.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import threading
 from collections import OrderedDict
@@ -26,6 +25,8 @@ FILLER_WEIGHT = 0.2
 # a day, an address) is evidence that this is the phrase; free text or a list fits any words.
 SLOT_CREDIT = 0.8
 FREE_SLOT_CREDIT = 0.3
+STRAY_FREE = 0.15  # = match.FREE_FILL: the least a word costs inside free text
+STRAY_EXTRA = 0.5  # = match.DESCRIBED: the least an extra word costs
 MAX_EXAMPLES_PER_TOOL = 50
 MAX_TOOLS = 2000
 CACHE_SIZE = 16
@@ -56,6 +57,10 @@ class Pattern:
     factor: float = 1.0
     required_weight: float = 0.0  # what the words a request must say weigh (for the quick bound)
     slot_credit: float = 0.0  # what filling every slot could add to how much of the pattern was found
+    pid: int = -1  # its place in Index.patterns (reordered variants share their original's)
+    # The least a message word this pattern has no word for costs: free text may take it cheaply,
+    # a typed slot may take it for nothing, with no slot at all it is an extra word.
+    stray_cost: float = 0.0
     variants: tuple[Pattern, ...] = ()  # the same words in other orders, tried when this one fits badly
 
 
@@ -80,7 +85,6 @@ class Index:
     postings: dict[str, list[int]] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     known: frozenset[str] = frozenset()  # content words some example uses
-    pattern_ids: dict[int, int] = field(default_factory=dict)  # id(pattern) -> its place in `patterns`
 
     def weight(self, canon: str) -> float:
         return self.weights.get(canon, FILLER_WEIGHT if canon in self.lex.fillers else 1.0)
@@ -91,12 +95,10 @@ _lock = threading.Lock()
 
 
 def spec_hash(tools: Sequence[Tool]) -> str:
-    blob = json.dumps(
-        [[t.agent, t.function, t.description, t.parameters, list(t.examples), t.confirm] for t in tools],
-        sort_keys=True,
-        default=str,
-    )
-    return hashlib.sha256(blob.encode()).hexdigest()
+    """A digest of everything the index is built from (repr: several times cheaper than JSON here;
+    the same specs with their keys in another order only cost one rebuild)."""
+    blob = repr([(t.agent, t.function, t.description, t.parameters, tuple(t.examples), t.confirm) for t in tools])
+    return hashlib.blake2b(blob.encode(), digest_size=16).hexdigest()
 
 
 def get_index(tools: Sequence[Tool]) -> Index:
@@ -176,7 +178,7 @@ def build_index(tools: Sequence[Tool]) -> Index:
         p.variants = tuple(_finish(v, index) for v in _reorderings(p))
         index.patterns.append(p)
     for pid, p in enumerate(index.patterns):
-        index.pattern_ids[id(p)] = pid
+        p.pid = pid
         for canon in {c for e in p.elems for c in e.canons}:
             index.postings.setdefault(canon, []).append(pid)
     return index
@@ -192,9 +194,12 @@ def _finish(p: Pattern, index: Index) -> Pattern:
             e.trailing = adjunct and i > last_slot
     p.required_weight = sum(e.weight * (TRAILING if e.trailing else 1.0) for e in p.elems if not e.slot and not e.optional)
     slots = index.tools[p.tool].slots
-    p.slot_credit = sum(
-        FREE_SLOT_CREDIT if slots[e.slot].kind in ("text", "list") else SLOT_CREDIT for e in p.elems if e.slot
-    )
+    kinds = [slots[e.slot].kind for e in p.elems if e.slot]
+    p.slot_credit = sum(FREE_SLOT_CREDIT if kind in ("text", "list") else SLOT_CREDIT for kind in kinds)
+    if not kinds:
+        p.stray_cost = STRAY_EXTRA
+    elif all(kind in ("text", "list") for kind in kinds):
+        p.stray_cost = STRAY_FREE
     return p
 
 

@@ -24,6 +24,8 @@ from typing import Any
 from dreamer.sidekick.planner.offline.index import (
     FREE_SLOT_CREDIT,
     SLOT_CREDIT,
+    STRAY_EXTRA,
+    STRAY_FREE,
     TRAILING,
     Index,
     Pattern,
@@ -43,9 +45,9 @@ SLOT_MISS_OPTIONAL = 0.3  # ... and when it is not
 OWN_WORD = {"text": 0.4, "list": 0.6}
 KNOWN_WORD = {"text": 0.3, "list": 0.6}
 OTHER_KIND = 0.6
-DESCRIBED = 0.5  # an extra word the function's description uses costs this fraction
+DESCRIBED = STRAY_EXTRA  # an extra word the function's description uses costs this fraction
 MISSING_FACTOR = 0.9  # score factor per required parameter still missing
-FREE_FILL = 0.15  # words explained only by free text count this much as unexplained
+FREE_FILL = STRAY_FREE  # words explained only by free text count this much as unexplained
 TIME_IN_TEXT = 1.5  # cost of free text swallowing "friday" or "3pm" when the function takes a day or time
 TIME_IN_LIST = 0.5  # ... of a list of things swallowing it
 DANGLING_COST = 0.3  # a value rarely ends in a preposition: "flight to Berlin on"
@@ -106,6 +108,8 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
         known.append(known[-1] + k)
         tw.append(tw[-1] + t.weight)
         timed.append(timed[-1] + (1.0 if t.temporal else 0.0))
+    dangling = [t.fix in DANGLING for t in toks]
+    leading = [t.fix in LEADING for t in toks]
 
     def slot_cost(slot: SlotType, k: int, j: int, q: float) -> float:
         """What filling `slot` with toks[k:j] costs beyond the gain of filling it."""
@@ -136,12 +140,25 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
     for i, e in enumerate(elems):
         if not e.slot:
             row = sims[i]
-            for j, t in enumerate(toks):
-                row[j] = max((t.alts.get(c, 0.0) for c in e.canons), default=0.0)
+            canons = e.canons
+            if len(canons) == 1:
+                c = canons[0]
+                for j, t in enumerate(toks):
+                    row[j] = t.alts.get(c, 0.0)
+            else:
+                for j, t in enumerate(toks):
+                    alts = t.alts
+                    row[j] = max(alts.get(c, 0.0) for c in canons)
     for i in range(1, m + 1):
         e = elems[i - 1]
         Dp, Di, Bi = D[i - 1], D[i], B[i]
         slot: SlotType | None = info.slots.get(e.slot) if e.slot else None
+        if slot is not None:
+            table = req.table(slot)
+            kind = slot.kind
+            own_c, known_c = OWN_WORD.get(kind, OTHER_KIND), KNOWN_WORD.get(kind, OTHER_KIND)
+            time_c = TIME_IN_TEXT if kind == "text" and info.has_time else TIME_IN_LIST if kind == "list" else 0.0
+            free = kind in ("text", "list")
         if e.slot:
             skip = 0.0 if e.optional else (SLOT_MISS if slot and slot.required else SLOT_MISS_OPTIONAL)
         else:
@@ -160,14 +177,23 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
                         if v > best:
                             best, op = v, (_MATCH, 0)
                 elif slot is not None:
-                    for k in range(j - 1, -1, -1):
+                    for k_abs, q in table[a + j]:
+                        k = k_abs - a
+                        if k < 0:
+                            break  # starts come latest first: the rest lie before this span
                         base = Dp[k]
                         if base == neg:
                             continue
-                        got = req.read(slot, a + k, a + j)
-                        if got is None:
-                            continue
-                        v = base + SLOT_FILL - slot_cost(slot, k, j, got[1])
+                        # slot_cost(), inlined: this loop is where the planner spends its time.
+                        cost = (1 - q) * (tw[j] - tw[k]) + own_c * (own[j] - own[k]) + known_c * (known[j] - known[k])
+                        if time_c:
+                            cost += time_c * (timed[j] - timed[k])
+                        if free:
+                            if dangling[j - 1]:
+                                cost += DANGLING_COST
+                            if leading[k]:
+                                cost += LEADING_COST
+                        v = base + SLOT_FILL - cost
                         if v > best:
                             best, op = v, (_SLOT, k)
             Di[j], Bi[j] = best, op

@@ -37,6 +37,7 @@ class Request:
     lex: Lexicon
     now: datetime
     _readings: dict[tuple[str, int, int], tuple[Any, float] | None] = field(default_factory=dict)
+    _tables: dict[str, list[list[tuple[int, float]]]] = field(default_factory=dict)
 
     def span_text(self, a: int, b: int) -> str:
         return self.text[self.toks[a].start : self.toks[b - 1].end] if b > a else ""
@@ -52,6 +53,21 @@ class Request:
             except (ValueError, OverflowError):  # a date past year 9999, a number too big to be one
                 self._readings[key] = None
         return self._readings[key]
+
+
+    def table(self, slot: SlotType) -> list[list[tuple[int, float]]]:
+        """For each end j, the starts k (latest first) where toks[k:j] reads as this slot type, with quality."""
+        found = self._tables.get(slot.key)
+        if found is None:
+            found = [[] for _ in range(len(self.toks) + 1)]
+            for j in range(1, len(self.toks) + 1):
+                row = found[j]
+                for k in range(j - 1, -1, -1):
+                    got = self.read(slot, k, j)
+                    if got is not None:
+                        row.append((k, got[1]))
+            self._tables[slot.key] = found
+        return found
 
 
 def read_request(text: str, lex: Lexicon, now: datetime) -> Request:

@@ -1,0 +1,100 @@
+"""`dreamer chat`: talk to Sidekick, once (`dreamer chat TEXT`) or in a terminal session."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from dreamer.cli.client import Client
+from dreamer.cli.commands.common import JsonOpt, UserOpt, client, guarded
+from dreamer.cli.config import load_config
+from dreamer.cli.output import Output
+
+# A one-shot `dreamer chat "yes"` answers the question the previous one left open,
+# so the CLI remembers that conversation for a while.
+FOLLOW_UP_SECONDS = 30 * 60
+
+
+def _state_file(user: str | None) -> Path:
+    return load_config().home / f"cli-chat-{user or 'self'}.json"
+
+
+def _open_question(user: str | None) -> str | None:
+    try:
+        state = json.loads(_state_file(user).read_text())
+    except (OSError, ValueError):
+        return None
+    if state.get("waiting") and time.time() - float(state.get("at", 0)) < FOLLOW_UP_SECONDS:
+        return str(state.get("conversation_id"))
+    return None
+
+
+def _remember(user: str | None, done: dict[str, Any]) -> None:
+    try:
+        path = _state_file(user)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(
+            {"conversation_id": done.get("conversation_id"), "waiting": done.get("pending") is not None, "at": time.time()}
+        ))
+    except OSError:
+        pass  # only a convenience: the next message then starts a new conversation
+
+
+def _stream_turn(api: Client, out: Output, text: str, conversation: str | None) -> dict[str, Any]:
+    done: dict[str, Any] = {}
+    for name, data in api.chat_events(text, conversation):
+        if name == "tool_call":
+            args = json.dumps(data.get("args", {}), ensure_ascii=False)
+            out.note(f"→ {data['agent']}.{data['function']} {args}")
+        elif name == "text":
+            out.say(escape(data.get("delta", "")))
+        elif name == "error":
+            out.say(f"[red]{escape(data.get('message', 'failed'))}[/]")
+        elif name == "done":
+            done = data
+    return done
+
+
+def chat(
+    text: Annotated[str | None, typer.Argument(help="What to ask; omit it for a conversation in the terminal.")] = None,
+    conversation: Annotated[str | None, typer.Option("--conversation", help="Continue this conversation id.")] = None,
+    new: Annotated[bool, typer.Option("--new", help="Start a new conversation even if a question is open.")] = False,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Talk to Sidekick: it turns what you say into calls of your agents' functions."""
+    out = Output(json_out)
+    conversation = conversation or (None if new else _open_question(user))
+    with client(user) as api:
+        if text is not None:
+            if json_out:
+                done = api.chat(text, conversation)
+                _remember(user, done)
+                out.json({"reply": done.get("reply"), "calls": [
+                    {k: c.get(k) for k in ("agent", "function", "args", "ok", "result", "error", "invocation_id") if k in c}
+                    for c in done.get("calls", [])
+                ], "pending": done.get("pending"), "conversation_id": done.get("conversation_id")})
+                return
+            done = _stream_turn(api, out, text, conversation)
+            _remember(user, done)
+            return
+        out.note("Talking to Sidekick. Empty line or Ctrl-D to leave.")
+        while True:
+            try:
+                line = input("you> ")
+            except EOFError:
+                return
+            if not line.strip():
+                return
+            done = _stream_turn(api, out, line, conversation)
+            conversation = done.get("conversation_id") or conversation
+            _remember(user, done)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("chat")(guarded(chat))

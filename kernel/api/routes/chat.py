@@ -1,0 +1,65 @@
+"""Chat with Sidekick: POST /v1/chat streams server-sent events; conversations persist."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from dreamer.kernel.api.deps import KernelDep, PrincipalDep
+from dreamer.kernel.errors import DreamerError
+from dreamer.sidekick.chat.conversations import conversation_view, list_conversations
+
+router = APIRouter(prefix="/v1", tags=["sidekick"])
+
+
+class ChatBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    message: str = Field(max_length=100_000)
+    conversation_id: str | None = Field(default=None, max_length=64)
+    stream: bool = True
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    name = event.get("event", "message")
+    body = {k: v for k, v in event.items() if k != "event"}
+    return f"event: {name}\ndata: {json.dumps(body, ensure_ascii=False, default=str)}\n\n".encode()
+
+
+@router.post("/chat", response_model=None)
+async def chat(body: ChatBody, k: KernelDep, who: PrincipalDep) -> Any:
+    """One message to Sidekick. With `stream` (the default) the answer is an event stream:
+    start, tool_call, tool_result, clarification | confirmation, text, done (or error).
+    Without it, the `done` event's fields come back as one JSON object."""
+    events = k.sidekick.turn(who, body.message, body.conversation_id)
+    # The first event is taken before answering, so a bad message is a plain JSON error.
+    first = await events.__anext__()
+    if not body.stream:
+        last = first
+        async for event in events:
+            last = event
+        return {key: value for key, value in last.items() if key != "event"}
+
+    async def stream() -> AsyncIterator[bytes]:
+        yield _sse(first)
+        try:
+            async for event in events:
+                yield _sse(event)
+        except DreamerError as exc:
+            yield _sse({"event": "error", "code": exc.code, "message": exc.message})
+
+    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+@router.get("/conversations")
+def conversations(k: KernelDep, who: PrincipalDep, limit: int = Query(50, ge=1, le=500)) -> list[dict[str, Any]]:
+    return list_conversations(k.store, who.user_id, limit)
+
+
+@router.get("/conversations/{conversation_id}")
+def conversation(conversation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    return conversation_view(k.store, who.user_id, conversation_id)

@@ -1,0 +1,142 @@
+"""Sidekick's turn: a message in; planned calls run through the kernel; events out.
+
+Sidekick acts with the user's identity but only through exported functions, and it
+never runs a function marked confirm=True without the user's yes in this
+conversation — the planner asks, and the executor checks again before each call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.registry import list_installed
+from dreamer.kernel.invocations.service import Caller, Invoker, Principal
+from dreamer.kernel.store.db import Store
+from dreamer.sidekick.chat.conversations import open_conversation, record_turn
+from dreamer.sidekick.chat.replies import step_line
+from dreamer.sidekick.planner import Clarification, OfflinePlanner, Plan, PlanContext, Planner, Step, Tool
+
+MAX_MESSAGE_CHARS = 8000
+
+Event = dict[str, Any]
+
+
+class Sidekick:
+    def __init__(self, store: Store, invoker: Invoker, planner: Planner | None = None) -> None:
+        self.store = store
+        self.invoker = invoker
+        self.planner: Planner = planner or OfflinePlanner()
+
+    def tools(self, who: Principal) -> list[Tool]:
+        """The exported functions of the user's agents, as of now."""
+        with self.store.session() as s:
+            agents = list_installed(s, who.user_id)
+        tools = []
+        for agent in agents:
+            for spec in agent.functions:
+                if spec.get("exported"):
+                    tools.append(Tool.from_spec(agent.name, spec, agent.description))
+        return tools
+
+    async def turn(
+        self, who: Principal, text: str, conversation_id: str | None = None, now: datetime | None = None
+    ) -> AsyncIterator[Event]:
+        text = text if isinstance(text, str) else ""
+        if not text.strip():
+            raise DreamerError("invalid_argument", "the message is empty; tell Sidekick what you would like done")
+        if len(text) > MAX_MESSAGE_CHARS:
+            raise DreamerError("invalid_argument", f"the message is longer than {MAX_MESSAGE_CHARS} characters")
+        conv = open_conversation(self.store, who.user_id, conversation_id, text)
+        yield {"event": "start", "conversation_id": conv.id, "planner": "offline"}
+
+        tools = self.tools(who)
+        pending = _pending(conv.pending)
+        context = PlanContext(now=now, timezone=who.timezone, pending=pending)
+        try:
+            plan = self.planner.plan(text, tools, context)
+        except DreamerError:
+            raise
+        except Exception as exc:  # a planner bug must not cost the user their conversation
+            plan = Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). Try saying it another way.")
+
+        calls: list[dict[str, Any]] = []
+        lines: list[str] = []
+        by_name = {t.name: t for t in tools}
+        if plan.pending is not None:
+            yield _question_event(plan.pending)
+        else:
+            for step in plan.steps:
+                tool = by_name.get(step.name)
+                if tool is None:
+                    lines.append(f"✗ {step.name} is not one of your agents' functions any more")
+                    continue
+                if tool.confirm and not step.confirmed:
+                    # The planner should have asked; never run such a step unasked.
+                    lines.append(f"✗ {tool.summary}: needs your confirmation first")
+                    continue
+                yield {"event": "tool_call", "agent": step.agent, "function": step.function, "args": dict(step.args)}
+                call = await self._run(who, step)
+                calls.append(call)
+                yield {"event": "tool_result", **call}
+                lines.append(step_line(tool.summary, call["ok"], call.get("result"), call.get("error")))
+
+        reply = _reply(plan, lines)
+        yield {"event": "text", "delta": reply}
+        pending_dict = plan.pending.to_dict() if plan.pending else None
+        record_turn(self.store, conv.id, text, reply, {"calls": calls}, pending_dict)
+        yield {
+            "event": "done",
+            "conversation_id": conv.id,
+            "reply": reply,
+            "calls": calls,
+            "pending": _public_pending(plan.pending),
+        }
+
+    async def _run(self, who: Principal, step: Step) -> dict[str, Any]:
+        call: dict[str, Any] = {"agent": step.agent, "function": step.function, "args": dict(step.args)}
+        try:
+            outcome = await self.invoker.invoke(who, step.agent, step.function, dict(step.args), Caller("sidekick"))
+        except DreamerError as exc:
+            call |= {"ok": False, "error": {"code": exc.code, "message": exc.message},
+                     "invocation_id": exc.details.get("invocation_id")}
+        else:
+            call |= {"ok": True, "result": outcome.value, "invocation_id": outcome.invocation_id}
+        return call
+
+
+def _pending(stored: Any) -> Clarification | None:
+    if not isinstance(stored, dict):
+        return None
+    try:
+        return Clarification.from_dict(stored)
+    except (ValueError, KeyError, TypeError):
+        return None  # a question from an older Sidekick that can no longer be read
+
+
+def _question_event(pending: Clarification) -> Event:
+    kind = "confirmation" if pending.kind == "confirm" else "clarification"
+    return {"event": kind, **_public_pending(pending)}  # type: ignore[dict-item]
+
+
+def _public_pending(pending: Clarification | None) -> dict[str, Any] | None:
+    if pending is None:
+        return None
+    return {
+        "kind": pending.kind,
+        "question": pending.question,
+        "options": [o.label for o in pending.options],
+        "missing": list(pending.missing),
+        "steps": [s.to_dict() for s in pending.partial.steps],
+    }
+
+
+def _reply(plan: Plan, lines: Sequence[str]) -> str:
+    if plan.pending is not None:
+        options = "".join(f"\n  {i}. {o.label}" for i, o in enumerate(plan.pending.options, 1))
+        return plan.pending.question + options
+    if lines:
+        return "\n".join(lines)
+    return plan.reply or "Done."
