@@ -30,7 +30,7 @@ from dreamer.sidekick.planner.offline.request import Request, read_request
 from dreamer.sidekick.planner.offline.templates import expand
 
 ACCEPT = 0.6  # a fit this good is acted on
-WEAK = 0.5  # below this nothing fits; between the two the planner asks "did you mean ...?"
+WEAK = 0.55  # below this nothing fits; between the two the planner asks "did you mean ...?"
 MARGIN = 0.06  # two functions this close in score: the user chooses
 SPLIT_GAIN = 0.05  # a split must beat the whole message by this much,
 SPLIT_EXPLAINS = 0.5  # or account for this much more of its words

@@ -21,6 +21,7 @@ from dreamer.sidekick.planner.language.vocabulary import MAX_PHRASE, Lexicon
 from dreamer.sidekick.planner.offline.templates import Piece, expand
 
 FILLER_WEIGHT = 0.2
+MARKER_WEIGHT = 0.45
 # Weight of a slot when measuring how much of a pattern was found: a typed value (a number,
 # a day, an address) is evidence that this is the phrase; free text or a list fits any words.
 SLOT_CREDIT = 0.8
@@ -192,6 +193,10 @@ def _finish(p: Pattern, index: Index) -> Pattern:
         if not e.slot:
             e.weight = max(index.weight(c) for c in e.canons)
             e.trailing = adjunct and i > last_slot
+            if i + 1 < len(p.elems) and p.elems[i + 1].slot and i > 0:
+                # A small word that tells which slot comes next ("from {start} to {end}") says more
+                # about the phrase than its frequency suggests.
+                e.weight = max(e.weight, MARKER_WEIGHT)
     p.required_weight = sum(e.weight * (TRAILING if e.trailing else 1.0) for e in p.elems if not e.slot and not e.optional)
     slots = index.tools[p.tool].slots
     kinds = [slots[e.slot].kind for e in p.elems if e.slot]

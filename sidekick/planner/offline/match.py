@@ -80,18 +80,29 @@ class Match:
         return self.unexplained < 0.3 and self.score >= 0.62
 
 
-def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match | None:
-    """The best in-order fit of `pattern` to req.toks[a:b], post-processed and scored."""
+@dataclass
+class _Frame:
+    """Per (function, span): what each word costs left over, and running sums for slot costs."""
+
+    xcost: list[float]
+    own: list[float]
+    known: list[float]
+    tw: list[float]
+    timed: list[float]
+    dangling: list[bool]
+    leading: list[bool]
+
+
+def _frame(index: Index, req: Request, info: ToolInfo, tool: int, a: int, b: int) -> _Frame:
+    key = (tool, a, b)
+    found = req.frames.get(key)
+    if found is not None:
+        return found
     toks = req.toks[a:b]
-    n = len(toks)
-    if n == 0:
-        return None
-    info = index.tools[pattern.tool]
     desc = info.description_words
     own_words = info.words
     known_words = index.known
     weights = index.weights
-    xcost = [t.weight * (DESCRIBED if t.canon in desc else 1.0) for t in toks]
     own = [0.0]
     known = [0.0]
     tw = [0.0]
@@ -108,8 +119,25 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
         known.append(known[-1] + k)
         tw.append(tw[-1] + t.weight)
         timed.append(timed[-1] + (1.0 if t.temporal else 0.0))
-    dangling = [t.fix in DANGLING for t in toks]
-    leading = [t.fix in LEADING for t in toks]
+    frame = _Frame(
+        xcost=[t.weight * (DESCRIBED if t.canon in desc else 1.0) for t in toks],
+        own=own, known=known, tw=tw, timed=timed,
+        dangling=[t.fix in DANGLING for t in toks],
+        leading=[t.fix in LEADING for t in toks],
+    )
+    req.frames[key] = frame
+    return frame
+
+
+def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match | None:
+    """The best in-order fit of `pattern` to req.toks[a:b], post-processed and scored."""
+    toks = req.toks[a:b]
+    n = len(toks)
+    if n == 0:
+        return None
+    info = index.tools[pattern.tool]
+    f = _frame(index, req, info, pattern.tool, a, b)
+    xcost, own, known, tw, timed, dangling, leading = f.xcost, f.own, f.known, f.tw, f.timed, f.dangling, f.leading
 
     def slot_cost(slot: SlotType, k: int, j: int, q: float) -> float:
         """What filling `slot` with toks[k:j] costs beyond the gain of filling it."""
@@ -121,82 +149,90 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
         elif kind == "list":
             cost += TIME_IN_LIST * (timed[j] - timed[k])
         if kind in ("text", "list"):
-            if toks[j - 1].fix in DANGLING:
+            if dangling[j - 1]:
                 cost += DANGLING_COST
-            if toks[k].fix in LEADING:
+            if leading[k]:
                 cost += LEADING_COST
         return cost
 
+    # D[i][j]: the best fit of the first i elements to the first j words. B[i][j]: how it was
+    # reached: _SKIP, _EXTRA, _MATCH, or _SLOT + k (the slot took words k..j-1).
     elems = pattern.elems
     m = len(elems)
     neg = -math.inf
     D = [[neg] * (n + 1) for _ in range(m + 1)]
-    B: list[list[tuple[int, int]]] = [[(_SKIP, 0)] * (n + 1) for _ in range(m + 1)]
-    D[0][0] = 0.0
+    B = [[_SKIP] * (n + 1) for _ in range(m + 1)]
+    row0, brow0 = D[0], B[0]
+    row0[0] = 0.0
     for j in range(1, n + 1):
-        D[0][j] = D[0][j - 1] - xcost[j - 1]
-        B[0][j] = (_EXTRA, 0)
-    sims = [[0.0] * n for _ in range(m)]
-    for i, e in enumerate(elems):
-        if not e.slot:
-            row = sims[i]
-            canons = e.canons
-            if len(canons) == 1:
-                c = canons[0]
-                for j, t in enumerate(toks):
-                    row[j] = t.alts.get(c, 0.0)
-            else:
-                for j, t in enumerate(toks):
-                    alts = t.alts
-                    row[j] = max(alts.get(c, 0.0) for c in canons)
+        row0[j] = row0[j - 1] - xcost[j - 1]
+        brow0[j] = _EXTRA
     for i in range(1, m + 1):
         e = elems[i - 1]
         Dp, Di, Bi = D[i - 1], D[i], B[i]
-        slot: SlotType | None = info.slots.get(e.slot) if e.slot else None
-        if slot is not None:
-            table = req.table(slot)
-            kind = slot.kind
-            own_c, known_c = OWN_WORD.get(kind, OTHER_KIND), KNOWN_WORD.get(kind, OTHER_KIND)
-            time_c = TIME_IN_TEXT if kind == "text" and info.has_time else TIME_IN_LIST if kind == "list" else 0.0
-            free = kind in ("text", "list")
-        if e.slot:
-            skip = 0.0 if e.optional else (SLOT_MISS if slot and slot.required else SLOT_MISS_OPTIONAL)
-        else:
+        if not e.slot:
             skip = 0.0 if e.optional else LIT_MISS * e.weight * (TRAILING if e.trailing else 1.0)
-        row = sims[i - 1]
-        for j in range(n + 1):
-            best, op = Dp[j] - skip, (_SKIP, 0)
-            if j:
-                v = Di[j - 1] - xcost[j - 1]
+            weight = e.weight
+            canons = e.canons
+            c0 = canons[0]
+            single = len(canons) == 1
+            prev = Di[0] = Dp[0] - skip
+            for j in range(1, n + 1):
+                best, op = Dp[j] - skip, _SKIP
+                v = prev - xcost[j - 1]
                 if v > best:
-                    best, op = v, (_EXTRA, 0)
-                if not e.slot:
-                    sim = row[j - 1]
-                    if sim:
-                        v = Dp[j - 1] + e.weight * sim
-                        if v > best:
-                            best, op = v, (_MATCH, 0)
-                elif slot is not None:
-                    for k_abs, q in table[a + j]:
-                        k = k_abs - a
-                        if k < 0:
-                            break  # starts come latest first: the rest lie before this span
-                        base = Dp[k]
-                        if base == neg:
-                            continue
-                        # slot_cost(), inlined: this loop is where the planner spends its time.
-                        cost = (1 - q) * (tw[j] - tw[k]) + own_c * (own[j] - own[k]) + known_c * (known[j] - known[k])
-                        if time_c:
-                            cost += time_c * (timed[j] - timed[k])
-                        if free:
-                            if dangling[j - 1]:
-                                cost += DANGLING_COST
-                            if leading[k]:
-                                cost += LEADING_COST
-                        v = base + SLOT_FILL - cost
-                        if v > best:
-                            best, op = v, (_SLOT, k)
-            Di[j], Bi[j] = best, op
+                    best, op = v, _EXTRA
+                alts = toks[j - 1].alts
+                sim = alts.get(c0, 0.0) if single else max(alts.get(c, 0.0) for c in canons)
+                if sim:
+                    v = Dp[j - 1] + weight * sim
+                    if v > best:
+                        best, op = v, _MATCH
+                prev = Di[j] = best
+                Bi[j] = op
+            continue
+        slot = info.slots.get(e.slot)
+        skip = 0.0 if e.optional else (SLOT_MISS if slot and slot.required else SLOT_MISS_OPTIONAL)
+        prev = Di[0] = Dp[0] - skip
+        if slot is None:
+            for j in range(1, n + 1):
+                best, op = Dp[j] - skip, _SKIP
+                v = prev - xcost[j - 1]
+                if v > best:
+                    best, op = v, _EXTRA
+                prev = Di[j] = best
+                Bi[j] = op
+            continue
+        table = req.table(slot)
+        kind = slot.kind
+        own_c, known_c = OWN_WORD.get(kind, OTHER_KIND), KNOWN_WORD.get(kind, OTHER_KIND)
+        time_c = TIME_IN_TEXT if kind == "text" and info.has_time else TIME_IN_LIST if kind == "list" else 0.0
+        free = kind in ("text", "list")
+        for j in range(1, n + 1):
+            best, op = Dp[j] - skip, _SKIP
+            v = prev - xcost[j - 1]
+            if v > best:
+                best, op = v, _EXTRA
+            tw_j, own_j, known_j, timed_j = tw[j], own[j], known[j], timed[j]
+            end_cost = DANGLING_COST if free and dangling[j - 1] else 0.0
+            for k_abs, q in table[a + j]:
+                k = k_abs - a
+                if k < 0:
+                    break  # starts come latest first: the rest lie before this span
+                base = Dp[k]
+                if base == neg:
+                    continue
+                # slot_cost(), inlined: this loop is where the planner spends its time.
+                cost = (1 - q) * (tw_j - tw[k]) + own_c * (own_j - own[k]) + known_c * (known_j - known[k]) + end_cost
+                if time_c:
+                    cost += time_c * (timed_j - timed[k])
+                if free and leading[k]:
+                    cost += LEADING_COST
+                v = base + SLOT_FILL - cost
+                if v > best:
+                    best, op = v, _SLOT + k
+            prev = Di[j] = best
+            Bi[j] = op
 
     # Walk back: which words matched, which slot took which run, which words are extra.
     explained = [0.0] * n  # cost left for each word: 0 explained, else what it costs
@@ -208,7 +244,9 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
     slot_quality: dict[str, float] = {}
     i, j = m, n
     while i > 0 or j > 0:
-        kind, k = B[i][j] if i > 0 else (_EXTRA, 0)
+        kind = B[i][j] if i > 0 else _EXTRA
+        if kind >= _SLOT:
+            kind, k = _SLOT, kind - _SLOT
         if kind == _EXTRA:
             explained[j - 1] = xcost[j - 1]
             j -= 1
@@ -219,7 +257,8 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
             i -= 1
         elif kind == _MATCH:
             e = elems[i - 1]
-            matched_weight += e.weight * sims[i - 1][j - 1]
+            alts = toks[j - 1].alts
+            matched_weight += e.weight * max(alts.get(c, 0.0) for c in e.canons)
             expected_weight += e.weight
             i, j = i - 1, j - 1
         else:
@@ -239,24 +278,37 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
     _carve_times(req, info, args, spans)
     _share_days(req, info, args, spans)
 
+    # How much of the pattern was found. A slot whose parameter is required and was not given
+    # is left out here: MISSING_FACTOR accounts for it once, and the planner asks for the value.
     got_credit = needed_credit = free_words = 0.0
+    worst_free = 1.0
     for e in elems:
-        if e.slot and (not e.optional or e.slot in args):
-            kind = info.slots[e.slot].kind
-            credit = FREE_SLOT_CREDIT if kind in ("text", "list") else SLOT_CREDIT
-            needed_credit += credit
-            if e.slot in args:
-                # A slot holding only "it" or "anything" is no evidence that this is the phrase.
-                got_credit += credit * (slot_quality.get(e.slot, 1.0) if kind in ("text", "list") else 1.0)
-                if kind in ("text", "list") and e.slot in spans:
+        if not e.slot:
+            continue
+        slot = info.slots[e.slot]
+        filled = e.slot in args
+        if not filled and (e.optional or slot.required):
+            continue
+        credit = FREE_SLOT_CREDIT if slot.kind in ("text", "list") else SLOT_CREDIT
+        needed_credit += credit
+        if filled:
+            if slot.kind in ("text", "list"):
+                # A slot holding only "it" or "anything" is little evidence that this is the phrase.
+                q = slot_quality.get(e.slot, 1.0)
+                got_credit += credit * q
+                worst_free = min(worst_free, q)
+                if e.slot in spans:
                     k, j = spans[e.slot]
                     free_words += tw[j - a] - tw[k - a]
+            else:
+                got_credit += credit
     found = (matched_weight + got_credit) / max(expected_weight + needed_credit, 1e-9)
     total = tw[n]
     content_left = sum(c for c, t in zip(explained, toks) if t.weight >= 1.0)
     covered = max(0.0, 1.0 - (sum(explained) + slot_penalty + FREE_FILL * free_words) / max(total, 1e-9))
     missing = [p for p in info.required if p not in args]
-    score = min(found, 1.0) * covered * pattern.factor * (MISSING_FACTOR ** len(missing))
+    score = (min(found, 1.0) * covered * pattern.factor * (MISSING_FACTOR ** len(missing))
+             * (0.5 + 0.5 * worst_free))
     return Match(pattern, pattern.tool, a, b, score, args, missing, content_left + swallowed, spans)
 
 
@@ -374,6 +426,12 @@ def _carve_times(req: Request, info: ToolInfo, args: dict[str, Any], spans: dict
     """
     for name, slot in info.slots.items():
         if name in args or slot.kind not in ("day", "moment") or not slot.required:
+            continue
+        # A day or time given to an optional parameter while a required one has none (an "end"
+        # but no "start") belongs to the required one.
+        spare = next((p for p, s in info.slots.items() if p in args and s.kind == slot.kind and not s.required), None)
+        if spare is not None:
+            args[name], spans[name] = args.pop(spare), spans.pop(spare)
             continue
         for text_name, (k, j) in list(spans.items()):
             text_slot = info.slots.get(text_name)

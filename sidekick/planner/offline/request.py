@@ -38,6 +38,7 @@ class Request:
     now: datetime
     _readings: dict[tuple[str, int, int], tuple[Any, float] | None] = field(default_factory=dict)
     _tables: dict[str, list[list[tuple[int, float]]]] = field(default_factory=dict)
+    frames: dict[tuple[int, int, int], Any] = field(default_factory=dict)  # match._Frame per (tool, a, b)
 
     def span_text(self, a: int, b: int) -> str:
         return self.text[self.toks[a].start : self.toks[b - 1].end] if b > a else ""
