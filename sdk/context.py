@@ -21,14 +21,13 @@ from dreamer.sdk.database import AgentDatabase
 from dreamer.sdk.errors import CallError, NotAvailable
 from dreamer.sdk.fetch import Response, fetch_params, response_from
 from dreamer.sdk.llm import llm_answer, llm_params
+from dreamer.sdk.memory import read_answer, read_params, write_params
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 # member -> why it is missing. One place to update as the pieces arrive.
 MISSING: dict[str, str] = {
     "tools": "the tool (MCP) registry arrives with issue 5",
-    "sidekick": "Sidekick's memory arrives with issue 4",
-    "remember": "Sidekick's memory arrives with issue 4",
     "post": "the user's feed arrives with issue 4",
     "task": "Sidekick tasks arrive with issue 4",
     "emit_reward": "rewards are recorded with issue 4",
@@ -208,13 +207,34 @@ class Context:
         params, model = llm_params(prompt, schema, variant, system, max_tokens, temperature)
         return llm_answer(self._kernel.request("llm.complete", params), "schema" in params, model)
 
-    def sidekick(self, *args: Any, **kwargs: Any) -> Any:
-        """`ctx.sidekick(question, schema)`: ask the user's Sidekick memory (grant `memory:read`)."""
-        _missing("sidekick")
+    def sidekick(self, question: str, schema: dict[str, Any] | type[Any] | None = None) -> Any:
+        """Ask what Sidekick remembers about the user ("I'm vegetarian", "I live in Lyon").
 
-    def remember(self, *args: Any, **kwargs: Any) -> Any:
-        """`ctx.remember(fact)`: add to the user's Sidekick memory (grant `memory:write`)."""
-        _missing("remember")
+        Needs the grant `memory:read`. Without `schema`, returns the remembered
+        facts as a list of strings, the most relevant to `question` first (every
+        fact is there; an empty list when there are none). With `schema` (a JSON
+        schema or a pydantic model class) and a model configured, the model
+        answers `question` from the facts and that answer comes back as data
+        (an instance for a pydantic class); with no model, or no facts, the list
+        of facts comes back instead, so check which you got. Raises CallError
+        with `kind` permission_denied (no grant), budget_exceeded, timeout or
+        model_error.
+        """
+        self._check_active("ctx.sidekick")
+        params, model = read_params(question, schema)
+        return read_answer(self._kernel.request("memory.read", params), "schema" in params, model)
+
+    def remember(self, fact: str) -> None:
+        """Add a fact about the user to Sidekick's memory ("prefers aisle seats").
+
+        Needs the grant `memory:write`. At most 1000 characters; a fact the
+        memory already holds (in the same words, give or take case and
+        contractions) is not stored twice. The user sees where each fact came
+        from and can delete it. Raises CallError with `kind` permission_denied
+        or invalid_argument.
+        """
+        self._check_active("ctx.remember")
+        self._kernel.request("memory.write", write_params(fact))
 
     def post(self, *args: Any, **kwargs: Any) -> Any:
         """`ctx.post(text, priority)`: post to the user's feed (grant `notify`)."""

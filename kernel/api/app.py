@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from dreamer.kernel.api.errors import install_handlers
 from dreamer.kernel.api.limits import BodyLimit
 from dreamer.kernel.api.routes import agents, audit, chat, doctor, invocations, permissions, system
+from dreamer.kernel.api.routes import memory as memory_routes
 from dreamer.kernel.config import Settings, load_settings
 from dreamer.kernel.core import Kernel
 
@@ -39,6 +40,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     for module in (system, agents, permissions, invocations, audit, doctor, chat):
         app.include_router(module.router)
+    app.include_router(memory_routes.router)
     try:
         from dreamer.web.mount import mount_web
     except ImportError:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.llm.syscall import llm_complete
+from dreamer.kernel.memory.syscall import memory_read, memory_write
 from dreamer.kernel.net.fetch import net_fetch
 from dreamer.kernel.permissions.check import allowed
 
@@ -74,4 +75,10 @@ async def agents_call(ctx: SyscallContext, params: dict[str, Any]) -> Any:
 
 def default_table() -> dict[str, Handler]:
     """Every syscall this kernel serves. Modules that add one register it here."""
-    return {"agents.call": agents_call, "net.fetch": net_fetch, "llm.complete": llm_complete}
+    return {
+        "agents.call": agents_call,
+        "net.fetch": net_fetch,
+        "llm.complete": llm_complete,
+        "memory.read": memory_read,
+        "memory.write": memory_write,
+    }

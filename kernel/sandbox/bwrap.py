@@ -34,15 +34,37 @@ DATA_DIR = "/data"
 # merged-/usr host they are symlinks into /usr and are recreated as such.
 SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
+# A tmpfs is RAM that no rlimit counts, and unsized it may grow to half the host's
+# memory: /tmp and /dev/shm get this size (as under docker), and the sandbox's other
+# tmpfs folders (/ and /dev) are made read-only once everything is mounted on them.
+TMPFS_BYTES = 64 * 1024 * 1024
+
 
 @lru_cache(maxsize=8)
-def supports_disable_userns(bwrap: str) -> bool:
-    """bubblewrap >= 0.8 can forbid nested user namespaces; older ones refuse the flag."""
+def _help(bwrap: str) -> str:
     try:
         done = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError):
-        return False
-    return "--disable-userns" in done.stdout + done.stderr
+        return ""
+    return done.stdout + done.stderr
+
+
+def supports_disable_userns(bwrap: str) -> bool:
+    """bubblewrap >= 0.8 can forbid nested user namespaces; older ones refuse the flag."""
+    return "--disable-userns" in _help(bwrap)
+
+
+def supports_tmpfs_size(bwrap: str) -> bool:
+    """Newer bubblewrap can size a tmpfs; older ones refuse --size."""
+    return "--size" in _help(bwrap)
+
+
+def _memory_folders(bwrap: str) -> list[str]:
+    """/tmp and /dev/shm, sized when bwrap can; without --size /dev/shm stays read-only."""
+    if not supports_tmpfs_size(bwrap):
+        return ["--tmpfs", "/tmp", "--remount-ro", "/dev"]
+    size = str(TMPFS_BYTES)
+    return ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
 
 
 def _system_binds() -> list[str]:
@@ -98,7 +120,7 @@ class BwrapSandbox(Sandbox):
             # inside them: a large kernel attack surface for no use of ours.
             args += ["--unshare-user", "--disable-userns"]
         args += _system_binds()
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        args += ["--proc", "/proc", "--dev", "/dev", *_memory_folders(self.bwrap)]
         # After the tmpfs, so a runtime that lives under /tmp is still visible.
         args += _runtime_binds(runtime)
         args += ["--ro-bind", str(bundle), AGENT_DIR, "--bind", str(data), DATA_DIR, "--chdir", DATA_DIR]
@@ -119,6 +141,8 @@ class BwrapSandbox(Sandbox):
             args += ["--dir", MOUNT_ROOT]
         for mount, fd in zip(spec.mounts, fds):
             args += ["--bind" if mount.writable else "--ro-bind", f"/proc/self/fd/{fd}", mount.target]
+        # Every mount point exists by now; the root tmpfs takes no more writes.
+        args += ["--remount-ro", "/"]
         # bwrap itself gets an empty environment: nothing of the kernel's reaches it.
         # --die-with-parent ties the sandbox to the kernel thread that forked it,
         # which is the event loop's, alive as long as the kernel.

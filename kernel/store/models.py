@@ -220,3 +220,21 @@ class ChatMessage(Base):
     # For the assistant: the calls it made ({agent, function, args, ok, result | error}) and any question.
     data: Mapped[dict] = mapped_column(JSON, default=dict)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Memory(Base):
+    """A fact or preference Sidekick keeps for one user ("I'm vegetarian").
+
+    `key` is the sha256 of the fact's normalized wording, so telling Sidekick the
+    same thing twice (in other capitals, with "I am" for "I'm") keeps one row.
+    """
+
+    __tablename__ = "memories"
+    __table_args__ = (UniqueConstraint("user_id", "key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    text: Mapped[str] = mapped_column(Text)
+    key: Mapped[str] = mapped_column(String(64))
+    source: Mapped[str] = mapped_column(String(80))  # "user" | "agent:<name>"
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -70,3 +70,37 @@ def conversation_view(store: Store, user_id: int, conversation_id: str) -> dict[
                 {"role": m.role, "content": m.content, "data": m.data, "at": m.at.isoformat()} for m in messages
             ],
         }
+
+
+HISTORY_SCAN = 400  # messages read back at most; compaction keeps a conversation far below this
+
+
+def recent_history(store: Store, conversation_id: str) -> list[dict[str, Any]]:
+    """The latest summary (if any) and the messages after the part it stands for, oldest first.
+
+    A summary is an assistant message with data {"summary": true, "through": ID}
+    (written by `save_summary`); messages up to ID are left out."""
+    with store.session() as s:
+        rows = s.scalars(
+            select(ChatMessage).where(ChatMessage.conversation_id == conversation_id)
+            .order_by(ChatMessage.id.desc()).limit(HISTORY_SCAN)
+        )
+        found: list[dict[str, Any]] = []
+        through: int | None = None
+        for m in rows:
+            if through is not None and m.id <= through:
+                break
+            data = m.data if isinstance(m.data, dict) else {}
+            if data.get("summary"):
+                if through is not None:
+                    continue  # an older summary inside the part the newer one already covers
+                through = int(data.get("through") or 0)
+            found.append({"id": m.id, "role": m.role, "content": m.content, "data": data})
+        found.reverse()
+        return found
+
+
+def save_summary(store: Store, conversation_id: str, summary: str, through: int) -> None:
+    with store.session() as s:
+        s.add(ChatMessage(conversation_id=conversation_id, role="assistant", content=storable_text(summary),
+                          data={"summary": True, "through": through}))

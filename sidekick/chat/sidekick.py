@@ -14,10 +14,13 @@ from typing import Any
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.registry import list_installed
 from dreamer.kernel.invocations.service import Caller, Invoker, Principal
+from dreamer.kernel.llm import Gateway
 from dreamer.kernel.store.db import Store
-from dreamer.sidekick.chat.conversations import open_conversation, record_turn
+from dreamer.sidekick.chat.conversations import open_conversation, recent_history, record_turn, save_summary
 from dreamer.sidekick.chat.replies import step_line
-from dreamer.sidekick.planner import Clarification, OfflinePlanner, Plan, PlanContext, Planner, Step, Tool
+from dreamer.sidekick.memory.chat import memory_turn
+from dreamer.sidekick.planner import Clarification, OfflinePlanner, Plan, PlanContext, Planner, Step, Tool, resume
+from dreamer.sidekick.planner.model import ModelLoop
 
 MAX_MESSAGE_CHARS = 8000
 
@@ -29,6 +32,7 @@ class Sidekick:
         self.store = store
         self.invoker = invoker
         self.planner: Planner = planner or OfflinePlanner()
+        self.model_loop = ModelLoop()  # used instead of `planner` while a model is configured
 
     def tools(self, who: Principal) -> list[Tool]:
         """The exported functions of the user's agents, as of now."""
@@ -50,19 +54,46 @@ class Sidekick:
         if len(text) > MAX_MESSAGE_CHARS:
             raise DreamerError("invalid_argument", f"the message is longer than {MAX_MESSAGE_CHARS} characters")
         conv = open_conversation(self.store, who.user_id, conversation_id, text)
-        yield {"event": "start", "conversation_id": conv.id, "planner": "offline"}
+        gateway = self._gateway()
+        yield {"event": "start", "conversation_id": conv.id, "planner": "offline" if gateway is None else "model"}
+
+        # "I'm vegetarian", "what do you remember about me": Sidekick's memory, no agent involved.
+        noted = memory_turn(self.store, who, text, answering=conv.pending is not None)
+        if noted is not None:
+            yield {"event": "text", "delta": noted.reply}
+            record_turn(self.store, conv.id, text, noted.reply, {"calls": [], "memory": noted.data()}, None)
+            yield {"event": "done", "conversation_id": conv.id, "reply": noted.reply, "calls": [], "pending": None,
+                   "memory": noted.data()}
+            return
 
         tools = self.tools(who)
         pending = _pending(conv.pending)
         context = PlanContext(now=now, timezone=who.timezone, pending=pending)
-        try:
-            plan = self.planner.plan(text, tools, context)
-        except DreamerError:
-            raise
-        except Exception as exc:  # a planner bug must not cost the user their conversation
-            plan = Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). Try saying it another way.")
-
         calls: list[dict[str, Any]] = []
+        # An open question is answered the same way whoever asked it (a confirmed step runs below).
+        answered = _answer(pending, text, context) if gateway is not None else None
+        if gateway is not None and answered is None:
+            plan = Plan(reply="Done.")
+            try:
+                async for event in self._model_turn(who, conv.id, text, tools, context, gateway):
+                    if event["event"] == "reply":
+                        plan = Plan(reply=event["text"], pending=event["pending"])
+                        continue
+                    if event["event"] == "tool_result":
+                        calls.append({k: v for k, v in event.items() if k != "event"})
+                    yield event
+            except DreamerError:
+                raise
+            except Exception as exc:  # a planner bug must not cost the user their conversation
+                plan = Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). Try saying it another way.")
+        else:
+            try:
+                plan = answered if answered is not None else self.planner.plan(text, tools, context)
+            except DreamerError:
+                raise
+            except Exception as exc:  # a planner bug must not cost the user their conversation
+                plan = Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). Try saying it another way.")
+
         lines: list[str] = []
         by_name = {t.name: t for t in tools}
         if plan.pending is not None:
@@ -95,6 +126,26 @@ class Sidekick:
             "pending": _public_pending(plan.pending),
         }
 
+    def _gateway(self) -> Gateway | None:
+        """The model gateway when a real provider is configured, else None (the offline planner serves)."""
+        gateway = getattr(self.invoker, "llm", None)
+        return gateway if gateway is not None and gateway.describe()["available"] else None
+
+    async def _model_turn(
+        self, who: Principal, conversation_id: str, text: str, tools: list[Tool], context: PlanContext, gateway: Gateway
+    ) -> AsyncIterator[Event]:
+        """The model loop's events; a compaction summary is stored here, not shown."""
+        history = recent_history(self.store, conversation_id)
+
+        async def call(step: Step) -> dict[str, Any]:
+            return await self._run(who, step)
+
+        async for event in self.model_loop.run(text, tools, history, call, gateway, who.user_id, context):
+            if event["event"] == "summary":
+                save_summary(self.store, conversation_id, event["text"], event["through"])
+            else:
+                yield event
+
     async def _run(self, who: Principal, step: Step) -> dict[str, Any]:
         call: dict[str, Any] = {"agent": step.agent, "function": step.function, "args": dict(step.args)}
         try:
@@ -114,6 +165,15 @@ def _pending(stored: Any) -> Clarification | None:
         return Clarification.from_dict(stored)
     except (ValueError, KeyError, TypeError):
         return None  # a question from an older Sidekick that can no longer be read
+
+
+def _answer(pending: Clarification | None, text: str, context: PlanContext) -> Plan | None:
+    if pending is None:
+        return None
+    try:
+        return resume(pending, text, context)
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None  # a stored question this Sidekick cannot read: plan the message afresh
 
 
 def _question_event(pending: Clarification) -> Event:

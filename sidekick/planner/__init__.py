@@ -1,13 +1,18 @@
-"""Sidekick's planners: a user's message in, a Plan (steps, reply or question) out.
+"""Sidekick's planners: a user's message in, a Plan (steps, a reply, or a question) out.
 
     from dreamer.sidekick.planner import OfflinePlanner, PlanContext, tools_from_agents
 
-    tools = tools_from_agents(agents)            # the `dreamer agents --json` shape
-    plan = OfflinePlanner().plan("add milk and eggs to my list", tools, PlanContext(now=..., timezone="Europe/Berlin"))
-    if plan.pending:                             # ask plan.pending.question; next turn:
-        plan = OfflinePlanner().plan(answer, tools, PlanContext(pending=plan.pending, ...))
+    tools = tools_from_agents(agents)  # the `dreamer agents --json` shape; exported functions only
+    context = PlanContext(now=now, timezone="Europe/Berlin", pending=conversation_pending)
+    plan = OfflinePlanner().plan("add milk and eggs to my list", tools, context)
+    if plan.pending:   # ask plan.pending.question; store plan.pending.to_dict() with the conversation;
+        ...            # the next message goes to plan() again with PlanContext(pending=...) (or to resume())
+    else:              # run plan.steps in order (a confirm=True function only when step.confirmed)
+        ...
 
-See base.py for the executor's rules.
+base.py holds the shared types and the executor's rules; dialog.py the questions
+and the reading of answers (advance, resume); offline/ the intent engine;
+language/ what both know about everyday English (stems, synonyms, typos, days).
 """
 
 from dreamer.sidekick.planner.base import (

@@ -16,6 +16,7 @@ conversation can store a pending clarification and answer it in a later request.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -23,6 +24,7 @@ from typing import Any, Literal, Protocol
 
 ClarificationKind = Literal["choose", "missing", "confirm"]
 KINDS: tuple[str, ...] = ("choose", "missing", "confirm")
+MAX_SUMMARY = 160  # characters of a description shown in a question or a list of what agents can do
 
 
 @dataclass(frozen=True)
@@ -44,14 +46,16 @@ class Tool:
     @property
     def summary(self) -> str:
         """The first sentence of the description, or the name when there is none."""
-        first = self.description.strip().split("\n\n")[0].replace("\n", " ")
+        first = (self.description or "").strip().split("\n\n")[0].replace("\n", " ")
         head = first.split(". ")[0].strip().rstrip(".")
+        if len(head) > MAX_SUMMARY:
+            head = head[: MAX_SUMMARY - 1].rstrip() + "…"
         return head or self.function.replace("_", " ")
 
     @property
     def required(self) -> tuple[str, ...]:
         req = self.parameters.get("required", []) if isinstance(self.parameters, Mapping) else []
-        return tuple(r for r in req if isinstance(r, str))
+        return tuple(r for r in req if isinstance(r, str)) if isinstance(req, (list, tuple)) else ()
 
     @property
     def properties(self) -> Mapping[str, Any]:
@@ -161,7 +165,8 @@ class PartialPlan:
 
     `choices[i]` holds the candidates for step i when the planner could not tell
     which function was meant (best first; steps[i] is choices[i][0] until the user
-    picks); it is empty for settled steps. `facts` maps "agent.function" of every
+    picks); a single candidate there is a guess the user must confirm ("did you
+    mean ...?"); it is empty for settled steps. `facts` maps "agent.function" of every
     step and candidate to what resume() must know about it. `now` and `timezone`
     are kept so that an answer like "friday" means the same day as the question did.
     """
@@ -223,16 +228,20 @@ class Clarification:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Clarification:
-        kind = data.get("kind")
-        if kind not in KINDS:
-            raise ValueError(f"A clarification's kind is one of {', '.join(KINDS)}, not {kind!r}.")
-        return cls(
-            kind=kind,  # type: ignore[arg-type]
-            question=str(data.get("question", "")),
-            partial=PartialPlan.from_dict(data.get("partial") or {}),
-            options=tuple(Option.from_dict(o) for o in data.get("options") or ()),
-            missing=tuple(str(m) for m in data.get("missing") or ()),
-        )
+        """The clarification `to_dict` wrote; ValueError in one sentence for anything else."""
+        try:
+            kind = data.get("kind")
+            if kind not in KINDS:
+                raise ValueError(f"its kind is one of {', '.join(KINDS)}, not {kind!r}")
+            return cls(
+                kind=kind,  # type: ignore[arg-type]
+                question=str(data.get("question", "")),
+                partial=PartialPlan.from_dict(data.get("partial") or {}),
+                options=tuple(Option.from_dict(o) for o in data.get("options") or ()),
+                missing=tuple(str(m) for m in data.get("missing") or ()),
+            )
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"The pending question cannot be read back: {exc}.") from None
 
 
 @dataclass(frozen=True)
@@ -283,6 +292,13 @@ class PlanContext:
         if now.tzinfo is None:
             now = now.replace(tzinfo=tz)
         return now.astimezone(tz)
+
+
+def addressed(text: str) -> str:
+    """A description speaks of "the user"; a question speaks to them ("your grocery list")."""
+    for said, meant in (("the user's", "your"), ("the user", "you"), ("The user's", "Your"), ("The user", "You")):
+        text = re.sub(rf"\b{said}\b", meant, text)
+    return text
 
 
 def zone(name: str | None) -> Any:

@@ -31,11 +31,12 @@ from dreamer.sidekick.planner.base import (
     Plan,
     PlanContext,
     Step,
+    addressed,
 )
-from dreamer.sidekick.planner.language.lexicon import ORDINALS, UNITS
-from dreamer.sidekick.planner.language.vocabulary import Lexicon
+from dreamer.sidekick.planner.language.lexicon import FILLERS, ORDINALS, PRONOUNS, UNITS
 from dreamer.sidekick.planner.language.slots import Reading, SlotType, read, slot_type
-from dreamer.sidekick.planner.language.text import prepare, tokenize
+from dreamer.sidekick.planner.language.text import fold, plural_strip, prepare, tokenize
+from dreamer.sidekick.planner.language.vocabulary import Lexicon
 
 _YES = re.compile(
     r"^(?:(?:yes|yeah|yea|yep|yup|y|sure|ok|okay|k|confirm|confirmed|correct|right|absolutely|definitely|"
@@ -50,6 +51,7 @@ _POLITE = re.compile(r"^(?:(?:please|thanks|thank you)\s*)+$")
 CANCEL = re.compile(r"^\s*(cancel|never ?mind|forget (it|that|about it)|stop|abort|nothing|none of (them|those)|"
                     r"neither( of them)?|no thanks|no,? thank you|scratch that)\b", re.IGNORECASE)
 _LAST = frozenset({"last", "final", "bottom"})
+_CARDINALS = frozenset(w for w in UNITS if w not in ("a", "an", "couple", "dozen", "single"))
 
 CANCELLED = "OK, I've dropped that request."
 
@@ -67,14 +69,10 @@ def advance(partial: PartialPlan) -> Plan:
                 steps=tuple(steps),
                 pending=Clarification("choose", f"Which did you mean?\n{listed}", here, options=options),
             )
-        if len(choices) == 1 and not steps[i].confirmed and _unsure(partial, i):
+        if len(choices) == 1:  # the planner's only guess, and not a confident one
             option = Option(_label(choices[0], partial.facts), choices[0])
-            return Plan(
-                steps=tuple(steps),
-                pending=Clarification(
-                    "choose", f"I'm not sure I understood. Did you mean: {option.label}?", here, options=(option,)
-                ),
-            )
+            question = f"I'm not sure I understood. Did you mean: {option.label}? (yes / no)"
+            return Plan(steps=tuple(steps), pending=Clarification("choose", question, here, options=(option,)))
         facts = partial.facts.get(steps[i].name)
         if facts is None:
             continue
@@ -101,12 +99,14 @@ def resume(pending: Clarification, text: str, context: PlanContext | None = None
     if CANCEL.match(text.strip()):
         return Plan(reply=CANCELLED)
     partial = pending.partial
+    if not 0 <= partial.index < len(partial.steps):
+        return None
     if pending.kind == "confirm":
         if _is_yes(words):
             steps = tuple(replace(s, confirmed=True) if _needs_yes(s, partial.facts) else s for s in partial.steps)
             return advance(replace(partial, steps=steps))
         if _is_no(words):
-            return Plan(reply="OK, I won't do that.")
+            return Plan(reply=CANCELLED)
         return None
     if pending.kind == "choose":
         picked = _pick(words, text, pending.options)
@@ -179,27 +179,37 @@ def _pick(words: list[str], text: str, options: tuple[Option, ...]) -> Step | No
     """The option the user named: by number, by ordinal, or by words of its label."""
     if not options:
         return None
-    numbers = [int(w) for w in words if w.isdigit()]
-    numbers += [UNITS[w] for w in words if w in UNITS and w not in ("a", "an", "couple", "dozen", "single")]
-    numbers += [ORDINALS[w] for w in words if w in ORDINALS]
+    # Ordinals ("the second one", "the last") first; then digits; then number words, but only
+    # said alone or after "number"/"option": in "the grocery one", "one" is no number.
+    numbers = [ORDINALS[w] for w in words if w in ORDINALS]
     numbers += [int(w[:-2]) for w in words if re.fullmatch(r"\d+(st|nd|rd|th)", w)]
     if any(w in _LAST for w in words):
         numbers.append(len(options))
     if "other" in words and len(options) == 2:
         numbers.append(2)
+    if not numbers:
+        numbers = [int(w) for w in words if w.isdigit()]
+        numbers += [
+            UNITS[w] for i, w in enumerate(words)
+            if w in _CARDINALS and (len(words) == 1 or (i and words[i - 1] in ("number", "option", "choice", "no")))
+        ]
     picks = {n for n in numbers if 1 <= n <= len(options)}
     if len(picks) == 1:
         return options[picks.pop() - 1].step
     if len(options) == 1 and _is_yes(words):
         return options[0].step
-    said = " ".join(words)
-    scored = sorted(
-        ((fuzz.token_set_ratio(said, f"{o.label} {o.step.agent} {o.step.function.replace('_', ' ')}"), n)
-         for n, o in enumerate(options)),
-        reverse=True,
-    )
-    if scored and scored[0][0] >= 70 and (len(scored) == 1 or scored[0][0] - scored[1][0] >= 10):
-        return options[scored[0][1]].step
+    # Words of an option: "the grocery one", "the task list", "todo" (spelling forgiven).
+    said = {plural_strip(fold(w)) for w in words if w not in FILLERS and w not in PRONOUNS}
+    if not said:
+        return None
+    scores = []
+    for option in options:
+        text = f"{option.label} {option.step.agent} {option.step.function}".replace("_", " ")
+        known = {plural_strip(fold(w.low)) for w in tokenize(prepare(text))}
+        scores.append(sum(1 for w in said if w in known or any(fuzz.ratio(w, k) >= 85 for k in known)))
+    best = max(scores)
+    if best and scores.count(best) == 1:
+        return options[scores.index(best)].step
     return None
 
 
@@ -218,18 +228,9 @@ def _needs_yes(step: Step, facts: dict[str, FunctionFacts] | Any) -> bool:
     return bool(known and known.confirm and not step.confirmed)
 
 
-def _unsure(partial: PartialPlan, i: int) -> bool:
-    """A single candidate kept in `choices` means the planner was not sure of it: ask."""
-    return bool(partial.choices[i]) if i < len(partial.choices) else False
-
-
-def describe_step(step: Step, facts: dict[str, FunctionFacts] | Any) -> str:
-    return _label(step, facts)
-
-
 def _label(step: Step, facts: dict[str, FunctionFacts] | Any) -> str:
     known = facts.get(step.name)
-    summary = _you(known.summary) if known and known.summary else step.name
+    summary = addressed(known.summary) if known and known.summary else step.name
     shown = ", ".join(f"{k.replace('_', ' ')}: {_show(v)}" for k, v in step.args.items())
     return f"{summary} ({shown})" if shown else summary
 
@@ -240,11 +241,6 @@ def _show(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
-
-
-def _you(summary: str) -> str:
-    """Descriptions speak of "the user"; questions speak to them."""
-    return re.sub(r"\bthe user\b", "you", re.sub(r"\bthe user's\b", "your", summary))
 
 
 def _ask_for(facts: FunctionFacts, name: str) -> str:
@@ -261,4 +257,4 @@ def _ask_for(facts: FunctionFacts, name: str) -> str:
         "enum": f"which {label}: {', '.join(slot.choices)}?",
         "url": "which link?",
     }.get(slot.kind, f"what {label}?")
-    return f"{_you(facts.summary)}: {question}"
+    return f"{addressed(facts.summary)}: {question}"

@@ -183,3 +183,55 @@ def test_a_revoked_grant_surfaces_as_permission_denied(recipes: Worker, grocery:
     # Granting the whole grocery agent covers add_items too.
     wire(recipes, grocery, granted={"agent:grocery"})
     assert recipes.invoke("plan_dinner", {"day": "friday"})["added"]
+
+
+def remembered(recipes: Worker, facts: list[str] | None) -> list[dict]:
+    """Serve memory.read as the kernel does: the facts, or permission_denied when `facts` is None."""
+    asked: list[dict] = []
+
+    def read(method: str, params: dict) -> object:
+        asked.append(params)
+        if facts is None:
+            raise WorkerFailed({"code": -32000, "message": "recipes may not read Sidekick's memory",
+                                "data": {"kind": "permission_denied"}})
+        return {"facts": facts, "answer": None, "model": None}
+
+    recipes.syscalls["memory.read"] = read
+    return asked
+
+
+def test_plan_dinner_honours_a_remembered_diet(recipes: Worker) -> None:
+    from dreamer.agents.recipes.recipes.diet import GROUPS, conflicts
+
+    asked = remembered(recipes, ["I live in Lyon", "I'm vegetarian"])
+    plans = [
+        recipes.invoke("plan_dinner", {"day": f"2025-06-{d:02d}", "add_to_grocery_list": False}) for d in range(1, 15)
+    ]
+    assert asked[0] == {"question": "What does the user not eat or prefer for dinner?"}
+    for plan in plans:
+        recipe = BY_NAME[plan["recipe"]["name"]]
+        assert conflicts(recipe, GROUPS["meat"] + GROUPS["seafood"]) == [], recipe.name
+        assert plan["respecting"] == ["I'm vegetarian"]
+    assert len({p["recipe"]["name"] for p in plans}) == 14  # two weeks, no repeats
+
+
+def test_plan_dinner_without_memory_plans_as_before(recipes: Worker) -> None:
+    days = [f"2025-06-{d:02d}" for d in range(1, 8)]
+    # The kernel refuses (memory:read not granted) or does not serve memory at all: the same dinners.
+    remembered(recipes, None)
+    refused_plans = [recipes.invoke("plan_dinner", {"day": d, "add_to_grocery_list": False}) for d in days]
+    del recipes.syscalls["memory.read"]
+    unserved = [recipes.invoke("plan_dinner", {"day": d, "add_to_grocery_list": False}) for d in days]
+    remembered(recipes, [])
+    nothing = [recipes.invoke("plan_dinner", {"day": d, "add_to_grocery_list": False}) for d in days]
+    assert [p["recipe"] for p in refused_plans] == [p["recipe"] for p in unserved] == [p["recipe"] for p in nothing]
+    assert all(p["respecting"] == [] for p in refused_plans + unserved + nothing)
+
+
+def test_plan_dinner_says_when_nothing_fits(recipes: Worker, grocery: Worker) -> None:
+    calls = wire(recipes, grocery, {"agent:grocery.add_items"})
+    remembered(recipes, ["I'm vegan", "I'm gluten-free", "I don't eat onions", "I hate garlic", "I hate rice",
+                         "I don't eat tomatoes, potatoes, beans, lentils, chickpeas or peppers"])
+    message = refused(recipes, "plan_dinner", {"day": "friday"})
+    assert message.startswith("No recipe in the catalog fits what you told Sidekick") and "I'm vegan" in message
+    assert calls == []

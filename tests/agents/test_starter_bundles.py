@@ -34,9 +34,9 @@ def test_manifests_declare_exactly_what_the_agents_use() -> None:
     grocery, recipes, notes, calendar = (load_manifest(b) for b in starter_bundles())
     assert (grocery.version, grocery.publisher, grocery.kind) == ("1.0.0", "dreamer", "agent")
     assert grocery.permissions.required == [] and grocery.permissions.optional == []
-    assert (recipes.version, recipes.publisher, recipes.kind) == ("1.0.0", "dreamer", "agent")
+    assert (recipes.version, recipes.publisher, recipes.kind) == ("1.1.0", "dreamer", "agent")
     assert recipes.permissions.required == ["agent:grocery.add_items"]
-    assert recipes.permissions.optional == []
+    assert recipes.permissions.optional == ["memory:read"]  # plan_dinner honours remembered diets with it
     assert grocery.triggers == [] and recipes.triggers == []
     # notes and calendar work without any grant; what they may use is optional, so a user can switch it off.
     assert notes.permissions.required == [] and notes.permissions.optional == ["llm", "net:*"]

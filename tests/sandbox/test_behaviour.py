@@ -300,7 +300,10 @@ def test_killed_process_can_be_awaited_after_an_oversized_line(sandbox: Sandbox,
 
     error, returncode = asyncio.run(scenario())
     assert error == "ValueError"
-    assert returncode == -9, "wait() did not return after kill()"
+    # -9 when the group signal lands first; bwrap's 255 when the pids cgroup kill reaches
+    # the worker first and bwrap reports its child's death. Either way: stopped, and awaited.
+    assert returncode is not None, "wait() did not return after kill()"
+    assert returncode in (-9, 255), returncode
 
 
 def _wait_until_gone(marker: str, bound_s: float = 10.0) -> list[int]:

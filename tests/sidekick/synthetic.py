@@ -14,7 +14,7 @@ from dreamer.sidekick.planner import Tool
 _STR: dict[str, Any] = {"type": "string"}
 _INT: dict[str, Any] = {"type": "integer"}
 _NUM: dict[str, Any] = {"type": "number"}
-_LIST: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+_DAY: dict[str, Any] = {"type": "string", "default": "today"}
 
 
 def _opt(schema: dict[str, Any]) -> dict[str, Any]:
@@ -28,7 +28,7 @@ def _enum(*values: str) -> dict[str, Any]:
 # agent, function, description, {param: (schema, required)}, examples, confirm
 _SPECS: list[tuple[str, str, str, dict[str, tuple[dict[str, Any], bool]], list[str], bool]] = [
     ("weather", "forecast", "The weather forecast for a city and day.",
-     {"city": (_opt(_STR), False), "day": ({"type": "string", "default": "today"}, False)},
+     {"city": (_opt(_STR), False), "day": (_DAY, False)},
      ["what's the weather [like] {day}", "weather in {city}", "will it rain {day}", "forecast for {city} {day}",
       "do I need an umbrella {day}"], False),
     ("music", "play", "Play a song, an artist or a playlist.", {"query": (_STR, True)},
@@ -53,7 +53,8 @@ _SPECS: list[tuple[str, str, str, dict[str, tuple[dict[str, Any], bool]], list[s
     ("thermostat", "set_temperature", "Set the heating to a temperature in degrees.",
      {"degrees": (_NUM, True)},
      ["set the (heating|thermostat|temperature) to {degrees} [degrees]", "make it {degrees} degrees"], False),
-    ("email", "send", "Send an email.", {"to": (_STR, True), "subject": (_opt(_STR), False), "body": (_opt(_STR), False)},
+    ("email", "send", "Send an email.",
+     {"to": (_STR, True), "subject": (_opt(_STR), False), "body": (_opt(_STR), False)},
      ["send an email to {to}", "email {to} about {subject}", "write an email to {to} saying {body}"], True),
     ("email", "inbox", "Show the newest emails.", {"limit": ({"type": "integer", "default": 10}, False)},
      ["check my email", "any new emails", "show my inbox", "read my last {limit} emails"], False),
@@ -74,7 +75,7 @@ _SPECS: list[tuple[str, str, str, dict[str, tuple[dict[str, Any], bool]], list[s
      ["how much is {symbol}", "price of {symbol}", "how is {symbol} doing", "stock price of {symbol}"], False),
     ("fitness", "log_workout", "Log a workout.", {"activity": (_STR, True), "minutes": (_opt(_INT), False)},
      ["log a {minutes} minute {activity}", "I went {activity} for {minutes} minutes", "log {activity}"], False),
-    ("fitness", "steps", "How many steps were walked on a day.", {"day": ({"type": "string", "default": "today"}, False)},
+    ("fitness", "steps", "How many steps were walked on a day.", {"day": (_DAY, False)},
      ["how many steps did I walk {day}", "my steps {day}", "step count"], False),
     ("water", "log_water", "Log glasses of water drunk.", {"glasses": ({"type": "integer", "default": 1}, False)},
      ["I drank {glasses} glasses of water", "log a glass of water", "log {glasses} glasses of water"], False),
@@ -102,7 +103,8 @@ _SPECS: list[tuple[str, str, str, dict[str, tuple[dict[str, Any], bool]], list[s
       "table for {people} at {restaurant} {when}"], True),
     ("restaurants", "nearby", "Restaurants nearby, optionally of a kind.", {"kind": (_opt(_STR), False)},
      ["find a {kind} restaurant [nearby]", "where can I eat {kind} food", "restaurants near me"], False),
-    ("movies", "showtimes", "When a film is showing.", {"movie": (_STR, True), "day": ({"type": "string", "default": "today"}, False)},
+    ("movies", "showtimes", "When a film is showing.",
+     {"movie": (_STR, True), "day": (_DAY, False)},
      ["when is {movie} showing {day}", "showtimes for {movie} [{day}]", "movies {day}"], False),
     ("podcasts", "play_podcast", "Play the latest episode of a podcast.", {"show": (_STR, True)},
      ["play the latest {show} episode", "play the podcast {show}", "new episode of {show}"], False),
@@ -123,7 +125,8 @@ _SPECS: list[tuple[str, str, str, dict[str, tuple[dict[str, Any], bool]], list[s
      ["start the vacuum", "vacuum the {room}", "clean the floors"], False),
     ("plants", "water_plant", "Record that a plant was watered.", {"plant": (_STR, True)},
      ["I watered the {plant}", "water the {plant}"], False),
-    ("bank", "balance", "The balance of the bank accounts.", {}, ["what's my balance", "how much money do I have"], False),
+    ("bank", "balance", "The balance of the bank accounts.", {},
+     ["what's my balance", "how much money do I have"], False),
     ("bank", "transfer", "Send money to someone.", {"amount": (_NUM, True), "to": (_STR, True)},
      ["send {amount} to {to}", "transfer {amount} euros to {to}", "pay {to} {amount}"], True),
     ("dictionary", "define", "The meaning of a word.", {"word": (_STR, True)},
@@ -131,7 +134,7 @@ _SPECS: list[tuple[str, str, str, dict[str, tuple[dict[str, Any], bool]], list[s
     ("encyclopedia", "lookup", "A short article about a topic.", {"topic": (_STR, True)},
      ["tell me about {topic}", "who is {topic}", "what is a {topic}"], False),
     ("fun", "joke", "Tell a joke.", {}, ["tell me a joke", "make me laugh", "say something funny"], False),
-    ("sleep", "report", "How the user slept.", {"day": ({"type": "string", "default": "today"}, False)},
+    ("sleep", "report", "How the user slept.", {"day": (_DAY, False)},
      ["how did I sleep [{day}]", "sleep report"], False),
 ]
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import difflib
 import re
 
-from dreamer.sdk import Context, InvalidArgument, function
+from dreamer.sdk import CallError, Context, InvalidArgument, NotAvailable, function
 
 from .catalog import RECIPES
-from .days import recipe_for, resolve_day, today_in, zone
+from .days import resolve_day, today_in, zone
+from .diet import Restrictions, recipe_for_diet, restrictions
 
 
 class BadRequest(InvalidArgument, ValueError):
@@ -203,19 +204,27 @@ def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = Tr
     The day is "today", "tomorrow", a weekday ("friday" is the coming one, today
     included; "next friday" the first after today) or a date like 2025-03-14, in
     the user's timezone. The same day always gets the same recipe. Pantry staples (salt,
-    oil, flour, ...) are not added to the list.
+    oil, flour, ...) are not added to the list. With the grant memory:read, what
+    the user told Sidekick ("I'm vegetarian", "I don't eat pork", "I'm allergic
+    to nuts") rules out the recipes that do not fit.
     """
     tz, tz_name = zone(getattr(ctx.user, "timezone", None))
     try:
         when = resolve_day(day, today_in(tz))
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
-    recipe = recipe_for(when)
+    diet = _remembered_diet(ctx)
+    recipe = recipe_for_diet(when, diet.avoided)
+    if recipe is None:
+        raise BadRequest(
+            "No recipe in the catalog fits what you told Sidekick (" + "; ".join(diet.because) + ")."
+        )
     result: dict = {
         "date": when.isoformat(),
         "weekday": when.strftime("%A"),
         "timezone": tz_name,
         "recipe": recipe.full(),
+        "respecting": list(diet.because),
         "added_to_grocery_list": False,
         "added": [],
         "already_there": [],
@@ -228,3 +237,14 @@ def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = Tr
         result["already_there"] = list(grocery.get("already_there", []))
     ctx.log("planned dinner", date=result["date"], recipe=recipe.name, added=len(result["added"]))
     return result
+
+
+def _remembered_diet(ctx: Context) -> Restrictions:
+    """What Sidekick remembers that rules recipes out. memory:read is optional: without
+    it (or without a kernel that keeps a memory) dinner is planned as before."""
+    try:
+        facts = ctx.sidekick("What does the user not eat or prefer for dinner?")
+    except (CallError, NotAvailable) as exc:
+        ctx.log("planning without Sidekick's memory", level="debug", kind=exc.kind)
+        return restrictions([])
+    return restrictions(f for f in facts if isinstance(f, str)) if isinstance(facts, list) else restrictions([])

@@ -32,6 +32,7 @@ MONTHS: dict[str, int] = {
 # Parts of the day and the hour a calendar entry gets when no time is said.
 PARTS: dict[str, int | None] = {"morning": 9, "afternoon": 15, "evening": 19, "night": 20, "tonight": None}
 GLUE: frozenset[str] = frozenset({"on", "for", "at", "by", "the", "of", "in"})
+LEAD: frozenset[str] = frozenset({"on", "for", "at", "by", "the"})  # may open a day ("in" opens "in 3 days")
 # Words a date parser should be given spelled right (the planner corrects typos towards them).
 DATE_WORDS: frozenset[str] = frozenset(
     set(WEEKDAYS) | set(MONTHS) | set(PARTS)
@@ -96,7 +97,7 @@ def parse_day(words: list[str], today: date) -> date | None:
 
 def parse_moment(words: list[str], now: datetime) -> Moment | None:
     """A day and/or a time that all of `words` name ("tomorrow at 3pm", "9:30 on friday"), or None."""
-    words = _trim(words)
+    words = _trim(words, lead=False)  # "at" stays: it makes "at 8" a time
     today = now.date()
     day: date | None = None
     clock: time | None = None
@@ -136,9 +137,10 @@ def parse_moment(words: list[str], now: datetime) -> Moment | None:
     return Moment(day, clock)
 
 
-def _trim(words: list[str]) -> list[str]:
+def _trim(words: list[str], lead: bool = True) -> list[str]:
+    """Without the small words around the expression ("on friday", "friday please")."""
     start, end = 0, len(words)
-    while start < end and words[start] in GLUE:
+    while lead and start < end and words[start] in LEAD:
         start += 1
     while end > start and words[end - 1] in {"please", "the", "on", "at"}:
         end -= 1

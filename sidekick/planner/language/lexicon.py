@@ -78,6 +78,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("plan", "organise", "organize", "sort out", "decide"),
     ("what", "which"),
     ("to", "until", "till", "til"),
+    ("now", "right now", "right away", "at the moment", "currently"),
     ("a", "an"),
 )
 

@@ -8,6 +8,7 @@ quality in (0, 1], or None when the words are not such a value at all.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,13 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from dreamer.sidekick.planner.language import dates
-from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS, TENS, UNITS, SCALES
+from dreamer.sidekick.planner.language.lexicon import (
+    FILLERS,
+    PRONOUNS,
+    SCALES,
+    TENS,
+    UNITS,
+)
 
 KINDS = ("text", "list", "int", "number", "bool", "enum", "day", "moment", "url")
 DAY_NAMES = frozenset({"day", "date", "on", "for_day", "which_day"})
@@ -25,12 +32,14 @@ MOMENT_NAMES = frozenset({"start", "end", "when", "at", "time", "due", "deadline
                           "begins", "start_time", "end_time", "starts_at", "ends_at", "remind_at"})
 URL_NAMES = frozenset({"url", "link", "href", "address", "website"})
 MAX_ITEM_WORDS = 6
+MAX_NUMBER = 1e15
 _LEADING = ("some ", "a few ", "a ", "an ", "the ", "more ", "any ", "and ", "also ")
 _QUANTITY = frozenset({"dozen", "few", "couple", "half", "pair", "lot", "bit", "little", "bunch", "bag", "box",
                        "bottle", "can", "jar", "loaf", "pack", "packet", "carton", "tin", "kilo", "pound"})
 _TRAILING = (" too", " as well", " also", " please", " thanks", " thank you", " for me", " pls", " anymore",
              " any more", " now")
 _LIST_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\bplus\b|\bas well as\b|\balong with\b|\+)\s*", re.IGNORECASE)
+_QUOTES = re.compile(r"\"[^\"]+\"|“[^”]+”|(?<![\w'])'[^']+'(?![\w'])")
 _YES = frozenset({"yes", "true", "on", "y", "yeah", "yep", "sure"})
 _NO = frozenset({"no", "false", "off", "n", "nope"})
 
@@ -61,7 +70,8 @@ def slot_type(name: str, schema: Mapping[str, Any], required: bool, defs: Mappin
     if kind == "array":
         items = _resolve(schema.get("items") or {}, defs or {})
         inner = slot_type(name, items, False, defs)
-        return SlotType("list", inner.choices, inner.kind if inner.kind in ("int", "number", "enum") else "text", required)
+        item = inner.kind if inner.kind in ("int", "number", "enum") else "text"
+        return SlotType("list", inner.choices, item, required)
     if kind in ("integer", "number", "boolean"):
         return SlotType({"integer": "int", "number": "number", "boolean": "bool"}[kind], required=required)
     fmt = schema.get("format")
@@ -160,17 +170,36 @@ def _read_text(reading: Reading) -> tuple[str, float] | None:
 def clean_text(text: str) -> str:
     """A free-text value as the user wrote it, without quotes around it or trailing punctuation."""
     text = " ".join(text.split()).strip(" ,;:-")
-    if text[:1] in "\"“" or (text[:1] == "'" and text.count("'") >= 2):
-        text = text[1:]
-    if text[-1:] in "\"”" or (text[-1:] == "'" and text.count("'") >= 1 and not text[:-1].endswith("s")):
-        text = text[:-1]
+    for opening, closing in (('"', '"'), ("“", "”"), ("'", "'")):
+        # Quotes around the whole value go; a quote left over from a cut goes; others stay
+        # ("'salt and pepper' chips", "mom's birthday").
+        if len(text) >= 2 and text[0] == opening and text[-1] == closing and text[1:-1].count(closing) == 0:
+            text = text[1:-1]
+        elif text[:1] == opening and text.count(opening) + (text.count(closing) if closing != opening else 0) == 1:
+            text = text[1:]
+        elif text[-1:] == closing and opening != "'" and text.count(closing) + text.count(opening) == 1:
+            text = text[:-1]
     return text.strip().rstrip(".!?").strip()
 
 
 def split_items(text: str) -> list[str]:
-    """'milk, eggs and 2 loaves of bread' -> ['milk', 'eggs', '2 loaves of bread']."""
+    """'milk, eggs and 2 loaves of bread' -> ['milk', 'eggs', '2 loaves of bread'].
+
+    A quoted stretch is one item, whatever it contains: "'salt and pepper' chips".
+    """
     items: list[str] = []
-    for part in _LIST_SPLIT.split(text):
+    quoted: dict[str, str] = {}
+
+    def mask(m: re.Match[str]) -> str:
+        mark = f"\x00{len(quoted)}\x00"
+        quoted[mark] = m.group()
+        return mark
+
+    masked = _QUOTES.sub(mask, text)
+    for raw in _LIST_SPLIT.split(masked):
+        part = raw
+        for mark, original in quoted.items():
+            part = part.replace(mark, original)
         item = clean_text(part)
         low = item.casefold()
         changed = True
@@ -235,9 +264,14 @@ def parse_number(words: Sequence[str]) -> float | None:
     if not parts:
         return None
     if len(parts) == 1:
-        token = parts[0].replace(",", ".") if parts[0].count(",") == 1 and len(parts[0].split(",")[1]) != 3 else parts[0].replace(",", "")
+        token = parts[0]
+        # "2,5" is a decimal comma; "1,000" a thousands separator.
+        decimal_comma = token.count(",") == 1 and len(token.split(",")[1]) != 3
+        token = token.replace(",", ".") if decimal_comma else token.replace(",", "")
         try:
-            return float(token)
+            value = float(token)
+            # "inf", "nan" and 400-digit numbers are no amounts anyone means.
+            return value if math.isfinite(value) and abs(value) <= MAX_NUMBER else None
         except ValueError:
             pass
     total, current, seen = 0, 0, False
@@ -267,4 +301,4 @@ def parse_number(words: Sequence[str]) -> float | None:
         else:
             return None
         seen = True
-    return float(total + current) if seen else None
+    return float(total + current) if seen and total + current <= MAX_NUMBER else None

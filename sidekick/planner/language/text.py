@@ -123,6 +123,14 @@ def verb_candidates(word: str) -> list[str]:
     return out
 
 
+_QUOTED = re.compile(r"\"[^\"]+\"|“[^”]+”|(?<![\w'])'[^']+'(?![\w'])")
+
+
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Where the message quotes something ("add 'x and y' to the list"): (start, end) offsets."""
+    return [m.span() for m in _QUOTED.finditer(text)]
+
+
 def fold(word: str) -> str:
     """The form a word is compared in: no hyphens or apostrophes ("to-do" and "todo" meet)."""
     return word.replace("-", "").replace("'", "")

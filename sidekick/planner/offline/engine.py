@@ -1,13 +1,18 @@
 """The offline planner: examples in, steps out, no model anywhere.
 
-For a message it (1) reads the words against the tool list's vocabulary,
-(2) picks the patterns that share words with it (an inverted index), (3) fits
-each (match.py) and keeps each function's best fit, (4) when the best fit of
-the whole message leaves words unexplained, tries reading it as several
-requests joined by "and", "then" or punctuation, keeping a split only when
-every part fits better than the whole did, and (5) turns the result into a
-Plan: steps, a question when two functions fit about equally well or a
-required value is missing, or a list of what it can do when nothing fits.
+For a message it (1) reads the words against the tool list's vocabulary
+(request.py), (2) picks the patterns that share words with it (an inverted
+index) and fits them best-first (match.py), skipping those that could not come
+close to the best fit so far, and keeps each function's best fit, (3) when the
+best fit of the whole message leaves words unexplained, tries reading it as
+several requests joined by "and", "then" or punctuation, keeping a split only
+when every part fits and the parts fit clearly better than the whole, or
+account for words it leaves over, and (4) turns the result into a Plan: steps,
+a question when two functions fit about equally well, the fit is doubtful or a
+required value is missing, or a list of what the agents can do when nothing fits.
+
+Scores are in [0, 1]: ACCEPT and above is acted on, WEAK to ACCEPT is offered
+as "did you mean ...?", below WEAK nothing fits.
 """
 
 from __future__ import annotations
@@ -22,11 +27,12 @@ from dreamer.sidekick.planner.base import (
     PlanContext,
     Step,
     Tool,
+    addressed,
 )
 from dreamer.sidekick.planner.dialog import advance, resume
 from dreamer.sidekick.planner.offline.index import REORDER_FACTOR, Index, get_index
 from dreamer.sidekick.planner.offline.match import Match, align
-from dreamer.sidekick.planner.offline.request import Request, read_request
+from dreamer.sidekick.planner.offline.request import Request, Tok, read_request
 from dreamer.sidekick.planner.offline.templates import expand
 
 ACCEPT = 0.6  # a fit this good is acted on
@@ -37,12 +43,16 @@ SPLIT_EXPLAINS = 0.5  # or account for this much more of its words
 SPLIT_COST = 0.1  # at a score at most this much lower
 STEP_COST = 0.03  # between splits that fit about equally, the one with fewer steps
 MAX_STEPS = 5
+MAX_SPLIT_POINTS = 8  # places a span may divide at, at most (the first ones)
 PRUNE_MARGIN = 0.1  # fits this far below the best cannot matter (MARGIN is smaller)
-MAX_FITS = 40  # fits per span at most, whatever the bounds say
+MAX_FITS = 40  # fits per span at most, whatever the bounds say,
+FIT_BUDGET = 400  # ... and at most this many divided by the span's length in words,
+MIN_FITS = 8  # ... but never fewer than this
 FITS_PER_FUNCTION = 5  # ... and per function (its most promising patterns)
-REORDER_TRIES = 6
-MAX_OPTIONS = 3
-MAX_LISTED = 30
+REORDER_TRIES = 6  # best patterns also tried in other word orders when nothing fits cleanly
+MAX_OPTIONS = 3  # choices offered at most
+MAX_LISTED = 30  # functions listed when nothing fits
+NOTHING_INSTALLED = "No agents are installed yet, so there is nothing I can do. Install one with `dreamer install`."
 
 
 @dataclass
@@ -70,11 +80,11 @@ class OfflinePlanner:
                 return answered
         index = get_index(tools)
         if not index.tools:
-            return Plan(reply="No agents are installed yet, so there is nothing I can do. Install one with `dreamer install`.")
+            return Plan(reply=NOTHING_INSTALLED)
         now = context.local_now()
         req = read_request(text, index.lex, now)
         if not any(t.weight >= 1.0 for t in req.toks):
-            return Plan(reply=capabilities(index, "Hi! Here is what I can do:"))
+            return Plan(reply=capabilities(index, "Here is what I can do:"))
         parts = _Parser(index, req).best(0, len(req.toks), 0)[0]
         if not parts or parts[0].score < WEAK:
             return Plan(reply=capabilities(index, "Sorry, I don't know how to do that. Here is what I can do:"))
@@ -84,14 +94,18 @@ class OfflinePlanner:
         facts: dict[str, FunctionFacts] = {}
         for part in parts:
             top = part.ranked[0]
-            close = [m for m in part.ranked[1:MAX_OPTIONS] if m.score >= max(top.score - MARGIN, WEAK)]
-            candidates = [top, *close] if top.score >= ACCEPT else [m for m in part.ranked[:MAX_OPTIONS] if m.score >= WEAK]
-            as_steps = tuple(_step(index, m) for m in candidates)
-            for m in candidates:
+            if top.score >= ACCEPT:
+                # Functions that fit about as well as the best: the user chooses.
+                options = [top, *(m for m in part.ranked[1:MAX_OPTIONS] if m.score >= top.score - MARGIN)]
+            else:
+                # Not sure of any: the best few, to confirm or choose from.
+                options = [m for m in part.ranked[:MAX_OPTIONS] if m.score >= WEAK]
+            as_steps = tuple(_step(index, m) for m in options)
+            for m in options:
                 tool = index.tools[m.tool].tool
                 facts[tool.name] = FunctionFacts.of(tool)
             steps.append(as_steps[0])
-            # One candidate kept as a choice means "not sure": the user is asked to confirm the guess.
+            # A single option kept as a choice means "not sure": the user is asked to confirm the guess.
             choices.append(as_steps if len(as_steps) > 1 or top.score < ACCEPT else ())
         partial = PartialPlan(
             steps=tuple(steps), choices=tuple(choices), facts=facts, index=0,
@@ -112,6 +126,7 @@ class _Parser:
         self.index = index
         self.req = req
         self.memo: dict[tuple[int, int], _Part] = {}
+        self.best_memo: dict[tuple[int, int, int], tuple[list[_Part], float, float]] = {}
 
     def parse(self, a: int, b: int) -> _Part:
         key = (a, b)
@@ -130,6 +145,12 @@ class _Parser:
         to my list and plan dinner" read as one plan_dinner leaves "milk") at
         about the same score.
         """
+        key = (a, b, depth)
+        if key not in self.best_memo:
+            self.best_memo[key] = self._best(a, b, depth)
+        return self.best_memo[key]
+
+    def _best(self, a: int, b: int, depth: int) -> tuple[list[_Part], float, float]:
         whole = self.parse(a, b)
         left_over = whole.ranked[0].unexplained if whole.ranked else 0.0
         if (whole.ranked and whole.ranked[0].clean) or depth >= MAX_STEPS - 1:
@@ -137,7 +158,9 @@ class _Parser:
         best: tuple[list[_Part], float, float] = ([whole], whole.score, left_over)
         rank = -1.0
         incomplete = bool(whole.ranked and whole.ranked[0].missing)
-        for left_end, right_start in split_points(self.req, a, b):
+        for left_end, right_start in split_points(self.index, self.req, a, b):
+            if self.req.fits_left <= 0:
+                break  # the message has had its share of work: what was found so far stands
             left = self.parse(a, left_end)
             # A part that fits only by leaving a required value out ("take a note" | "pick up dry
             # cleaning") is no better a reading than the whole, which has the value.
@@ -158,22 +181,35 @@ class _Parser:
         return best
 
 
-def split_points(req: Request, a: int, b: int) -> list[tuple[int, int]]:
-    """Where toks[a:b] may divide into two requests: (end of the first, start of the second)."""
+def split_points(index: Index, req: Request, a: int, b: int) -> list[tuple[int, int]]:
+    """Where toks[a:b] may divide into two requests: (end of the first, start of the second).
+
+    After ";", ".", "?" or "!" always; after "and", "then", "also" or a comma only
+    where some example could begin ("milk, eggs and bread" has none, "..., then
+    show me the list" has one).
+    """
     toks = req.toks
     split_words = req.lex.split_words
     out: list[tuple[int, int]] = []
     for t in range(a + 1, b):
+        if toks[t].quote and toks[t].quote == toks[t - 1].quote:
+            continue  # inside quotes: what is quoted is one value, not more requests
         if toks[t].canon in split_words and toks[t - 1].canon not in split_words:
             start = t
             while start < b and (toks[start].canon in split_words or
                                  (toks[start].canon == "after" and start + 1 < b and toks[start + 1].canon == "that")):
                 start += 2 if toks[start].canon == "after" else 1
-            if start < b:
+            if start < b and _opens(index, toks[start]):
                 out.append((t, start))
-        elif toks[t - 1].sep in (",", ";", ".", "!", "?") and toks[t].canon not in split_words:
-            out.append((t, t))
-    return out
+        elif toks[t - 1].sep in (";", ".", "!", "?") or (toks[t - 1].sep == "," and toks[t].canon in index.openers):
+            if toks[t].canon not in split_words:
+                out.append((t, t))
+    return out[:MAX_SPLIT_POINTS]
+
+
+def _opens(index: Index, tok: Tok) -> bool:
+    """The word may begin a request (a likely typo of such a word counts, after "and" or "then")."""
+    return any(alt in index.openers for alt in tok.alts)
 
 
 def candidates(index: Index, req: Request, a: int, b: int, floor: float = 0.0) -> list[Match]:
@@ -221,6 +257,10 @@ def candidates(index: Index, req: Request, a: int, b: int, floor: float = 0.0) -
         order.append((estimate, upper, pid))
     order.sort(reverse=True)
     uppers = {pid: upper for _, upper, pid in order}
+    # A fit costs about the square of the span's length: long spans get fewer, so that no
+    # message, however long or odd, costs much more than an everyday one.
+    n = max(b - a, 1)
+    max_fits = max(MIN_FITS, min(MAX_FITS, FIT_BUDGET // n))
     best: dict[int, Match] = {}
     tried: list[Match] = []
     top = 0.0
@@ -233,23 +273,27 @@ def candidates(index: Index, req: Request, a: int, b: int, floor: float = 0.0) -
             continue
         per_tool[p.tool] = per_tool.get(p.tool, 0) + 1
         m = align(index, req, p, a, b)
+        req.fits_left -= 1
         if m is None:
             continue
         tried.append(m)
         top = max(top, m.score)
         if p.tool not in best or m.score > best[p.tool].score:
             best[p.tool] = m
-        if len(tried) >= MAX_FITS:
+        if len(tried) >= max_fits or req.fits_left <= 0:
             break
     leader = max(best.values(), key=lambda m: m.score, default=None)
     if leader is not None and not leader.clean:
         # No fit explains the whole message in the written order: try the best patterns reordered.
         tried.sort(key=lambda m: m.score, reverse=True)
-        for m in tried[:REORDER_TRIES]:
-            pid_upper = uppers.get(m.pattern.pid, 1.0)
-            if pid_upper * REORDER_FACTOR < max(floor, best[m.tool].score):
+        for m in tried[: max(2, REORDER_TRIES * max_fits // MAX_FITS)]:
+            upper = uppers.get(m.pattern.pid, 1.0) * REORDER_FACTOR
+            if upper < max(floor, best[m.tool].score) or upper <= top - PRUNE_MARGIN:
                 continue
             for variant in m.pattern.variants:
+                if req.fits_left <= 0:
+                    break
+                req.fits_left -= 1
                 v = align(index, req, variant, a, b)
                 if v is not None and v.score > best[v.tool].score:
                     best[v.tool] = v
@@ -257,30 +301,26 @@ def candidates(index: Index, req: Request, a: int, b: int, floor: float = 0.0) -
 
 
 def capabilities(index: Index, opener: str) -> str:
-    """What the installed agents can do: each function's summary and one example."""
+    """What the installed agents can do: each function's summary and one example, by agent."""
     lines = [opener]
     listed = 0
     for agent in dict.fromkeys(info.tool.agent for info in index.tools):
-        funcs = [info.tool for info in index.tools if info.tool.agent == agent]
+        if listed >= MAX_LISTED:
+            break
         lines.append(f"{agent}:")
-        for tool in funcs:
+        for tool in (info.tool for info in index.tools if info.tool.agent == agent):
             if listed >= MAX_LISTED:
                 break
-            example = _render_example(tool.examples[0]) if tool.examples else ""
+            example = render_example(tool.examples[0]) if tool.examples else ""
             said = f' — e.g. "{example}"' if example else ""
-            lines.append(f"  - {_you(tool.summary)}{said}")
+            lines.append(f"  - {addressed(tool.summary)}{said}")
             listed += 1
-    left = len(index.tools) - listed
-    if left > 0:
-        lines.append(f"... and {left} more.")
+    if len(index.tools) > listed:
+        lines.append(f"... and {len(index.tools) - listed} more.")
     return "\n".join(lines)
 
 
-def _you(summary: str) -> str:
-    return summary.replace("the user's", "your").replace("the user", "you")
-
-
-def _render_example(example: str) -> str:
+def render_example(example: str) -> str:
     """An example as a person would read it: first alternatives, no optional parts, slots as "…"."""
     expansions = expand(example)
     if not expansions:
@@ -289,5 +329,5 @@ def _render_example(example: str) -> str:
     for piece in expansions[0]:
         if piece.optional:
             continue
-        out.append("…" if piece.slot else (piece.text or ""))
-    return " ".join("".join(out).split())
+        out.append("…" if piece.slot else piece.choices[0] if piece.choices else (piece.text or ""))
+    return " ".join(" ".join(out).split())

@@ -1,8 +1,16 @@
 """The compiled form of a tool list: every example expanded, stemmed and weighted.
 
+Each example becomes patterns of elements (a literal word, any of a few words,
+or a slot), with synonyms merged and duplicates dropped. A word weighs more the
+fewer functions' examples use it; a small word that introduces a slot ("from
+{start} to {end}") weighs at least MARKER_WEIGHT; an optional parameter's slot
+and its small introducing word are optional; a missing last phrase ("[to my
+list]") costs TRAILING of its weight. Patterns also get reordered variants.
+
 Built once per distinct tool list and cached by a hash of the specs, so a newly
 installed agent's examples count from the next message on, with no restart, and
-an unchanged tool list costs one hash per message.
+an unchanged tool list costs one hash per message (building takes about 0.2 s
+for 60 functions).
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from dreamer.sidekick.planner.language.text import prepare, tokenize
 from dreamer.sidekick.planner.language.vocabulary import MAX_PHRASE, Lexicon
 from dreamer.sidekick.planner.offline.templates import Piece, expand
 
-FILLER_WEIGHT = 0.2
+FILLER_WEIGHT = 0.2  # "the", "my", "to": known to say little whatever the statistics
 MARKER_WEIGHT = 0.45
 # Weight of a slot when measuring how much of a pattern was found: a typed value (a number,
 # a day, an address) is evidence that this is the phrase; free text or a list fits any words.
@@ -86,6 +94,7 @@ class Index:
     postings: dict[str, list[int]] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     known: frozenset[str] = frozenset()  # content words some example uses
+    openers: frozenset[str] = frozenset()  # words an example can begin with: where a second request may start
 
     def weight(self, canon: str) -> float:
         return self.weights.get(canon, FILLER_WEIGHT if canon in self.lex.fillers else 1.0)
@@ -178,6 +187,15 @@ def build_index(tools: Sequence[Tool]) -> Index:
         _finish(p, index)
         p.variants = tuple(_finish(v, index) for v in _reorderings(p))
         index.patterns.append(p)
+    openers: set[str] = set()
+    for p in index.patterns:
+        for e in p.elems:
+            if e.slot:
+                break
+            openers.update(e.canons)
+            if not e.optional:
+                break
+    index.openers = frozenset(openers)
     for pid, p in enumerate(index.patterns):
         p.pid = pid
         for canon in {c for e in p.elems for c in e.canons}:
@@ -186,6 +204,15 @@ def build_index(tools: Sequence[Tool]) -> Index:
 
 
 def _finish(p: Pattern, index: Index) -> Pattern:
+    slots = index.tools[p.tool].slots
+    for i, e in enumerate(p.elems):
+        if e.slot and e.slot in slots and not slots[e.slot].required:
+            # An optional parameter's slot, with the small word that introduces it ("at {location}"),
+            # shows how to say it, not that it must be said.
+            e.optional = True
+            before = p.elems[i - 1] if i else None
+            if before is not None and not before.slot and set(before.canons) & (index.lex.fillers | ADJUNCTS):
+                before.optional = True
     last_slot = max((i for i, e in enumerate(p.elems) if e.slot), default=len(p.elems))
     tail = [e for e in p.elems[last_slot + 1 :] if not e.optional]
     adjunct = bool(tail) and bool(set(tail[0].canons) & ADJUNCTS)
@@ -197,8 +224,9 @@ def _finish(p: Pattern, index: Index) -> Pattern:
                 # A small word that tells which slot comes next ("from {start} to {end}") says more
                 # about the phrase than its frequency suggests.
                 e.weight = max(e.weight, MARKER_WEIGHT)
-    p.required_weight = sum(e.weight * (TRAILING if e.trailing else 1.0) for e in p.elems if not e.slot and not e.optional)
-    slots = index.tools[p.tool].slots
+    p.required_weight = sum(
+        e.weight * (TRAILING if e.trailing else 1.0) for e in p.elems if not e.slot and not e.optional
+    )
     kinds = [slots[e.slot].kind for e in p.elems if e.slot]
     p.slot_credit = sum(FREE_SLOT_CREDIT if kind in ("text", "list") else SLOT_CREDIT for kind in kinds)
     if not kinds:

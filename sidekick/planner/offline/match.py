@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from dreamer.sidekick.planner.language.slots import SlotType, clean_text
 from dreamer.sidekick.planner.offline.index import (
     FREE_SLOT_CREDIT,
     SLOT_CREDIT,
@@ -31,9 +32,12 @@ from dreamer.sidekick.planner.offline.index import (
     Pattern,
     ToolInfo,
 )
+from dreamer.sidekick.planner.offline.leftovers import (
+    carve_times,
+    fill_leftovers,
+    share_days,
+)
 from dreamer.sidekick.planner.offline.request import Request
-from dreamer.sidekick.planner.language import dates
-from dreamer.sidekick.planner.language.slots import SlotType, match_choice, parse_number
 
 LIT_MISS = 1.0  # cost of a pattern word not found, times its weight
 SLOT_FILL = 0.6  # gain of filling a slot
@@ -51,13 +55,13 @@ FREE_FILL = STRAY_FREE  # words explained only by free text count this much as u
 TIME_IN_TEXT = 1.5  # cost of free text swallowing "friday" or "3pm" when the function takes a day or time
 TIME_IN_LIST = 0.5  # ... of a list of things swallowing it
 DANGLING_COST = 0.3  # a value rarely ends in a preposition: "flight to Berlin on"
-MAX_LEFTOVER_SPAN = 7
 # A value rarely ends in a word that points at what follows ("flight to Berlin on", "haircut next"),
 # or starts with a preposition the phrase around it owns ("search [for] pasta").
 DANGLING = frozenset({"on", "at", "for", "to", "from", "by", "in", "with", "of", "until", "and", "next", "this",
                       "coming", "last", "the", "a", "an", "my"})
 LEADING = frozenset({"on", "at", "for", "to", "from", "by", "in", "with", "of", "about", "into"})
 LEADING_COST = 0.2
+OPENING_COST = 0.5
 
 _SKIP, _EXTRA, _MATCH, _SLOT = 0, 1, 2, 3
 
@@ -87,6 +91,7 @@ class _Frame:
     xcost: list[float]
     own: list[float]
     known: list[float]
+    exact: list[float]  # known words as written, not as likely typos
     tw: list[float]
     timed: list[float]
     dangling: list[bool]
@@ -105,6 +110,7 @@ def _frame(index: Index, req: Request, info: ToolInfo, tool: int, a: int, b: int
     weights = index.weights
     own = [0.0]
     known = [0.0]
+    exact = [0.0]
     tw = [0.0]
     timed = [0.0]
     for t in toks:
@@ -117,11 +123,13 @@ def _frame(index: Index, req: Request, info: ToolInfo, tool: int, a: int, b: int
                 k = max(k, weights.get(alt, 0.0) * sim)
         own.append(own[-1] + o)
         known.append(known[-1] + k)
+        # ... but only the word as written says "this may be a second request" ("bread" is no "read").
+        exact.append(exact[-1] + (weights.get(t.canon, 0.0) if t.canon in known_words else 0.0))
         tw.append(tw[-1] + t.weight)
         timed.append(timed[-1] + (1.0 if t.temporal else 0.0))
     frame = _Frame(
         xcost=[t.weight * (DESCRIBED if t.canon in desc else 1.0) for t in toks],
-        own=own, known=known, tw=tw, timed=timed,
+        own=own, known=known, exact=exact, tw=tw, timed=timed,
         dangling=[t.fix in DANGLING for t in toks],
         leading=[t.fix in LEADING for t in toks],
     )
@@ -138,12 +146,17 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
     info = index.tools[pattern.tool]
     f = _frame(index, req, info, pattern.tool, a, b)
     xcost, own, known, tw, timed, dangling, leading = f.xcost, f.own, f.known, f.tw, f.timed, f.dangling, f.leading
+    # A message rarely begins with its own free text: a first word that begins requests ("show my
+    # schedule for friday") is more likely the command than part of a title.
+    first = toks[0]
+    opening = first.weight >= 1.0 and first.canon in index.openers
 
     def slot_cost(slot: SlotType, k: int, j: int, q: float) -> float:
         """What filling `slot` with toks[k:j] costs beyond the gain of filling it."""
         kind = slot.kind
         cost = (1 - q) * (tw[j] - tw[k])
-        cost += OWN_WORD.get(kind, OTHER_KIND) * (own[j] - own[k]) + KNOWN_WORD.get(kind, OTHER_KIND) * (known[j] - known[k])
+        cost += OWN_WORD.get(kind, OTHER_KIND) * (own[j] - own[k])
+        cost += KNOWN_WORD.get(kind, OTHER_KIND) * (known[j] - known[k])
         if kind == "text" and info.has_time:
             cost += TIME_IN_TEXT * (timed[j] - timed[k])
         elif kind == "list":
@@ -153,6 +166,8 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
                 cost += DANGLING_COST
             if leading[k]:
                 cost += LEADING_COST
+            if k == 0 and opening:
+                cost += OPENING_COST
         return cost
 
     # D[i][j]: the best fit of the first i elements to the first j words. B[i][j]: how it was
@@ -228,6 +243,8 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
                     cost += time_c * (timed_j - timed[k])
                 if free and leading[k]:
                     cost += LEADING_COST
+                if free and k == 0 and opening:
+                    cost += OPENING_COST
                 v = base + SLOT_FILL - cost
                 if v > best:
                     best, op = v, _SLOT + k
@@ -264,19 +281,23 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
         else:
             e = elems[i - 1]
             slot = info.slots[e.slot]
-            value, q = req.read(slot, a + k, a + j)  # type: ignore[misc]
+            q = next((quality for start, quality in req.table(slot)[a + j] if start == a + k), 1.0)
+            got = req.read(slot, a + k, a + j)
+            value = got[0] if got else clean_text(req.span_text(a + k, a + j))
+            if slot.kind == "text" and req.cut and a + j == len(req.toks):
+                value = clean_text(req.text[req.toks[a + k].start :])  # the words past MAX_WORDS too
             args[e.slot] = value
             spans[e.slot] = (a + k, a + j)
             slot_quality[e.slot] = q
             slot_penalty += slot_cost(slot, k, j, q)
             if slot.kind in ("text", "list"):
                 # Words some example uses, inside free text: the message may be two requests.
-                swallowed += (own[j] - own[k]) + (known[j] - known[k])
+                swallowed += f.exact[j] - f.exact[k]
             i, j = i - 1, k
 
-    _fill_leftovers(req, info, a, explained, args, spans)
-    _carve_times(req, info, args, spans)
-    _share_days(req, info, args, spans)
+    fill_leftovers(req, info, a, explained, args, spans)
+    carve_times(req, info, args, spans)
+    share_days(req, info, args, spans)
 
     # How much of the pattern was found. A slot whose parameter is required and was not given
     # is left out here: MISSING_FACTOR accounts for it once, and the planner asks for the value.
@@ -304,175 +325,9 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
                 got_credit += credit
     found = (matched_weight + got_credit) / max(expected_weight + needed_credit, 1e-9)
     total = tw[n]
-    content_left = sum(c for c, t in zip(explained, toks) if t.weight >= 1.0)
+    content_left = sum(c for c, t in zip(explained, toks, strict=True) if t.weight >= 1.0)
     covered = max(0.0, 1.0 - (sum(explained) + slot_penalty + FREE_FILL * free_words) / max(total, 1e-9))
     missing = [p for p in info.required if p not in args]
     score = (min(found, 1.0) * covered * pattern.factor * (MISSING_FACTOR ** len(missing))
              * (0.5 + 0.5 * worst_free))
     return Match(pattern, pattern.tool, a, b, score, args, missing, content_left + swallowed, spans)
-
-
-def _fill_leftovers(
-    req: Request, info: ToolInfo, a: int, explained: list[float], args: dict[str, Any],
-    spans: dict[str, tuple[int, int]],
-) -> None:
-    """Give words no pattern word or slot took to parameters whose type they fit."""
-    if not any(explained):
-        return
-    n = len(explained)
-    toks = req.toks[a : a + n]
-    lex = req.lex
-
-    def runs() -> list[tuple[int, int]]:
-        out, start = [], None
-        for j in range(n + 1):
-            free = j < n and explained[j] > 0
-            if free and start is None:
-                start = j
-            if start is not None and (not free or (j < n and toks[j].sep in (",", ";", ".", "!", "?"))):
-                end = j + 1 if free else j
-                out.append((start, end))
-                start = None
-        return out
-
-    for name, slot in info.slots.items():
-        if name in args:
-            continue
-        if slot.kind in ("day", "moment"):
-            if any(info.slots[p].kind in ("day", "moment") for p in args):
-                continue  # a second day or time from leftovers would be a guess ("end" after "start")
-            for s, e in runs():
-                found = _longest(req, slot, a, s, e)
-                if found:
-                    (fs, fe), value = found
-                    args[name], spans[name] = value, (a + fs, a + fe)
-                    for j in range(fs, fe):
-                        explained[j] = 0.0
-                    break
-        elif slot.kind in ("int", "number"):
-            words = info.param_words.get(name, frozenset())
-            for j in range(n):
-                if not explained[j]:
-                    continue
-                value = parse_number([toks[j].fix])
-                if value is None or (slot.kind == "int" and value != int(value)):
-                    continue
-                near = [k for k in (j - 1, j + 1) if 0 <= k < n and explained[k] and toks[k].canon in words]
-                numeric = [p for p, s in info.slots.items() if s.kind in ("int", "number") and p not in args]
-                if near or len(numeric) == 1:
-                    args[name], spans[name] = (int(value) if slot.kind == "int" else value), (a + j, a + j + 1)
-                    for k in [j, *near]:
-                        explained[k] = 0.0
-                    break
-        elif slot.kind == "enum":
-            for s, e in runs():
-                hit = None
-                for size in (3, 2, 1):
-                    for start in range(s, e - size + 1):
-                        choice = match_choice(" ".join(t.fix for t in toks[start : start + size]), slot.choices)
-                        if choice and choice[1] >= 0.9:
-                            hit = (start, start + size, choice[0])
-                            break
-                    if hit:
-                        break
-                if hit:
-                    args[name], spans[name] = hit[2], (a + hit[0], a + hit[1])
-                    for j in range(hit[0], hit[1]):
-                        explained[j] = 0.0
-                    break
-        elif slot.kind == "url":
-            for j in range(n):
-                if explained[j] and toks[j].kind == "url":
-                    got = req.read(slot, a + j, a + j + 1)
-                    if got:
-                        args[name], spans[name] = got[0], (a + j, a + j + 1)
-                        explained[j] = 0.0
-                        break
-        elif slot.kind == "bool":
-            words = info.param_words.get(name, frozenset())
-            if not words:
-                continue
-            need = len(words) if len(words) == 1 else max(2, math.ceil(0.6 * len(words)))
-            for s, e in runs():
-                clause = toks[s:e]
-                hits = {w for w in words if any(w in t.alts for t in clause)}
-                if len(hits) < need:
-                    continue
-                args[name] = not any(t.canon in lex.negations for t in clause)
-                spans[name] = (a + s, a + e)
-                # The clause is about this parameter: its own words, small words, "it"/"them",
-                # and words the function's description uses ("the ingredients") are accounted for.
-                ok = words | lex.fillers | lex.pronouns | lex.negations | lex.split_words | info.description_words
-                for j in range(s, e):
-                    if toks[j].canon in ok or any(alt in words for alt in toks[j].alts):
-                        explained[j] = 0.0
-                break
-
-
-def _longest(req: Request, slot: SlotType, a: int, s: int, e: int) -> tuple[tuple[int, int], Any] | None:
-    for size in range(min(e - s, MAX_LEFTOVER_SPAN), 0, -1):
-        for start in range(s, e - size + 1):
-            got = req.read(slot, a + start, a + start + size)
-            if got is not None:
-                return (start, start + size), got[0]
-    return None
-
-
-def _carve_times(req: Request, info: ToolInfo, args: dict[str, Any], spans: dict[str, tuple[int, int]]) -> None:
-    """A day or time said inside free text meant for another parameter moves to its own parameter.
-
-    "add flight to Berlin on friday at 6am to my calendar" fills the title with
-    everything before "to my calendar"; the start is the end of that run.
-    """
-    for name, slot in info.slots.items():
-        if name in args or slot.kind not in ("day", "moment") or not slot.required:
-            continue
-        # A day or time given to an optional parameter while a required one has none (an "end"
-        # but no "start") belongs to the required one.
-        spare = next((p for p, s in info.slots.items() if p in args and s.kind == slot.kind and not s.required), None)
-        if spare is not None:
-            args[name], spans[name] = args.pop(spare), spans.pop(spare)
-            continue
-        for text_name, (k, j) in list(spans.items()):
-            text_slot = info.slots.get(text_name)
-            if text_slot is None or text_slot.kind != "text" or j - k < 2:
-                continue
-            cut = None
-            for s in range(k + 1, j):  # longest ending first
-                got = req.read(slot, s, j)
-                if got is not None:
-                    cut = ((s, j), (k, s), got[0])
-                    break
-            if cut is None:
-                for e in range(j - 1, k, -1):  # then the longest beginning
-                    got = req.read(slot, k, e)
-                    if got is not None:
-                        cut = ((k, e), (e, j), got[0])
-                        break
-            if cut is None:
-                continue
-            (ts, te), (rs, re_), value = cut
-            rest = req.read(text_slot, rs, re_)
-            if rest is None:
-                continue
-            args[name], spans[name] = value, (ts, te)
-            args[text_name], spans[text_name] = rest[0], (rs, re_)
-            break
-
-
-def _share_days(req: Request, info: ToolInfo, args: dict[str, Any], spans: dict[str, tuple[int, int]]) -> None:
-    """"from 2pm to 3pm tomorrow": a time said without a day takes the day said with the other one."""
-    said = {}
-    for name, slot in info.slots.items():
-        if slot.kind == "moment" and name in spans:
-            k, j = spans[name]
-            moment = dates.parse_moment([t.fix for t in req.toks[k:j]], req.now)
-            if moment is not None:
-                said[name] = moment
-    days = {m.day for m in said.values() if m.day is not None}
-    if len(days) != 1:
-        return
-    day = days.pop()
-    for name, moment in said.items():
-        if moment.day is None and moment.clock is not None:
-            args[name] = dates.moment_value(dates.Moment(day, moment.clock), req.now)

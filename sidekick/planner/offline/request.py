@@ -6,15 +6,26 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dreamer.sidekick.planner.language.dates import DATE_WORDS, TEMPORAL
+from dreamer.sidekick.planner.language.dates import DATE_WORDS, MONTHS, TEMPORAL
+from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
+from dreamer.sidekick.planner.language.slots import (
+    MAX_ITEM_WORDS,
+    Reading,
+    SlotType,
+    read,
+)
+from dreamer.sidekick.planner.language.text import prepare, quoted_spans, tokenize
 from dreamer.sidekick.planner.language.vocabulary import MAX_PHRASE, Lexicon
-from dreamer.sidekick.planner.language.slots import Reading, SlotType, read
-from dreamer.sidekick.planner.language.text import prepare, tokenize
 
 FILLER_TOKEN_WEIGHT = 0.15
 PRONOUN_TOKEN_WEIGHT = 0.4  # "anything", "it": they stand for something, but say little
 TYPO_SIMILARITY = {1: 0.88, 2: 0.75}
-MAX_WORDS = 60  # words beyond this are not read: no request is that long
+_OBJECTS = frozenset({"it", "this", "that", "them", "these", "those"})
+# Words beyond this are not matched (the cost of fitting grows with the square of the length);
+# a free-text value that runs up to the last word read takes the rest of the message.
+MAX_WORDS = 60
+FITS_PER_MESSAGE = 150  # an everyday request needs 10 to 60; word salad must not cost seconds
+MAX_TYPED_WORDS = 8  # a day, time, number, address or choice is never longer ("the day after tomorrow at 3pm")
 
 
 @dataclass(slots=True)
@@ -28,6 +39,7 @@ class Tok:
     sep: str
     weight: float  # how much leaving this word unexplained costs
     temporal: bool = False  # a word that by itself names a day or time ("friday", "3pm")
+    quote: int = 0  # which quoted stretch of the message the word is in (0: none)
 
 
 @dataclass
@@ -36,12 +48,23 @@ class Request:
     toks: list[Tok]
     lex: Lexicon
     now: datetime
+    cut: bool = False  # the message had more than MAX_WORDS words
+    fits_left: int = FITS_PER_MESSAGE  # pattern fits this message may still cost (engine.candidates)
+    quotes: list[tuple[int, int]] = field(default_factory=list)  # quoted stretches of `text`
     _readings: dict[tuple[str, int, int], tuple[Any, float] | None] = field(default_factory=dict)
     _tables: dict[str, list[list[tuple[int, float]]]] = field(default_factory=dict)
     frames: dict[tuple[int, int, int], Any] = field(default_factory=dict)  # match._Frame per (tool, a, b)
 
     def span_text(self, a: int, b: int) -> str:
-        return self.text[self.toks[a].start : self.toks[b - 1].end] if b > a else ""
+        """What the user wrote from word a to word b-1, with the quotes around quoted words."""
+        if b <= a:
+            return ""
+        start, end = self.toks[a].start, self.toks[b - 1].end
+        if self.toks[a].quote:
+            start = min(start, self.quotes[self.toks[a].quote - 1][0])
+        if self.toks[b - 1].quote:
+            end = max(end, self.quotes[self.toks[b - 1].quote - 1][1])
+        return self.text[start:end]
 
     def read(self, slot: SlotType, a: int, b: int) -> tuple[Any, float] | None:
         """The value toks[a:b] give a slot of this type (cached: many patterns ask the same)."""
@@ -60,25 +83,97 @@ class Request:
         """For each end j, the starts k (latest first) where toks[k:j] reads as this slot type, with quality."""
         found = self._tables.get(slot.key)
         if found is None:
-            found = [[] for _ in range(len(self.toks) + 1)]
-            for j in range(1, len(self.toks) + 1):
-                row = found[j]
-                for k in range(j - 1, -1, -1):
-                    got = self.read(slot, k, j)
-                    if got is not None:
-                        row.append((k, got[1]))
+            if slot.kind == "text" or (slot.kind == "list" and slot.item == "text"):
+                found = self._free_table(slot.kind == "list")
+            else:
+                found = [[] for _ in range(len(self.toks) + 1)]
+                for j in range(1, len(self.toks) + 1):
+                    row = found[j]
+                    for k in range(j - 1, max(j - MAX_TYPED_WORDS, 0) - 1, -1):
+                        got = self.read(slot, k, j)
+                        if got is not None:
+                            row.append((k, got[1]))
             self._tables[slot.key] = found
         return found
+
+    def _free_table(self, is_list: bool) -> list[list[tuple[int, float]]]:
+        """table() for free text and lists of things, from the words alone, in O(n²).
+
+        Reading every span's text (read()) would cost O(n³); the quality rules are
+        those of slots.read: nothing but small words is no value; nothing but "it",
+        "them" or small words is a poor one (0.2, or 0.5 for an item of a list);
+        a list item longer than MAX_ITEM_WORDS words is a doubtful one (0.6).
+        """
+        n = len(self.toks)
+        rows: list[list[tuple[int, float]]] = [[] for _ in range(n + 1)]
+        fix = [t.fix for t in self.toks]
+        small = [w in FILLERS for w in fix]
+        weak = [w in PRONOUNS or w in FILLERS for w in fix]
+        joins = [t.kind == "word" and t.fix in ("and", "plus") for t in self.toks]
+        for k in range(n):
+            content = False
+            all_weak = True
+            quality = 1.0  # of the items already closed (lists)
+            length = 0  # words of the current item (lists)
+            pronoun_only = True
+            for j in range(k + 1, n + 1):
+                i = j - 1
+                if is_list and (joins[i] or (i > k and self.toks[i - 1].sep in (",", ";"))):
+                    if length:  # the item before this "and" or comma is complete
+                        quality = min(quality, _item_quality(length, pronoun_only))
+                    length, pronoun_only = 0, True
+                    if joins[i]:
+                        if content:
+                            rows[j].append((k, quality))
+                        continue
+                content = content or not small[i]
+                all_weak = all_weak and weak[i]
+                if not small[i]:
+                    length += 1
+                    pronoun_only = pronoun_only and fix[i] in PRONOUNS and length == 1
+                if not content:
+                    continue
+                if is_list:
+                    q = min(quality, _item_quality(length, pronoun_only)) if length else quality
+                else:
+                    q = 0.2 if all_weak else 1.0
+                rows[j].append((k, q))
+        for row in rows:
+            row.reverse()  # latest start first, as align() expects
+        return rows
+
+
+def _weight(canon: str, lex: Lexicon) -> float:
+    """How much leaving the word unexplained costs: little for "the", "please", "it"."""
+    if canon in lex.fillers:
+        return FILLER_TOKEN_WEIGHT
+    return PRONOUN_TOKEN_WEIGHT if canon in lex.pronouns else 1.0
+
+
+def _item_quality(length: int, pronoun_only: bool) -> float:
+    if pronoun_only:
+        return 0.5
+    return 0.6 if length > MAX_ITEM_WORDS else 1.0
 
 
 def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
     text = prepare(text)
-    words = tokenize(text)[:MAX_WORDS]
+    words = tokenize(text)
+    cut = len(words) > MAX_WORDS
+    words = words[:MAX_WORDS]
     lemmas = [lex.lemma(w.low) if w.kind == "word" else w.low for w in words]
     toks: list[Tok] = []
     i = 0
     while i < len(words):
         merged = False
+        # A phrasal verb around a pronoun: "jot this down", "take them off", "cross it off".
+        if i + 2 < len(words) and lemmas[i + 1] in _OBJECTS and not words[i].sep and not words[i + 1].sep:
+            head = lex.phrases.get((lemmas[i], lemmas[i + 2]))
+            if head and words[i + 2].kind == "word":
+                toks.append(Tok(head, {head: 1.0}, f"{words[i].low} {words[i + 2].low}",
+                                words[i].start, words[i + 2].end, "word", words[i + 2].sep, _weight(head, lex)))
+                i += 3
+                continue
         for size in range(min(MAX_PHRASE, len(words) - i), 1, -1):
             if any(w.kind != "word" for w in words[i : i + size]) or any(w.sep for w in words[i : i + size - 1]):
                 continue
@@ -86,7 +181,7 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
             if head:
                 first, last = words[i], words[i + size - 1]
                 toks.append(Tok(head, {head: 1.0}, " ".join(w.low for w in words[i : i + size]),
-                                first.start, last.end, "word", last.sep, 1.0))
+                                first.start, last.end, "word", last.sep, _weight(head, lex)))
                 i += size
                 merged = True
                 break
@@ -103,8 +198,24 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
                 alt = lex.canon_word(choice)
                 alts.setdefault(alt, TYPO_SIMILARITY.get(distance, 0.7))
                 fix = choice
-        weight = FILLER_TOKEN_WEIGHT if canon in lex.fillers else PRONOUN_TOKEN_WEIGHT if canon in lex.pronouns else 1.0
-        temporal = w.kind in ("time", "date") or fix in TEMPORAL
+        weight = _weight(canon, lex)
+        temporal = w.kind in ("time", "date", "ord") or fix in TEMPORAL
         toks.append(Tok(canon, alts, fix, w.start, w.end, w.kind, w.sep, weight, temporal))
         i += 1
-    return Request(text, toks, lex, now)
+    # Words inside one pair of quotes belong together: no request starts inside them.
+    quotes = quoted_spans(text)
+    for n, (qs, qe) in enumerate(quotes, 1):
+        for t in toks:
+            if qs <= t.start and t.end <= qe:
+                t.quote = n
+    # "march 25", "the 3rd of may": a month is a date word next to a day number ("march" and
+    # "may" alone are too often ordinary words to count).
+    for i, t in enumerate(toks):
+        if t.fix not in MONTHS:
+            continue
+        days = [k for k in (i - 1, i + 1, i - 2) if 0 <= k < len(toks) and toks[k].kind in ("num", "ord")]
+        if days:
+            t.temporal = True
+            for k in days:
+                toks[k].temporal = True
+    return Request(text, toks, lex, now, cut, quotes=quotes)

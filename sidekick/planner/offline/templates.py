@@ -2,9 +2,10 @@
 
     "(add|put) {items} (to|on) [my|the] (grocery|shopping) list"
 
-expands to every choice of the alternatives (up to MAX_EXPANSIONS per example);
-optional parts stay in each expansion, marked optional, so "[my]" does not
-double the count. Groups nest. An example whose brackets do not balance is read
+expands to every choice of the phrase alternatives ("how (do I|to) make {name}",
+up to MAX_EXPANSIONS per example); alternatives of one word each ("(on|to)")
+stay one element that matches any of them, and optional parts stay in place,
+marked optional, so neither multiplies the patterns. Groups nest. An example whose brackets do not balance is read
 as plain words (its slots still count), never refused: examples come from
 agents, and one careless phrase must not hide the others.
 """

@@ -1,0 +1,1 @@
+"""Sidekick's side of the memory: noticing what the user tells it to remember."""

@@ -1,0 +1,205 @@
+"""The model-driven planner: a tool-use loop over the user's exported functions.
+
+    loop = ModelLoop()
+    async for event in loop.run(text, tools, history, call, gateway, user_id, context):
+        ...  # tool_call, tool_result, summary, then one reply: {"event": "reply", "text", "pending"}
+
+Each round the model may ask for several calls; they do not depend on each
+other (the model saw no result of any of them), so they run at once and all
+results go back together. The rules are enforced here, not by the prompt:
+- a function marked confirm=True is never called by the loop: it ends with a
+  Clarification(kind="confirm") holding that step, which the executor's
+  dialog.resume() turns into a confirmed step when the user says yes;
+- an unusable call (malformed arguments, an unknown tool) and a failed call go
+  back to the model as error results, so it can recover;
+- after `max_steps` rounds the loop stops and says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.llm import ChatRequest, ChatResponse, Gateway, Message, ToolCall
+from dreamer.sidekick.planner.base import Clarification, FunctionFacts, PartialPlan, PlanContext, Step, Tool
+from dreamer.sidekick.planner.dialog import advance
+from dreamer.sidekick.planner.model.history import Budget, after, compact, needs_compaction, split, to_messages
+from dreamer.sidekick.planner.model.names import ASK_USER, tool_specs, tool_table
+from dreamer.sidekick.planner.model.prompt import system_prompt
+
+Event = dict[str, Any]
+CallFn = Callable[[Step], Awaitable[Mapping[str, Any]]]
+
+MAX_RESULT_CHARS = 4000
+MAX_QUESTION_CHARS = 500
+MAX_OPTIONS = 9
+
+
+@dataclass
+class ModelLoop:
+    max_steps: int = 8
+    max_parallel: int = 8
+    max_tokens: int = 1024
+    budget: Budget = field(default_factory=Budget)
+
+    async def run(
+        self,
+        text: str,
+        tools: Sequence[Tool],
+        history: Sequence[Mapping[str, Any]],
+        call: CallFn,
+        gateway: Gateway,
+        user_id: int,
+        context: PlanContext | None = None,
+    ) -> AsyncIterator[Event]:
+        context = context or PlanContext()
+        summary, turns = split(history)
+        if needs_compaction(turns, self.budget):
+            done = await compact(summary, turns, gateway, user_id, self.budget)
+            if done is not None:
+                yield {"event": "summary", "text": done.summary, "through": done.through}
+                summary, turns = done.summary, after(turns, done.through)
+            else:
+                turns = list(turns[-self.budget.keep:])
+        table = tool_table(tools)
+        specs = tool_specs(table)
+        system = system_prompt(context, summary)
+        messages = to_messages(turns) + [Message.user(text)]
+
+        for _ in range(self.max_steps):
+            try:
+                answer = await gateway.complete(
+                    ChatRequest(messages, system=system, tools=specs, max_tokens=self.max_tokens), user_id=user_id
+                )
+            except DreamerError as exc:
+                yield _reply(f"I could not finish: {exc.message}")
+                return
+            if not answer.tool_calls:
+                yield _reply(answer.text.strip() or "Done.")
+                return
+            messages.append(Message.assistant(answer.text, answer.tool_calls))
+            round_ = _sort(answer, table, self.max_parallel)
+            for step in round_.steps.values():
+                yield {"event": "tool_call", "agent": step.agent, "function": step.function, "args": dict(step.args)}
+            outcomes = await asyncio.gather(*(_safe(call, s) for s in round_.steps.values()))
+            for call_id, outcome in zip(round_.steps, outcomes):
+                yield {"event": "tool_result", **outcome}
+                round_.results[call_id] = _result_message(call_id, outcome)
+            messages += [round_.results[c.id] for c in answer.tool_calls if c.id in round_.results]
+
+            if round_.confirm:
+                yield _reply_pending(_confirmation(round_.confirm, context))
+                return
+            if round_.question is not None:
+                yield _reply_pending(round_.question)
+                return
+        yield _reply(
+            f"I stopped after {self.max_steps} steps without finishing. "
+            "Tell me what to do next, or ask again with more detail."
+        )
+
+
+@dataclass
+class _Round:
+    steps: dict[str, Step] = field(default_factory=dict)  # call id → a step to run now
+    results: dict[str, Message] = field(default_factory=dict)  # call id → what goes back to the model
+    confirm: list[tuple[Step, Tool]] = field(default_factory=list)
+    question: Clarification | None = None
+
+
+def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int) -> _Round:
+    """What to do with each call of one model turn."""
+    round_ = _Round()
+    for tc in answer.tool_calls:
+        if tc.error:
+            round_.results[tc.id] = _error(tc.id, f"{tc.error}; send the call again with a JSON object of arguments")
+        elif tc.name == ASK_USER:
+            question = _question(tc)
+            if question is None:
+                round_.results[tc.id] = _error(tc.id, "ask_user needs a `question` (a non-empty string)")
+            else:
+                round_.question = round_.question or question
+                round_.results[tc.id] = Message.tool_result(tc.id, "asked; the user answers in the next message")
+        elif tc.name not in table:
+            round_.results[tc.id] = _error(tc.id, f"there is no tool named {tc.name!r}; use one of the tools offered")
+        elif table[tc.name].confirm:
+            tool = table[tc.name]
+            round_.confirm.append((Step(tool.agent, tool.function, dict(tc.arguments)), tool))
+            round_.results[tc.id] = Message.tool_result(tc.id, "not run: waiting for the user's confirmation")
+        elif len(round_.steps) >= max_parallel:
+            round_.results[tc.id] = _error(tc.id, f"at most {max_parallel} calls run in one turn; ask again")
+        else:
+            tool = table[tc.name]
+            round_.steps[tc.id] = Step(tool.agent, tool.function, dict(tc.arguments))
+    return round_
+
+
+async def _safe(call: CallFn, step: Step) -> dict[str, Any]:
+    """The executor's call record; a bug in `call` is one failed call, not a failed turn."""
+    base: dict[str, Any] = {"agent": step.agent, "function": step.function, "args": dict(step.args)}
+    try:
+        outcome = await call(step)
+    except DreamerError as exc:
+        return base | {"ok": False, "error": {"code": exc.code, "message": exc.message}}
+    except Exception as exc:  # noqa: BLE001 - reported to the model and the user as a failed call
+        return base | {"ok": False, "error": {"code": "internal", "message": f"the call failed ({type(exc).__name__})"}}
+    return base | dict(outcome)
+
+
+def _result_message(call_id: str, outcome: Mapping[str, Any]) -> Message:
+    if outcome.get("ok"):
+        return Message.tool_result(call_id, _clip(json.dumps(outcome.get("result"), default=str, ensure_ascii=False)))
+    error = outcome.get("error") if isinstance(outcome.get("error"), Mapping) else {}
+    return _error(call_id, str(error.get("message") or "the call failed"))
+
+
+def _error(call_id: str, message: str) -> Message:
+    return Message.tool_result(call_id, _clip(message), is_error=True)
+
+
+def _question(tc: ToolCall) -> Clarification | None:
+    """ask_user's arguments as a question. Its options carry no step: the model reads
+    the answer, so they are listed in the question and the partial plan is empty."""
+    asked = tc.arguments.get("question")
+    if not isinstance(asked, str) or not asked.strip():
+        return None
+    question = " ".join(asked.split())[:MAX_QUESTION_CHARS]
+    raw = tc.arguments.get("options")
+    options = [" ".join(o.split())[:200] for o in raw if isinstance(o, str) and o.strip()] if isinstance(raw, list) else []
+    options = options[:MAX_OPTIONS]
+    empty = PartialPlan(steps=(), choices=(), facts={})
+    if options:
+        listed = "\n".join(f"{n}. {o}" for n, o in enumerate(options, 1))
+        return Clarification("choose", f"{question}\n{listed}", empty)
+    return Clarification("missing", question, empty)
+
+
+def _confirmation(waiting: Sequence[tuple[Step, Tool]], context: PlanContext) -> Clarification:
+    """The same question the offline planner asks, so dialog.resume() reads the answer."""
+    partial = PartialPlan(
+        steps=tuple(step for step, _ in waiting),
+        choices=(),
+        facts={tool.name: FunctionFacts.of(tool) for _, tool in waiting},
+        now=context.local_now().isoformat(),
+        timezone=context.timezone,
+    )
+    pending = advance(partial).pending
+    # advance() always asks for a confirm=True step that is not confirmed yet.
+    assert pending is not None
+    return pending
+
+
+def _reply(text: str) -> Event:
+    return {"event": "reply", "text": text, "pending": None}
+
+
+def _reply_pending(pending: Clarification) -> Event:
+    return {"event": "reply", "text": pending.question, "pending": pending}
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_RESULT_CHARS else text[: MAX_RESULT_CHARS - 1] + "…"

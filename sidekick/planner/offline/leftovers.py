@@ -1,0 +1,220 @@
+"""Giving the words a pattern left over to the function's other parameters.
+
+After an alignment, a day or time said anywhere, a number next to a word of a
+parameter's name ("in 20 minutes"), an enumeration value, an address, or a
+clause naming a yes/no parameter ("... and add the ingredients to my grocery
+list" sets add_to_grocery_list) still count. Each function changes `args`,
+`spans` and `explained` in place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from dreamer.sidekick.planner.language import dates
+from dreamer.sidekick.planner.language.slots import SlotType
+from dreamer.sidekick.planner.offline.index import ToolInfo
+from dreamer.sidekick.planner.offline.request import Request, Tok
+
+MAX_LEFTOVER_SPAN = 7
+
+
+@dataclass
+class _Left:
+    """The words of toks[a:a+n] and what leaving each unexplained still costs (0: explained)."""
+
+    req: Request
+    info: ToolInfo
+    a: int
+    explained: list[float]
+    args: dict[str, Any]
+    spans: dict[str, tuple[int, int]]
+
+    @property
+    def toks(self) -> list[Tok]:
+        return self.req.toks[self.a : self.a + len(self.explained)]
+
+    def runs(self) -> list[tuple[int, int]]:
+        """Stretches of unexplained words, broken at punctuation."""
+        out: list[tuple[int, int]] = []
+        start = None
+        toks, explained, n = self.toks, self.explained, len(self.explained)
+        for j in range(n + 1):
+            free = j < n and explained[j] > 0
+            if free and start is None:
+                start = j
+            if start is not None and (not free or toks[j].sep in _BREAKS):
+                out.append((start, j + 1 if free else j))
+                start = None
+        return out
+
+    def take(self, name: str, value: Any, s: int, e: int, words: Iterable[int] | None = None) -> None:
+        self.args[name], self.spans[name] = value, (self.a + s, self.a + e)
+        for j in words if words is not None else range(s, e):
+            self.explained[j] = 0.0
+
+
+_BREAKS = frozenset({",", ";", ".", "!", "?"})
+
+
+def fill_leftovers(
+    req: Request, info: ToolInfo, a: int, explained: list[float], args: dict[str, Any],
+    spans: dict[str, tuple[int, int]],
+) -> None:
+    """Give words no pattern word or slot took to parameters whose type they fit."""
+    if not any(explained):
+        return
+    left = _Left(req, info, a, explained, args, spans)
+    for name, slot in info.slots.items():
+        if name in args:
+            continue
+        if slot.kind in ("day", "moment"):
+            _time(left, name, slot)
+        elif slot.kind in ("int", "number"):
+            _number(left, name, slot)
+        elif slot.kind == "enum":
+            _choice(left, name, slot)
+        elif slot.kind == "url":
+            _address(left, name, slot)
+        elif slot.kind == "bool":
+            _flag(left, name)
+
+
+def _time(left: _Left, name: str, slot: SlotType) -> None:
+    if any(left.info.slots[p].kind in ("day", "moment") for p in left.args):
+        return  # a second day or time from leftovers would be a guess ("end" after "start")
+    for s, e in left.runs():
+        found = _longest(left.req, slot, left.a, s, e)
+        if found:
+            (fs, fe), value = found
+            left.take(name, value, fs, fe)
+            return
+
+
+def _number(left: _Left, name: str, slot: SlotType) -> None:
+    """A number next to a word of the parameter's name ("20 minutes"), or the only number parameter."""
+    words = left.info.param_words.get(name, frozenset())
+    toks, explained, n = left.toks, left.explained, len(left.explained)
+    numeric = [p for p, s in left.info.slots.items() if s.kind in ("int", "number") and p not in left.args]
+    for j in range(n):
+        if not explained[j]:
+            continue
+        got = left.req.read(slot, left.a + j, left.a + j + 1)  # cached: many patterns ask
+        if got is None:
+            continue
+        value = got[0]
+        near = [k for k in (j - 1, j + 1) if 0 <= k < n and explained[k] and toks[k].canon in words]
+        if near or len(numeric) == 1:
+            left.take(name, value, j, j + 1, [j, *near])
+            return
+
+
+def _choice(left: _Left, name: str, slot: SlotType) -> None:
+    for s, e in left.runs():
+        for size in (3, 2, 1):
+            for start in range(s, e - size + 1):
+                got = left.req.read(slot, left.a + start, left.a + start + size)
+                if got and got[1] >= 0.9:
+                    left.take(name, got[0], start, start + size)
+                    return
+
+
+def _address(left: _Left, name: str, slot: SlotType) -> None:
+    for j, t in enumerate(left.toks):
+        if left.explained[j] and t.kind == "url":
+            got = left.req.read(slot, left.a + j, left.a + j + 1)
+            if got:
+                left.take(name, got[0], j, j + 1)
+                return
+
+
+def _flag(left: _Left, name: str) -> None:
+    """A clause that names a yes/no parameter sets it: true, or false when the clause negates."""
+    words = left.info.param_words.get(name, frozenset())
+    if not words:
+        return
+    lex = left.req.lex
+    toks = left.toks
+    need = len(words) if len(words) == 1 else max(2, math.ceil(0.6 * len(words)))
+    for s, e in left.runs():
+        clause = toks[s:e]
+        if len({w for w in words if any(w in t.alts for t in clause)}) < need:
+            continue
+        # The clause is about this parameter: its own words, small words, "it"/"them", and words
+        # the function's description uses ("the ingredients") are accounted for; others are not.
+        ok = words | lex.fillers | lex.pronouns | lex.negations | lex.split_words | left.info.description_words
+        about = [s + i for i, t in enumerate(clause) if t.canon in ok or any(alt in words for alt in t.alts)]
+        left.take(name, not any(t.canon in lex.negations for t in clause), s, e, about)
+        return
+
+
+def _longest(req: Request, slot: SlotType, a: int, s: int, e: int) -> tuple[tuple[int, int], Any] | None:
+    for size in range(min(e - s, MAX_LEFTOVER_SPAN), 0, -1):
+        for start in range(s, e - size + 1):
+            got = req.read(slot, a + start, a + start + size)
+            if got is not None:
+                return (start, start + size), got[0]
+    return None
+
+
+def carve_times(req: Request, info: ToolInfo, args: dict[str, Any], spans: dict[str, tuple[int, int]]) -> None:
+    """A day or time said inside free text meant for another parameter moves to its own parameter.
+
+    "add flight to Berlin on friday at 6am to my calendar" fills the title with
+    everything before "to my calendar"; the start is the end of that run.
+    """
+    for name, slot in info.slots.items():
+        if name in args or slot.kind not in ("day", "moment") or not slot.required:
+            continue
+        # A day or time given to an optional parameter while a required one has none (an "end"
+        # but no "start") belongs to the required one.
+        spare = next((p for p, s in info.slots.items() if p in args and s.kind == slot.kind and not s.required), None)
+        if spare is not None:
+            args[name], spans[name] = args.pop(spare), spans.pop(spare)
+            continue
+        for text_name, (k, j) in list(spans.items()):
+            text_slot = info.slots.get(text_name)
+            if text_slot is None or text_slot.kind != "text" or j - k < 2:
+                continue
+            cut = None
+            for s in range(k + 1, j):  # longest ending first
+                got = req.read(slot, s, j)
+                if got is not None:
+                    cut = ((s, j), (k, s), got[0])
+                    break
+            if cut is None:
+                for e in range(j - 1, k, -1):  # then the longest beginning
+                    got = req.read(slot, k, e)
+                    if got is not None:
+                        cut = ((k, e), (e, j), got[0])
+                        break
+            if cut is None:
+                continue
+            (ts, te), (rs, re_), value = cut
+            rest = req.read(text_slot, rs, re_)
+            if rest is None:
+                continue
+            args[name], spans[name] = value, (ts, te)
+            args[text_name], spans[text_name] = rest[0], (rs, re_)
+            break
+
+
+def share_days(req: Request, info: ToolInfo, args: dict[str, Any], spans: dict[str, tuple[int, int]]) -> None:
+    """"from 2pm to 3pm tomorrow": a time said without a day takes the day said with the other one."""
+    said = {}
+    for name, slot in info.slots.items():
+        if slot.kind == "moment" and name in spans:
+            k, j = spans[name]
+            moment = dates.parse_moment([t.fix for t in req.toks[k:j]], req.now)
+            if moment is not None:
+                said[name] = moment
+    days = {m.day for m in said.values() if m.day is not None}
+    if len(days) != 1:
+        return
+    day = days.pop()
+    for name, moment in said.items():
+        if moment.day is None and moment.clock is not None:
+            args[name] = dates.moment_value(dates.Moment(day, moment.clock), req.now)

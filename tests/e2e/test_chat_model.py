@@ -1,0 +1,96 @@
+"""Sidekick with a model: a real kernel whose gateway talks to the fake OpenAI-compatible
+server; the model loop's calls of the starter agents run for real in their sandboxes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
+
+from kernelproc import KernelProc, start_kernel  # noqa: E402
+from llm_server import Call, FakeLLMServer, Text, ToolCalls  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def model_kernel(fake: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
+    kernel = start_kernel(tmp_path_factory.mktemp("chat-model") / "home", {
+        "DREAMER_LLM_PROVIDER": "openai",
+        "DREAMER_LLM_BASE_URL": fake.openai_url,
+        "DREAMER_LLM_MODEL": "medium-1",
+        "DREAMER_LLM_API_KEY": "sk-e2e-secret",
+        "DREAMER_LLM_MAX_RETRIES": "0",
+    })
+    yield kernel
+    kernel.stop()
+
+
+@pytest.fixture(autouse=True)
+def clean_script(fake: FakeLLMServer) -> Iterator[None]:
+    fake.reset()
+    yield
+    assert fake.pending == 0, "a scripted reply was not used"
+
+
+def chat(kernel: KernelProc, text: str, *extra: str) -> dict:
+    done = kernel.cli("chat", text, "--json", *extra)
+    assert done.returncode == 0, done.stderr + done.stdout
+    return json.loads(done.stdout)
+
+
+def grocery_items(kernel: KernelProc) -> str:
+    return json.dumps(kernel.cli_json("call", "grocery", "list_items")["result"]).lower()
+
+
+def test_the_model_adds_items_through_the_kernel(model_kernel: KernelProc, fake: FakeLLMServer) -> None:
+    model_kernel.cli_json("call", "grocery", "clear")
+    fake.script(ToolCalls([Call("grocery__add_items", {"items": ["milk", "eggs"]})]), Text("Added milk and eggs."))
+    with model_kernel.client() as c:
+        with c.stream("POST", "/v1/chat", json={"message": "we're out of milk and eggs"}) as r:
+            lines = [line for line in r.iter_lines() if line.startswith("data:")]
+    events = [json.loads(line.split(":", 1)[1]) for line in lines]
+    start, done = events[0], events[-1]
+    assert start["planner"] == "model"
+    (call,) = done["calls"]
+    assert (call["agent"], call["function"], call["ok"]) == ("grocery", "add_items", True)
+    assert done["reply"] == "Added milk and eggs." and done["pending"] is None
+    assert "milk" in grocery_items(model_kernel) and "eggs" in grocery_items(model_kernel)
+    # The real result of the sandboxed call went back to the model.
+    (tool_message,) = [m for m in fake.requests[1].body["messages"] if m["role"] == "tool"]
+    assert "milk" in tool_message["content"].lower()
+
+
+def test_clear_waits_for_a_yes_that_needs_no_model(model_kernel: KernelProc, fake: FakeLLMServer) -> None:
+    model_kernel.cli_json("call", "grocery", "add_items", '{"items": ["tea"]}')
+    fake.script(ToolCalls([Call("grocery__clear", {})]))
+    asked = chat(model_kernel, "empty my grocery list", "--new")
+    assert asked["calls"] == [] and asked["pending"]["kind"] == "confirm"
+    assert "tea" in grocery_items(model_kernel)
+    approved = chat(model_kernel, "yes")  # answered by dialog.resume: no scripted model reply is used
+    assert [(c["function"], c["ok"]) for c in approved["calls"]] == [("clear", True)]
+    assert len(fake.requests) == 1
+    assert model_kernel.cli_json("call", "grocery", "list_items")["result"]["items"] == []
+
+
+def test_a_question_of_the_model_is_answered_to_the_model(model_kernel: KernelProc, fake: FakeLLMServer) -> None:
+    model_kernel.cli_json("call", "grocery", "clear")
+    fake.script(ToolCalls([Call("ask_user", {"question": "What should I add?"})]))
+    asked = chat(model_kernel, "add something to my list", "--new")
+    assert asked["pending"]["kind"] == "missing" and asked["reply"] == "What should I add?"
+    fake.script(ToolCalls([Call("grocery__add_items", {"items": ["bread"]})]), Text("Added bread."))
+    added = chat(model_kernel, "bread")
+    assert [(c["function"], c["ok"]) for c in added["calls"]] == [("add_items", True)]
+    assert added["pending"] is None and "bread" in grocery_items(model_kernel)
+    sent = fake.requests[1].body["messages"]
+    assert [m["content"] for m in sent if m["role"] in ("user", "assistant")][:3] == [
+        "add something to my list", "What should I add?", "bread"]
