@@ -24,21 +24,25 @@ def remember(
     invocation_id: str | None = None,
 ) -> Added:
     """Store a fact and audit it (`actor` as in the audit log: user:me, agent:recipes, ...)."""
-    for attempt in (1, 2):
-        try:
-            with store.session() as s:
-                fact, created = add_memory(s, user_id, text, source)
-                if created:
-                    audit(
-                        s, user_id=user_id, actor=actor, action="memory.write", target=f"memory:{fact.id}",
-                        decision="allow", detail={"source": source, "via": via, "chars": len(fact.text)},
-                        invocation_id=invocation_id,
-                    )
-            return Added(fact, created)
-        except IntegrityError:
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
+    try:
+        return _remember_once(store, user_id, actor, text, source, via, invocation_id)
+    except IntegrityError:
+        # A concurrent request stored the same fact first; this time it is found.
+        return _remember_once(store, user_id, actor, text, source, via, invocation_id)
+
+
+def _remember_once(
+    store: Store, user_id: int, actor: str, text: object, source: str, via: str, invocation_id: str | None
+) -> Added:
+    with store.session() as s:
+        fact, created = add_memory(s, user_id, text, source)
+        if created:
+            audit(
+                s, user_id=user_id, actor=actor, action="memory.write", target=f"memory:{fact.id}",
+                decision="allow", detail={"source": source, "via": via, "chars": len(fact.text)},
+                invocation_id=invocation_id,
+            )
+    return Added(fact, created)
 
 
 def forget(store: Store, user_id: int, actor: str, memory_id: int, *, via: str = "api") -> Fact:

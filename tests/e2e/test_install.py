@@ -34,16 +34,30 @@ def _staged(kernel: KernelProc) -> set[str]:
     return {p.name for p in root.iterdir()} if root.exists() else set()
 
 
-def _refused(kernel: KernelProc, path: Path, *words: str) -> str:
-    before_agents, before_dirs, before_staged = _agent_names(kernel), _bundle_dirs(kernel), _staged(kernel)
-    done = kernel.cli("install", str(path), "--yes", "--json")
-    assert done.returncode != 0, done.stdout
-    message = json.loads(done.stdout)["error"]["message"]
-    for word in words:
-        assert word in message, message
-    plain = kernel.cli("install", str(path), "--yes")
-    assert plain.returncode != 0 and "Traceback" not in plain.stderr
-    assert _agent_names(kernel) == before_agents
+def _refused(kernel: KernelProc, path: Path, *words: str, via_cli: bool = False) -> str:
+    """Install `path` and expect a refusal naming `words`, with nothing left behind.
+
+    Through the API by default (fast); `via_cli` also checks what a person sees.
+    """
+    with kernel.client() as c:
+        before_agents = {a["name"] for a in c.get("/v1/agents").json()}
+        before_dirs, before_staged = _bundle_dirs(kernel), _staged(kernel)
+        if via_cli:
+            done = kernel.cli("install", str(path), "--yes", "--json")
+            assert done.returncode != 0, done.stdout
+            message = json.loads(done.stdout)["error"]["message"]
+            plain = kernel.cli("install", str(path), "--yes")
+            assert plain.returncode != 0 and "Traceback" not in plain.stderr and plain.stderr.strip()
+        else:
+            from dreamer.kernel.bundles.archive import pack
+
+            body = path.read_bytes() if path.is_file() else pack(path)
+            answer = c.post("/v1/bundles", content=body, headers={"Content-Type": "application/gzip"})
+            assert answer.status_code >= 400, answer.text
+            message = answer.json()["error"]["message"]
+        for word in words:
+            assert word in message, message
+        assert {a["name"] for a in c.get("/v1/agents").json()} == before_agents
     assert _bundle_dirs(kernel) == before_dirs
     assert _staged(kernel) == before_staged
     return message
@@ -103,7 +117,7 @@ def test_hostile_bundles_are_refused_whole(kernel: KernelProc, tmp_path: Path) -
     missing = tmp_path / "missing"
     missing.mkdir()
     (missing / "agent.yaml").write_text("name: missing\nversion: 1.0.0\n")
-    _refused(kernel, missing, "agent.yaml", "title")
+    _refused(kernel, missing, "agent.yaml", "title", via_cli=True)
 
     wrong_type = write_bundle(tmp_path / "b", "wrongtype", SIMPLE)
     (wrong_type / "agent.yaml").write_text((wrong_type / "agent.yaml").read_text().replace("version: 0.1.0", "version: [1, 2]"))
@@ -118,7 +132,7 @@ def test_hostile_bundles_are_refused_whole(kernel: KernelProc, tmp_path: Path) -
 
     linked = write_bundle(tmp_path / "e", "linked", SIMPLE)
     os.symlink("/etc/passwd", linked / "passwd")
-    _refused(kernel, linked, "passwd")
+    _refused(kernel, linked, "passwd", via_cli=True)
 
     not_yaml = write_bundle(tmp_path / "f", "notyaml", SIMPLE)
     (not_yaml / "agent.yaml").write_text("name: [unclosed\n")

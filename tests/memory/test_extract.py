@@ -8,7 +8,7 @@ import pytest
 
 from dreamer.sidekick.memory.extract import Forget, Recall, Remember, read_memory_intent, second_person
 
-REMEMBERED: list[tuple[str, str | None]] = [
+REMEMBERED: list[tuple[str, str]] = [
     ("I'm vegetarian", "I'm vegetarian"),
     ("I am vegetarian.", "I am vegetarian"),
     ("i'm a vegetarian!", "I'm a vegetarian"),
@@ -44,7 +44,6 @@ REMEMBERED: list[tuple[str, str | None]] = [
     ("I eat no meat", "I eat no meat"),
     ("remember that I'm vegetarian", "I'm vegetarian"),
     ("Please remember that I live in Lyon.", "I live in Lyon"),
-    ("Straße: please remember that I live in Weißenburg", None),
     ("Please remember that I live in Weißenburg", "I live in Weißenburg"),  # "ß" folds to two letters
     ("remember I'm vegan", "I'm vegan"),
     ("Remember: my birthday is March 3", "My birthday is March 3"),
@@ -92,6 +91,7 @@ NOT_MEMORY: list[str] = [
     "remember that I have a dentist appointment tomorrow",
     "remember that",
     "remember that I am",
+    "Straße: please remember that I live in Weißenburg",
     "I like both",
     "I love this recipe",
     "we are out of eggs",
@@ -110,8 +110,8 @@ NOT_MEMORY: list[str] = [
 
 
 @pytest.mark.parametrize(("said", "fact"), REMEMBERED)
-def test_statements_about_oneself_are_remembered(said: str, fact: str | None) -> None:
-    assert read_memory_intent(said) == (Remember(fact) if fact else None)
+def test_statements_about_oneself_are_remembered(said: str, fact: str) -> None:
+    assert read_memory_intent(said) == Remember(fact)
 
 
 @pytest.mark.parametrize("said", NOT_MEMORY)

@@ -229,6 +229,8 @@ def test_odd_tool_specs_are_tolerated(ask: Ask) -> None:
                                         "required": ["host"]}, ["ping {host}"]),
     ]
     assert calls(ask("ping example.org", tools_=odd)) == [("d.i", {"host": "example.org"})]
+    assert len(odd[2].summary) <= 160  # a huge description does not make huge questions
+    assert odd[1].required == () and odd[1].properties == {}
 
 
 def test_the_fast_slot_table_agrees_with_reading_each_span(tools: list[Tool]) -> None:
