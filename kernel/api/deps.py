@@ -12,11 +12,11 @@ from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.users.service import get_user, user_for_token
 
 
-def kernel(request: Request) -> Kernel:
+async def kernel(request: Request) -> Kernel:
     return request.app.state.kernel
 
 
-def principal(
+async def principal(
     request: Request,
     authorization: Annotated[str | None, Header()] = None,
     x_dreamer_user: Annotated[str | None, Header()] = None,
@@ -41,7 +41,7 @@ def principal(
     return Principal(user.id, user.name, user.timezone)
 
 
-def admin(who: Annotated[Principal, Depends(principal)], request: Request) -> Principal:
+async def admin(who: Annotated[Principal, Depends(principal)], request: Request) -> Principal:
     k: Kernel = request.app.state.kernel
     from dreamer.kernel.store.models import User
 

@@ -10,7 +10,6 @@ process group killed and a DreamerError that says so in one sentence.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import signal
 import time
@@ -20,7 +19,7 @@ from typing import Any
 
 from dreamer.kernel.errors import STATUS, DreamerError
 from dreamer.kernel.store.text import storable_text
-from dreamer.sdk.protocol import encode
+from dreamer.sdk.protocol import ParseError, decode_json, encode
 
 log = logging.getLogger("dreamer.workers")
 
@@ -45,13 +44,15 @@ class WorkerConnection:
     _sink: LogSink | None = None
     _log_bytes: int = 0
     _stderr_task: asyncio.Task[None] | None = None
+    # Set by kill(): a killed worker may not be reaped yet, but must not serve again.
+    _killed: bool = False
 
     def __post_init__(self) -> None:
         self._stderr_task = asyncio.get_running_loop().create_task(self._pump_stderr())
 
     @property
     def alive(self) -> bool:
-        return self.process.returncode is None
+        return self.process.returncode is None and not self._killed
 
     async def request(
         self,
@@ -77,7 +78,7 @@ class WorkerConnection:
                         await self._serve_syscall(message, syscalls)
                         continue
                     if message.get("id") != rid:
-                        raise self._broken(f"answered a request it was not asked ({message.get('id')!r})")
+                        raise self._broken(f"answered a request it was not asked ({_clip(repr(message.get('id')))})")
                     if "error" in message:
                         raise _remote_error(message["error"], what)
                     if "result" not in message:
@@ -86,6 +87,14 @@ class WorkerConnection:
         except TimeoutError:
             self.kill()
             raise DreamerError("timeout", f"{what} did not finish within {timeout:g} s; its worker was stopped") from None
+        except DreamerError:
+            raise
+        except BaseException:
+            # Cancelled (the client went away) or failed mid-conversation: the worker's
+            # next line would answer a request nobody waits for, so it must not go back
+            # to the pool, where the next caller would meet that line.
+            self.kill()
+            raise
         finally:
             self.last_used = time.monotonic()
             self._sink = None
@@ -95,6 +104,7 @@ class WorkerConnection:
             self.process.stdin.write(encode({"jsonrpc": "2.0", "method": method, "params": params or {}}))
 
     def kill(self) -> None:
+        self._killed = True
         self.kill_group(self.process)
 
     async def close(self, grace: float = 1.0) -> None:
@@ -129,8 +139,10 @@ class WorkerConnection:
         if not line:
             raise await self._died()
         try:
-            message = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            # Strict JSON: no NaN, no integers too long to convert, no nesting deeper than
+            # the parser's recursion limit; each is one more way to say "not a message".
+            message = decode_json(line)
+        except ParseError:
             raise self._broken("sent something that is not a protocol message") from None
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             raise self._broken("sent something that is not a JSON-RPC 2.0 message")
@@ -145,6 +157,8 @@ class WorkerConnection:
             return
         if mid is None:
             return  # unknown notifications are ignored, as JSON-RPC allows
+        if not isinstance(mid, (str, int)) or isinstance(mid, bool):
+            raise self._broken("sent a syscall whose id is neither a string nor an integer")
         try:
             if syscalls is None:
                 raise DreamerError("not_available", f"syscall {method} is not available here")
@@ -152,6 +166,10 @@ class WorkerConnection:
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": mid, "result": result}
         except DreamerError as exc:
             reply = {"jsonrpc": "2.0", "id": mid, "error": {"code": -32000, "message": exc.message, "data": {"kind": exc.code}}}
+        except Exception as exc:  # noqa: BLE001 - a kernel bug must still answer, or the worker waits forever
+            log.exception("syscall %s from the %s worker failed", _clip(method), self.label)
+            message = f"the kernel failed to serve {_clip(method)} ({type(exc).__name__}); see the kernel log"
+            reply = {"jsonrpc": "2.0", "id": mid, "error": {"code": -32000, "message": message, "data": {"kind": "internal"}}}
         await self._send(reply)
 
     def _log(self, stream: str, level: str, text: str) -> None:
@@ -195,6 +213,11 @@ class WorkerConnection:
         else:
             how = f"exited with status {status}"
         return DreamerError("worker_crashed", f"the {self.label} worker {how} before answering")
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    """Worker-chosen text quoted in a kernel message stays short."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _remote_error(error: Any, what: str) -> DreamerError:
