@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from dreamer.sdk.errors import CallError
 
+# The kernel's limit (dreamer.kernel.memory.text); the sandbox holds only the SDK, so it is repeated here.
 MAX_FACT_CHARS = 1000
 
 
