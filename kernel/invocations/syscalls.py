@@ -8,11 +8,13 @@ knows who the agent runs for and where it sits in the call chain, and offers
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.bundles.manifest import IDENT_RE, NAME_RE
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.llm.syscall import llm_complete
 from dreamer.kernel.memory.syscall import memory_read, memory_write
@@ -69,6 +71,11 @@ async def agents_call(ctx: SyscallContext, params: dict[str, Any]) -> Any:
     agent, function, args = params.get("agent"), params.get("function"), params.get("args", {})
     if not isinstance(agent, str) or not isinstance(function, str):
         raise DreamerError("invalid_argument", "agents.call needs 'agent' and 'function' strings")
+    # Checked before anything parses them into a scope: these are the agent's words.
+    if not re.fullmatch(NAME_RE, agent) or not re.fullmatch(IDENT_RE, function):
+        raise DreamerError(
+            "invalid_argument", f"{ctx.agent} may not call {agent[:80]!r}.{function[:80]!r}: that is not an agent function name"
+        )
     outcome = await ctx.invoker.invoke(ctx.who, agent, function, args or {}, ctx.caller)
     return {"value": outcome.value, "invocation_id": outcome.invocation_id}
 

@@ -52,7 +52,6 @@ HOSTILE = r'''
 import ctypes
 import json
 import os
-import signal
 import socket
 import sys
 import time

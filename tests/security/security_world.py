@@ -92,21 +92,25 @@ class World:
 
     # -- calls -----------------------------------------------------------------------------
 
-    def answer(self, agent: str, function: str, user: str = "me", **args: Any) -> tuple[int, dict[str, Any]]:
+    def answer(
+        self, agent: str, function: str, args: dict[str, Any] | None = None, user: str = "me"
+    ) -> tuple[int, dict[str, Any]]:
         with self.kernel.client(self.tokens[user]) as client:
-            response = client.post(f"/v1/agents/{agent}/functions/{function}", json={"args": args}, timeout=120)
+            response = client.post(f"/v1/agents/{agent}/functions/{function}", json={"args": args or {}}, timeout=120)
         return response.status_code, response.json()
 
-    def ok(self, function: str, agent: str = "hostile", **args: Any) -> Any:
-        status, body = self.answer(agent, function, **args)
+    def ok(self, function: str, /, **args: Any) -> Any:
+        """The result of the hostile agent's `function`, called by its user, which must succeed."""
+        status, body = self.answer("hostile", function, args)
         assert status == 200, body
         return body["result"]
 
-    def fail(self, function: str, agent: str = "hostile", **args: Any) -> dict[str, Any]:
-        """The error of a call that must fail; also checks the invocation was recorded as failed
-        with that same error, so the refusal is on record and not only in the answer."""
-        status, body = self.answer(agent, function, **args)
-        assert status >= 400, f"{agent}.{function} did not fail: {body}"
+    def fail(self, function: str, /, **args: Any) -> dict[str, Any]:
+        """The error of the hostile agent's `function`, which must fail; also checks the
+        invocation was recorded as failed with that same error, so the refusal is on
+        record and not only in the answer."""
+        status, body = self.answer("hostile", function, args)
+        assert status >= 400, f"hostile.{function} did not fail: {body}"
         error = body["error"]
         invocation = (error.get("details") or {}).get("invocation_id")
         if invocation is not None:
@@ -176,7 +180,7 @@ def build_world(backend: str, root: Path) -> World:
         )
         for user, notes in (("me", ME_NOTES), ("other", OTHER_NOTES)):
             for text in notes:
-                world.answer("victim", "seed", user=user, text=text)
+                world.answer("victim", "seed", {"text": text}, user=user)
             assert world.answer("victim", "read", user=user)[1]["result"] == notes
             world.notes_before[user] = world.notes(user)
         world.credentials_sha256 = credentials_digest(kernel.home)

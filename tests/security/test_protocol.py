@@ -18,7 +18,7 @@ def _syscall(id: str, method: str, params: Any) -> str:
 
 def _forge(world: World, *lines: str) -> tuple[list[dict[str, Any]], str]:
     """The kernel's answers to forged lines, and the id of the hostile invocation that sent them."""
-    status, body = world.answer("hostile", "forge", lines=list(lines))
+    status, body = world.answer("hostile", "forge", {"lines": list(lines)})
     assert status == 200, body
     answers = body["result"]
     assert all(isinstance(a, dict) for a in answers), answers
@@ -80,9 +80,11 @@ def test_a_forged_identity_reaches_only_the_workers_own_user(world: World) -> No
 
 def test_a_forged_call_to_an_unexported_function_is_refused(world: World) -> None:
     forged = _syscall("x3", "agents.call", {"agent": "victim", "function": "secret", "args": {}, **CLAIMS})
-    answers, _ = _forge(world, forged)
+    answers, invocation = _forge(world, forged)
     assert _kind(answers[0]) == "permission_denied"
-    assert "not exported" in answers[0]["error"]["message"]
+    assert answers[0]["error"]["message"] == "victim.secret is not exported, so other agents cannot call it"
+    denied = [e for e in world.audit("me") if e["target"] == "victim.secret" and e["invocation_id"] == invocation]
+    assert len(denied) == 1 and denied[0]["decision"] == "deny" and denied[0]["actor"] == "agent:hostile", denied
 
 
 def test_syscalls_the_kernel_does_not_have_are_not_available(world: World) -> None:
@@ -102,15 +104,8 @@ def test_syscalls_the_kernel_does_not_have_are_not_available(world: World) -> No
         ({"agent": 5, "function": []}, "needs 'agent' and 'function'"),
         ({"agent": "victim", "function": "read", "args": [1, 2]}, "JSON object"),
         ({"agent": "victim", "function": "read", "args": {"x": "\ud800"}}, "not valid Unicode"),
-        pytest.param(
-            {"agent": "../../etc", "function": "read", "args": {}}, "hostile may not call",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="agents.call does not check the callee's name: the grant check parses 'agent:../../etc.read' "
-                "as a scope, which raises ScopeError inside the kernel (Invoker._refusal -> permissions.check.allowed); "
-                "the worker gets kind 'internal' instead of invalid_argument",
-            ),
-        ),
+        ({"agent": "../../etc", "function": "read", "args": {}}, "hostile may not call"),
+        ({"agent": "victim", "function": "read; drop", "args": {}}, "not an agent function name"),
     ],
 )
 def test_malformed_syscall_params_are_answered_with_one_sentence(world: World, params: Any, says: str) -> None:

@@ -13,7 +13,7 @@ from dreamer.kernel.sandbox.runtime import current_runtime
 from security_world import World
 
 
-def test_other_users_data_and_the_kernels_files_do_not_exist_inside(world: World, tmp_path: Path) -> None:
+def test_other_users_data_and_the_kernels_files_do_not_exist_inside(world: World) -> None:
     home = world.home
     host_secret = Path("/tmp") / f"{world.marker}-host-secret"
     host_secret.write_text("a file on the host's /tmp")
@@ -99,8 +99,9 @@ def test_writes_outside_data_land_nowhere_on_the_host(world: World) -> None:
         "/data": f"/data/{m}",
     }
     done = world.ok("write_files", paths=list(inside.values()))
-    # Read-only binds refuse; the rest may succeed only inside the sandbox's own tmpfs.
-    for what in ("/agent", "/usr", "/opt/dreamer", "runtime"):
+    # Read-only binds and the read-only root refuse; the rest (the kernel's home lies
+    # under /tmp in these tests) may succeed only inside the sandbox's own tmpfs.
+    for what in ("/agent", "/usr", "/opt/dreamer", "runtime", "/", "/etc", "/proc"):
         assert done[inside[what]] != "written", f"the worker could write into {what}"
     assert done[f"/data/{m}"] == "written", done
     # Nothing of it reached the host, except the agent's own data folder.
@@ -112,6 +113,17 @@ def test_writes_outside_data_land_nowhere_on_the_host(world: World) -> None:
     assert (world.data_dir("me", "hostile") / m).read_text() == "pwned"
     # The credentials file is the kernel's, unchanged.
     assert json.loads((home / "credentials").read_text())["token"] == world.kernel.token
+
+
+def test_tmp_is_the_workers_own_and_gone_with_it(world: World) -> None:
+    """/tmp is a private tmpfs: not the host's, and not left for the next worker."""
+    path = f"/tmp/{world.marker}-private"
+    assert world.ok("write_files", paths=[path])[path] == "written"
+    assert world.ok("read_files", paths=[path])[path] == "read:pwned"
+    assert not Path(path).exists()
+    # Stop this worker (a line that is no message does it); the next one starts clean.
+    assert world.fail("garbage", hex=b"not a message".hex())["code"] == "protocol_error"
+    assert world.ok("read_files", paths=[path])[path] == "FileNotFoundError"
 
 
 def _host_abstract_socket() -> str | None:
@@ -151,5 +163,5 @@ def test_no_network_not_even_the_hosts_loopback(world: World) -> None:
     opened = world.ok("connect", targets=targets)
     reached = {target: how for target, how in opened.items() if how == "connected" or how.startswith("resolved:")}
     assert reached == {}, f"the sandbox reached {reached}"
-    # Each failed fast and for the right reason: there is no way out, not a slow one.
+    # Refused at once by the sandbox's own loopback: there is no way out, not a slow one.
     assert opened[json.dumps(["127.0.0.1", world.kernel.port])] == "ConnectionRefusedError"
