@@ -8,11 +8,11 @@ it, and turns the kernel's answer into what `ctx.llm` returns.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from dreamer.sdk.answers import build_answer, schema_param
 from dreamer.sdk.errors import CallError
 
 VARIANTS = ("fast", "standard", "powerful")
@@ -42,18 +42,9 @@ def llm_params(
         params["system"] = system
     if temperature is not None:
         params["temperature"] = float(temperature)
-    model: type[BaseModel] | None = None
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        model = schema
-        params["schema"] = schema.model_json_schema()
-    elif isinstance(schema, dict):
-        try:
-            json.dumps(schema, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"ctx.llm: the schema must be plain JSON: {exc}") from None
-        params["schema"] = schema
-    elif schema is not None:
-        raise TypeError("ctx.llm: schema must be a JSON schema (a dict) or a pydantic model class")
+    json_schema, model = schema_param(schema, "ctx.llm")
+    if json_schema is not None:
+        params["schema"] = json_schema
     return params, model
 
 
@@ -64,12 +55,4 @@ def llm_answer(answer: object, structured: bool, model: type[BaseModel] | None) 
         return answer["text"]
     if "data" not in answer:
         raise CallError("protocol_error", "the kernel's answer to llm.complete has no data for the schema")
-    if model is None:
-        return answer["data"]
-    try:
-        return model.model_validate(answer["data"])
-    except ValidationError as exc:
-        # The kernel checked the JSON schema; a model's own validators may still refuse.
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the answer"
-        raise CallError("model_error", f"the model's answer does not fit {model.__name__}: {where}: {first['msg']}") from None
+    return build_answer(answer["data"], model)

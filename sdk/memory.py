@@ -7,11 +7,11 @@ the agent with a TypeError or ValueError naming it, and shapes the answer.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
+from dreamer.sdk.answers import build_answer, schema_param
 from dreamer.sdk.errors import CallError
 
 # The kernel's limit (dreamer.kernel.memory.text); the sandbox holds only the SDK, so it is repeated here.
@@ -23,18 +23,9 @@ def read_params(question: object, schema: object) -> tuple[dict[str, Any], type[
     if not isinstance(question, str) or not question.strip():
         raise TypeError("ctx.sidekick(question, schema=None) needs the question as a non-empty string")
     params: dict[str, Any] = {"question": question}
-    model: type[BaseModel] | None = None
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        model = schema
-        params["schema"] = schema.model_json_schema()
-    elif isinstance(schema, dict):
-        try:
-            json.dumps(schema, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"ctx.sidekick: the schema must be plain JSON: {exc}") from None
-        params["schema"] = schema
-    elif schema is not None:
-        raise TypeError("ctx.sidekick: schema must be a JSON schema (a dict) or a pydantic model class")
+    json_schema, model = schema_param(schema, "ctx.sidekick")
+    if json_schema is not None:
+        params["schema"] = json_schema
     return params, model
 
 
@@ -45,14 +36,7 @@ def read_answer(answer: object, asked_schema: bool, model: type[BaseModel] | Non
     facts = [str(f) for f in answer["facts"]]
     if not asked_schema or answer.get("answer") is None:
         return facts
-    if model is None:
-        return answer["answer"]
-    try:
-        return model.model_validate(answer["answer"])
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the answer"
-        raise CallError("model_error", f"the model's answer does not fit {model.__name__}: {where}: {first['msg']}") from None
+    return build_answer(answer["answer"], model)
 
 
 def write_params(fact: object) -> dict[str, Any]:
