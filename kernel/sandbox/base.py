@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dreamer.kernel.config import Limits
 from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.sandbox import pids
+from dreamer.kernel.sandbox import memory_cgroup, pids
 from dreamer.kernel.sandbox.rlimits import preexec
 from dreamer.kernel.sandbox.runtime import current_runtime
 
@@ -132,17 +132,25 @@ class Sandbox(ABC):
     async def start(self, spec: SandboxSpec) -> asyncio.subprocess.Process:
         # A pids cgroup of its own, joined before exec (see pids.py), when the host has them.
         group = pids.open_group(spec.limits.processes)
+        memory: pids.PidsGroup | None = None
         try:
-            process = await self._spawn(spec, group)
+            # And a memory cgroup (memory_cgroup.py): the limit for the whole worker.
+            memory = memory_cgroup.open_group(spec.limits.address_space_mb, group)
+            process = await self._spawn(spec, group, memory)
         except BaseException:
-            if group is not None:
-                group.remove()
+            for made in (group, memory):
+                if made is not None:
+                    made.remove()
             raise
         if group is not None:
             pids.watch(process, group)
+        if memory is not None:
+            memory_cgroup.watch(process, memory)
         return process
 
-    async def _spawn(self, spec: SandboxSpec, group: pids.PidsGroup | None) -> asyncio.subprocess.Process:
+    async def _spawn(
+        self, spec: SandboxSpec, group: pids.PidsGroup | None, memory: pids.PidsGroup | None = None
+    ) -> asyncio.subprocess.Process:
         launch = self.plan(spec)
         try:
             return await asyncio.create_subprocess_exec(
@@ -155,7 +163,9 @@ class Sandbox(ABC):
                 pass_fds=launch.pass_fds,
                 # Its own process group, so kill() reaches everything it spawned.
                 start_new_session=True,
-                preexec_fn=preexec(spec.limits, group.procs if group is not None else None),
+                preexec_fn=memory_cgroup.joining(
+                    memory, preexec(spec.limits, group.procs if group is not None else None)
+                ),
                 limit=spec.limits.max_message_bytes + STDOUT_SLACK_BYTES,
             )
         except OSError as error:
@@ -166,7 +176,7 @@ class Sandbox(ABC):
         except subprocess.SubprocessError:
             # Raised only by the preexec step, whose one fallible part is joining the cgroup.
             raise DreamerError(
-                "sandbox_unavailable", f"cannot start the {self.name} sandbox: the worker could not join its pids cgroup"
+                "sandbox_unavailable", f"cannot start the {self.name} sandbox: the worker could not join its cgroups"
             ) from None
         finally:
             launch.close()
@@ -184,6 +194,7 @@ class Sandbox(ABC):
             pass
         # Everything in its cgroup, whatever session or group it moved to.
         pids.kill(process)
+        memory_cgroup.kill(process)
         # The leader itself, in case it moved to another group (setsid, setpgid).
         try:
             process.kill()

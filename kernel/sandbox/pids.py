@@ -56,8 +56,8 @@ class CgroupMount:
     point: Path
 
 
-def cgroup_mounts(mountinfo: str) -> list[CgroupMount]:
-    """The cgroup2 mounts and the v1 mounts that carry pids, from /proc/self/mountinfo."""
+def cgroup_mounts(mountinfo: str, controller: str = "pids") -> list[CgroupMount]:
+    """The cgroup2 mounts and the v1 mounts that carry `controller`, from /proc/self/mountinfo."""
     found: list[CgroupMount] = []
     for line in mountinfo.splitlines():
         left, sep, right = line.partition(" - ")
@@ -66,7 +66,7 @@ def cgroup_mounts(mountinfo: str) -> list[CgroupMount]:
             continue
         if tail[0] == "cgroup2":
             version = 2
-        elif tail[0] == "cgroup" and "pids" in tail[2].split(","):
+        elif tail[0] == "cgroup" and controller in tail[2].split(","):
             version = 1
         else:
             continue
@@ -75,8 +75,8 @@ def cgroup_mounts(mountinfo: str) -> list[CgroupMount]:
     return found
 
 
-def own_cgroups(text: str) -> dict[int, str]:
-    """The kernel's own cgroup path in the unified hierarchy (2) and in the v1 pids one (1)."""
+def own_cgroups(text: str, controller: str = "pids") -> dict[int, str]:
+    """The kernel's own cgroup path in the unified hierarchy (2) and in the v1 `controller` one (1)."""
     paths: dict[int, str] = {}
     for line in text.splitlines():
         parts = line.split(":", 2)
@@ -85,7 +85,7 @@ def own_cgroups(text: str) -> dict[int, str]:
         hierarchy, controllers, path = parts
         if hierarchy == "0" and controllers == "":
             paths[2] = path
-        elif "pids" in controllers.split(","):
+        elif controller in controllers.split(","):
             paths[1] = path
     return paths
 

@@ -94,16 +94,8 @@ def test_memory_taken_page_by_page_stops_at_the_limit(world: World) -> None:
         ("shm_hog", {"segments": 2, "mb": 320}),
     ],
 )
-def test_memory_is_limited_for_the_whole_worker(
-    world: World, request: pytest.FixtureRequest, attack: str, args: dict[str, int]
-) -> None:
+def test_memory_is_limited_for_the_whole_worker(world: World, attack: str, args: dict[str, int]) -> None:
     """The memory limit is what the worker holds, not what each of its processes maps."""
-    if world.backend == "bwrap":
-        request.applymarker(pytest.mark.xfail(
-            strict=True,
-            reason="bwrap workers have only per-process rlimits (RLIMIT_AS) and no memory cgroup: "
-            "an agent that forks, or fills SysV shared memory, holds more than memory_mb",
-        ))
     status, body = world.answer("hostile", attack, args)
     if status == 200:
         assert body["result"]["held_mb"] <= LIMITS["memory_mb"], body
