@@ -15,20 +15,11 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-from dreamer.kernel.config import dreamer_home
 from dreamer.kernel.sandbox import pids
-from dreamer.kernel.sandbox.base import Launch, Sandbox, SandboxSpec, checked_dirs, worker_env
-from dreamer.kernel.sandbox.mounts import MOUNT_ROOT, check_target, mounts_env, pin
-from dreamer.kernel.sandbox.runtime import (
-    SDK_DIR_IN_SANDBOX,
-    SDK_ROOT_IN_SANDBOX,
-    Runtime,
-    check_not_exposed,
-    current_runtime,
-)
-
-AGENT_DIR = "/agent"
-DATA_DIR = "/data"
+from dreamer.kernel.sandbox.base import Launch, Sandbox, SandboxSpec
+from dreamer.kernel.sandbox.confined import AGENT_DIR, DATA_DIR, confinement
+from dreamer.kernel.sandbox.mounts import MOUNT_ROOT, check_target, pin
+from dreamer.kernel.sandbox.runtime import SDK_DIR_IN_SANDBOX, Runtime
 
 # Top-level folders the dynamic loader and interpreter may reach through. On a
 # merged-/usr host they are symlinks into /usr and are recreated as such.
@@ -97,15 +88,8 @@ class BwrapSandbox(Sandbox):
         self.bwrap = bwrap
 
     def plan(self, spec: SandboxSpec) -> Launch:
-        bundle, data = checked_dirs(spec)
-        runtime = current_runtime()
-        check_not_exposed(runtime, [dreamer_home(), data])
-        env = worker_env(
-            agent_dir=AGENT_DIR,
-            data_dir=DATA_DIR,
-            pythonpath=[SDK_ROOT_IN_SANDBOX, *runtime.site_dirs],
-            extra=spec.env,
-        )
+        confined = confinement(spec)
+        bundle, data, runtime, env = confined.bundle, confined.data, confined.runtime, confined.env
         args = [
             self.bwrap,
             "--unshare-all",
@@ -124,8 +108,6 @@ class BwrapSandbox(Sandbox):
         # After the tmpfs, so a runtime that lives under /tmp is still visible.
         args += _runtime_binds(runtime)
         args += ["--ro-bind", str(bundle), AGENT_DIR, "--bind", str(data), DATA_DIR, "--chdir", DATA_DIR]
-        if spec.mounts:
-            env["DREAMER_MOUNTS"] = mounts_env(spec.mounts)
         for name, value in env.items():
             args += ["--setenv", name, value]
         command = list(spec.argv) if spec.argv is not None else runtime.worker_argv()

@@ -43,21 +43,15 @@ from requests.exceptions import RequestException
 
 from dreamer.kernel.config import Limits, dreamer_home
 from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.sandbox.base import STDOUT_SLACK_BYTES, Launch, Sandbox, SandboxSpec, checked_dirs, worker_env
+from dreamer.kernel.sandbox.base import STDOUT_SLACK_BYTES, Launch, Sandbox, SandboxSpec
+from dreamer.kernel.sandbox.confined import AGENT_DIR, DATA_DIR, confinement
 from dreamer.kernel.sandbox.dockerimage import ensure_image, runtime_links, system_layout
-from dreamer.kernel.sandbox.mounts import check_target, mounts_env
+from dreamer.kernel.sandbox.mounts import check_target
 from dreamer.kernel.sandbox.rlimits import rlimit_table
-from dreamer.kernel.sandbox.runtime import (
-    SDK_DIR_IN_SANDBOX,
-    SDK_ROOT_IN_SANDBOX,
-    check_not_exposed,
-    current_runtime,
-)
+from dreamer.kernel.sandbox.runtime import SDK_DIR_IN_SANDBOX, current_runtime
 
 log = logging.getLogger("dreamer.sandbox")
 
-AGENT_DIR = "/agent"
-DATA_DIR = "/data"
 DEFAULT_ENGINE = "unix:///var/run/docker.sock"
 TMP_SIZE = "64m"
 API_TIMEOUT_S = 30
@@ -282,17 +276,8 @@ class DockerSandbox(Sandbox):
         return self._plan(spec)[0]
 
     def _plan(self, spec: SandboxSpec) -> tuple[Launch, str]:
-        bundle, data = checked_dirs(spec)
-        runtime = current_runtime()
-        check_not_exposed(runtime, [dreamer_home(), data])
-        env = worker_env(
-            agent_dir=AGENT_DIR,
-            data_dir=DATA_DIR,
-            pythonpath=[SDK_ROOT_IN_SANDBOX, *runtime.site_dirs],
-            extra=spec.env,
-        )
-        if spec.mounts:
-            env["DREAMER_MOUNTS"] = mounts_env(spec.mounts)
+        confined = confinement(spec)
+        bundle, data, runtime, env = confined.bundle, confined.data, confined.runtime, confined.env
         name = f"dreamer-{uuid.uuid4().hex}"
         memory = f"{spec.limits.address_space_mb}m"
         ulimits, prlimits = _rlimit_args(spec.limits)

@@ -77,7 +77,7 @@ class AnthropicProvider:
             raise self._error(exc, model) from None
 
     async def stream(self, request: ChatRequest, model: str) -> AsyncIterator[StreamEvent]:
-        offered = _offered(request)
+        offered = offered_tools(request)
         texts: list[str] = []
         calls: list[ToolCall] = []
         usage = Usage()
@@ -121,7 +121,7 @@ class AnthropicProvider:
         yield Done(ChatResponse("".join(texts), calls, stop, usage, answered_model, self.name))
 
     def _response(self, request: ChatRequest, message: Any) -> ChatResponse:
-        offered = _offered(request)
+        offered = offered_tools(request)
         texts: list[str] = []
         calls: list[ToolCall] = []
         for block in message.content or []:
@@ -192,10 +192,6 @@ def messages(history: list[Message]) -> list[dict[str, Any]]:
         else:
             out.append({"role": role, "content": blocks})
     return out
-
-
-def _offered(request: ChatRequest) -> set[str] | None:
-    return offered_tools(request)
 
 
 def _is_answer(request: ChatRequest, name: str) -> bool:
