@@ -98,6 +98,7 @@ def worker_rss_mb(kernel_pid: int) -> list[float]:
 
 
 async def throughput(url: str, token: str, clients: int, total: int) -> dict[str, float]:
+    """The same load through httpx: what a Python client sees (httpx's own CPU included)."""
     headers = {"Authorization": f"Bearer {token}"}
     latencies: list[float] = []
     errors = 0
@@ -120,6 +121,15 @@ async def throughput(url: str, token: str, clients: int, total: int) -> dict[str
         await asyncio.gather(*(client() for _ in range(clients)))
         elapsed = time.perf_counter() - start
     return {"calls_per_s": round(total / elapsed, 1), "clients": clients, "errors": errors, **summary(latencies)}
+
+
+async def lean_throughput(url: str, token: str, clients: int, total: int) -> dict[str, float]:
+    """The kernel's capacity: a load generator that, like wrk, costs almost nothing per request."""
+    from loadgen import run
+
+    result = await run(url, "/v1/agents/grocery/functions/list_items", token, b'{"args": {}}', clients=clients, total=total)
+    return {"calls_per_s": round(total / result.elapsed_s, 1), "clients": clients, "errors": result.errors,
+            **summary(result.latencies_s)}
 
 
 def main() -> None:
@@ -174,7 +184,8 @@ def main() -> None:
                     c.get("/healthz")
                     health.append(time.perf_counter() - t)
                 report["http_floor_healthz"] = summary(health)
-            report["throughput_16_clients"] = asyncio.run(throughput(kernel.url, kernel.token, 16, args.runs * 5))
+            report["throughput_16_clients"] = asyncio.run(lean_throughput(kernel.url, kernel.token, 16, args.runs * 10))
+            report["throughput_16_httpx_clients"] = asyncio.run(throughput(kernel.url, kernel.token, 16, args.runs * 5))
             rss = worker_rss_mb(kernel.process.pid)
             report["idle_worker_rss_mb"] = {"median": round(statistics.median(rss), 1) if rss else None, "workers": len(rss)}
         finally:
