@@ -151,8 +151,10 @@ def main() -> None:
                     assert r.status_code == 200, r.text
                     return time.perf_counter() - t
 
-                cold = []
+                cold, bare_import = [], []
                 for i in range(args.cold):
+                    # Interleaved with the cold starts, so both see the same load on a shared machine.
+                    bare_import.extend(bare_python(1, "import dreamer.sdk"))
                     # An uninstall evicts the agent's workers, so the next call starts a fresh one.
                     c.delete("/v1/agents/grocery")
                     from dreamer.agents.bundles import starter_bundles
@@ -190,7 +192,6 @@ def main() -> None:
             report["idle_worker_rss_mb"] = {"median": round(statistics.median(rss), 1) if rss else None, "workers": len(rss)}
         finally:
             kernel.stop()
-    bare_import = bare_python(args.cold, "import dreamer.sdk")
     report["bare_python_import_sdk"] = summary(bare_import)
     report["bare_python_per_action"] = summary(bare_python(args.cold, "pass"))
     report["ratio_cold_sandboxed_to_bare_import"] = round(
