@@ -37,6 +37,7 @@ class Measure:
     words: tuple[str, ...]
     filter: Mapping[str, Any] | None = None
     default: bool = False
+    says: str = "{value}"
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,8 @@ def load(path: Path = HERE / "semantic.yaml") -> Model:
     text = path.read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     measures = {n: Measure(n, m["description"], m["table"], m["expression"], m.get("date"), tuple(m.get("words") or ()),
-                           m.get("filter"), bool(m.get("default"))) for n, m in data["measures"].items()}
+                           m.get("filter"), bool(m.get("default")), str(m.get("says") or "{value}"))
+                for n, m in data["measures"].items()}
     dims = {n: Dimension(n, d["table"], d["column"], d.get("label"), d.get("description", ""))
             for n, d in data["dimensions"].items()}
     joins: dict[tuple[str, str], tuple[str, str]] = {}
@@ -160,7 +162,10 @@ def compile_question(model: Model, question: str, today: date, values: Values,
 
 def _measure(model: Model, text: str) -> tuple[Measure, str]:
     best: tuple[int, Measure, str] | None = None
-    for measure in model.measures.values():
+    # The default measure's words ("employees") name the subject, not what to count, unless nothing else is said.
+    for measure in sorted(model.measures.values(), key=lambda m: m.default):
+        if best is not None and measure.default:
+            break
         for word in measure.words:
             if re.search(rf"\b{re.escape(word)}\b", text) and (best is None or len(word) > best[0]):
                 best = (len(word), measure, word)
@@ -195,9 +200,9 @@ def _sql(model: Model, measure: Measure, filters: Mapping[str, tuple[str, str]],
 
 
 def answer_words(compiled: Compiled, value: Any) -> str:
-    parts = [f"{value}: {compiled.measure.description}"]
-    for name, (_, words) in compiled.filters.items():
-        parts.append(f"{name} {words}")
-    if compiled.range is not None:
-        parts.append(f"{compiled.range.words} ({compiled.range.label})")
-    return ", ".join(parts) + "."
+    said = compiled.measure.says.format(value=value)
+    where = [f"in {name} {words}" if name == "department" else f"with {name} {words}"
+             for name, (_, words) in compiled.filters.items()]
+    when = f" {compiled.range.label} ({compiled.range.words})" if compiled.range is not None else ""
+    text = said[0].upper() + said[1:] + ("" if not where else " " + " and ".join(where)) + when
+    return text + f". Measure {compiled.measure.name}: {compiled.measure.description}."
