@@ -72,8 +72,10 @@ def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT
 
 @function(
     exported=True,
-    examples=["how many {question}", "(count|list|show) [me] [the] employees {question}",
-              "ask the (hr|sql) [data] {question}"],
+    # Subject words only: the slot keeps what is counted ("... were absent last month"), and a bare
+    # "how many {question}" would pull every counting question (groceries, notes) to this agent.
+    examples=["how many (employees|people|staff) {question}", "(count|list|show) [me] [the] (employees|staff) {question}",
+              "ask the (hr|sql) [data] {question}", "ask (hr|the sql explorer) {question}"],
 )
 def ask(ctx: Context, question: str, choices: dict[str, str] | None = None, review: bool = False,
         connection: str = DEFAULT) -> dict:
