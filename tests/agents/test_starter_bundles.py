@@ -21,7 +21,8 @@ def test_starter_bundles_come_after_the_agents_they_call() -> None:
     assert [b.name for b in bundles] == ["grocery", "recipes", "notes", "calendar", "sql_explorer"]
     for bundle in bundles:
         manifest = load_manifest(bundle)
-        assert manifest.name == bundle.name
+        # A folder is a Python package, so sql-explorer lives in agents/sql_explorer.
+        assert manifest.name == bundle.name.replace("_", "-")
         # entry grocery.server is the file grocery/server.py inside the bundle
         module = bundle.joinpath(*manifest.entry.split(".")).with_suffix(".py")
         assert module.is_file(), module
