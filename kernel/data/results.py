@@ -17,7 +17,7 @@ from typing import Any
 
 from dreamer.kernel.errors import DreamerError
 
-MAX_RESULTS = 200
+MAX_RESULTS = 64  # each up to MAX_ROWS rows: a bound on what the kernel holds
 CACHE_SECONDS = 300.0
 
 

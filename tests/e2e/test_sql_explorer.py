@@ -107,3 +107,10 @@ def test_only_the_administrator_manages_data_connections(hr: tuple[KernelProc, d
     assert [c["name"] for c in listed] == ["hr-demo"]
     refused = kernel.cli("data", "add", "x", "sqlite:////etc/passwd", "--json", token=tokens["ops_manager"])
     assert refused.returncode != 0 and json.loads(refused.stdout)["error"]["code"] == "forbidden"
+    scopes = kernel.home / "scopes.yaml"
+    scopes.write_text("version: 1\nroles: {everyone: {tables: '*'}}\nusers: {stranger: everyone}\n")
+    stale = kernel.cli("data", "scopes", "hr-demo", str(scopes), "--json")
+    assert stale.returncode != 0 and "raise `version`" in json.loads(stale.stdout)["error"]["message"]
+    bad = kernel.cli("data", "add", "x", "sqlite:////no/such.db", "--json")
+    assert bad.returncode != 0 and json.loads(bad.stdout)["error"]["code"] == "invalid_argument"
+    assert [c["name"] for c in kernel.cli_json("data")] == ["hr-demo"]  # nothing half-written

@@ -66,6 +66,7 @@ def test_a_failed_first_query_is_corrected_after_reading_the_schema(kernel: Kern
         _act(action="execute_sql", sql="SELECT COUNT(DISTINCT employee_id) FROM absences WHERE dept = 'D042'"),
         _act(action="get_schema", table="absence_records"),
         _act(action="execute_sql", sql=RIGHT),
+        Text(json.dumps({"verdict": "approve", "reason": "distinct employees of D042"})),  # a join: reviewed
         _act(action="answer", text="They are counted once each."),
     )
     out = _ask(kernel)
@@ -78,7 +79,8 @@ def test_a_failed_first_query_is_corrected_after_reading_the_schema(kernel: Kern
     trace = kernel.client().get(f"/v1/invocations/{kernel_last_invocation(kernel)}").json()["spans"]
     names = [s["name"] for s in trace]
     assert names.count("execute_tool data.query") == 2 and "execute_tool data.schema" in names
-    assert names.count("execute_tool llm.complete") == 4
+    assert names.count("execute_tool llm.complete") == 5
+    assert "Does the SQL answer the question" in _prompt(fake, 3)
 
 
 def kernel_last_invocation(kernel: KernelProc) -> str:
@@ -97,6 +99,17 @@ def test_the_model_asks_the_user_when_a_name_fits_several(kernel: KernelProc, fa
     assert out["ask_user"]["question"] == "Which operations?"
     assert out["ask_user"]["options"][1]["args"] == {"question": QUESTION, "choices": {"department": "D047"}}
     assert "Field Operation" in _prompt(fake, 1)  # the distinct values, misspellings included
+
+
+def test_the_reviewer_blocks_a_query_and_the_model_hears_why(kernel: KernelProc, fake: FakeLLMServer) -> None:
+    fake.script(
+        _act(action="execute_sql", sql=RIGHT),
+        Text(json.dumps({"verdict": "block", "reason": "salaries are not part of the question"})),
+        _act(action="answer", text="I could not answer that."),
+    )
+    out = _ask(kernel, review=True)
+    assert out["sql"] is None  # nothing ran
+    assert "reviewer blocked" in _prompt(fake, 2)
 
 
 def test_the_reviewer_revises_a_query_that_counts_rows(kernel: KernelProc, fake: FakeLLMServer) -> None:

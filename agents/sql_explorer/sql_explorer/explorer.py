@@ -4,7 +4,8 @@ The model picks one action at a time as strict JSON; each action is one kernel c
 (so each is a span under the invocation), and its result (or error) goes back into
 the transcript. A failed query is fed back with the database's or the guard's words
 so the model can re-read the schema and correct it; at most MAX_SQL_ERRORS failures
-and MAX_STEPS actions. Security never depends on this loop: the kernel validates and
+and MAX_STEPS actions. A query over several tables or with nesting gets a reviewer
+call first (approve / revise / block, strict JSON). Security never depends on this loop: the kernel validates and
 scopes every query whatever the model writes.
 """
 
@@ -12,6 +13,9 @@ from __future__ import annotations
 
 import json
 from typing import Any
+
+import sqlglot
+from sqlglot import exp
 
 from dreamer.sdk import CallError, Context, ask_user
 
@@ -58,8 +62,19 @@ def _short(value: Any) -> str:
     return text if len(text) <= MAX_RESULT_CHARS else text[:MAX_RESULT_CHARS] + "…"
 
 
+def needs_review(sql: str, dialect: str) -> bool:
+    """Several sources or nesting: where a second look pays (a plain one-table query is not reviewed)."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except Exception:  # unparseable: the kernel refuses it anyway; a review costs nothing more
+        return True
+    names = {t.name.lower() for t in tree.find_all(exp.Table)}
+    return len(names) > 1 or any(True for _ in tree.find_all(exp.Subquery, exp.CTE))
+
+
 def explore(ctx: Context, connection: str, question: str, semantic: str, choices: dict[str, str],
-            review: bool = False) -> dict[str, Any]:
+            review: bool | None = None) -> dict[str, Any]:
+    """`review`: True always, False never, None (the default) for multi-source or nested queries."""
     catalog = ctx.data.catalog(connection)
     transcript = [f"QUESTION: {question}", f"SEMANTIC MODEL:\n{semantic}", f"CATALOG: {_short(catalog)}"]
     if choices:
@@ -83,7 +98,7 @@ def explore(ctx: Context, connection: str, question: str, semantic: str, choices
                 transcript.append(f"RESULT: {_short(found)}")
             elif action == "execute_sql":
                 sql = str(step.get("sql", ""))
-                if review:
+                if review or (review is None and needs_review(sql, catalog.get("dialect", "sqlite"))):
                     sql = _review(ctx, question, sql)
                 last = ctx.data.query(connection, sql)
                 transcript.append(f"RESULT: {_short({k: last[k] for k in ('columns', 'rows', 'total_rows')})}")

@@ -77,9 +77,13 @@ def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT
     examples=["how many (employees|people|staff) {question}", "(count|list|show) [me] [the] (employees|staff) {question}",
               "ask the (hr|sql) [data] {question}", "ask (hr|the sql explorer) {question}"],
 )
-def ask(ctx: Context, question: str, choices: dict[str, str] | None = None, review: bool = False,
+def ask(ctx: Context, question: str, choices: dict[str, str] | None = None, review: bool | None = None,
         connection: str = DEFAULT) -> dict:
-    """Answer a question about the HR data (employees, absences, attendance, leave) by exploring it and running SQL."""
+    """Answer a question about the HR data (employees, absences, attendance, leave) by exploring it and running SQL.
+
+    With a model, `review` asks a second model call to approve, revise or block each query:
+    True always, False never, unset for queries over several tables or with nesting.
+    """
     if not question.strip():
         raise BadRequest("Ask a question, for example: how many employees in operations were absent last month?")
     try:
