@@ -18,7 +18,7 @@ from dreamer.kernel.errors import DreamerError
 from dreamer.sidekick.chat.questions import question_from
 from dreamer.sidekick.planner.base import PlanContext, Step, Tool
 
-from conftest import Demo
+from hr_testkit import Demo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "agents" / "sql_explorer"))
 from sql_explorer import semantic  # noqa: E402

@@ -16,7 +16,7 @@ from dreamer.kernel.data.engine_sqlite import main_table, open_secured
 from dreamer.kernel.data.rewriter import guard
 from dreamer.kernel.errors import DreamerError
 
-from conftest import Demo
+from hr_testkit import Demo
 
 # {s} is the schema: main on SQLite, the data's schema on PostgreSQL (the truth's for the oracle).
 LEGIT = [
