@@ -146,3 +146,28 @@ def test_an_agents_question_becomes_sidekicks_and_bad_ones_do_not() -> None:
                 {"ask_user": {"question": "?", "options": [{"label": "A", "args": {"sql": "DROP"}}]}},
                 {"ask_user": {"question": "?", "options": [{"label": "A", "args": {}}]}, "other": 1}):
         assert question_from(step, bad, tool, PlanContext()) is None
+
+
+def test_a_postgresql_connection_gets_its_own_reader_and_loses_it_on_removal(postgres_demo: Demo, tmp_path: Path) -> None:
+    import psycopg
+
+    from dreamer.kernel.data import engine_pg
+    from dreamer.kernel.store.db import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'kernel.db'}")
+    store.migrate()
+    admin = engine_pg.psycopg_dsn(postgres_demo.conn.url)
+    try:
+        data = DataService(store)
+        scopes = (Path(__file__).resolve().parents[2] / "kernel" / "data" / "demo_scopes.yaml").read_text()
+        with_password = admin.replace("postgres@", "postgres:s3cret-pw@")  # trust auth ignores it; the kernel keeps it
+        shown = data.add("hr-pg", with_password + "?schema=hr", scopes=scopes)
+        assert "s3cret-pw" not in str(shown) and "s3cret-pw" not in str(data.list()) and shown["schema"] == "hr"
+        ran = data.query("hr-pg", "ops_manager", "SELECT COUNT(DISTINCT department), COUNT(*) FROM hr.employees", 1)
+        assert ran.result.rows == [[1, 22]] and '"hr"."employees"' in ran.guarded.secured
+        reader = data.connection("hr-pg").secrets["reader"]
+        data.remove("hr-pg")
+        with psycopg.connect(admin) as db:
+            assert db.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (reader,)).fetchone() is None
+    finally:
+        store.dispose()
