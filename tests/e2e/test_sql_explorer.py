@@ -72,6 +72,10 @@ def test_the_scoped_manager_sees_only_department_d042(hr: tuple[KernelProc, dict
     assert json.loads(out.stdout)["result"]["rows"] == [[n, 1]]
     tables = json.loads(_call(kernel, "list_tables", {}, user="ops_manager").stdout)["result"]
     assert "D042" in tables["scope"]
+    # Names resolve within the scope: only one "operations" department exists for this user, so no question.
+    asked = json.loads(_call(kernel, "ask", {"question": "employees in operations were absent last month"},
+                             user="ops_manager").stdout)["result"]
+    assert "ask_user" not in asked and asked["measure"] == "absence_count" and "D042" in asked["answer"]
     hostile = _call(kernel, "execute_sql", {"sql": "WITH employees AS (SELECT * FROM main.employees) "
                                                    "SELECT COUNT(*) FROM employees"}, user="ops_manager")
     assert hostile.returncode != 0 and json.loads(hostile.stdout)["error"]["code"] == "sql_refused"
