@@ -28,10 +28,11 @@ from dreamer.kernel.data.validator import FUNCTIONS
 
 _FUNCTION_NAMES = frozenset(f.lower() for f in FUNCTIONS) | {
     # SQLite's own names for what sqlglot spells differently, and what it calls internally.
-    "strftime", "substr", "ifnull", "iif", "group_concat", "instr", "unixepoch", "julianday", "printf",
+    "strftime", "substr", "ifnull", "iif", "group_concat", "instr", "unixepoch", "julianday",
     "count", "like", "glob", "coalesce", "nullif", "typeof", "date", "time", "datetime", "max", "min",
 }
 MAX_VM_STEPS = 50_000_000  # a runaway query is interrupted (progress handler) rather than left to spin
+MAX_VALUE_BYTES = 1_000_000  # no string or blob grows past this (nested REPLACE, GROUP_CONCAT over a cross join)
 
 
 def main_table(name: str) -> exp.Table:
@@ -47,6 +48,7 @@ def open_secured(path: Path, role: Role) -> sqlite3.Connection:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
     try:
         conn.execute("PRAGMA trusted_schema = OFF")
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
         views = set(role.rules)
         for table in sorted(views):
             body = secured(role, table, main_table).sql(dialect="sqlite")

@@ -187,6 +187,9 @@ class DataService:
         except DreamerError:
             raise
         except Exception as exc:  # the database's words: the model reads them to correct its SQL
+            if "interrupted" in str(exc) or "statement timeout" in str(exc):
+                raise DreamerError("timeout", "the query did more work than allowed and was stopped; "
+                                   "narrow it down (filters, fewer joins)") from None
             message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
             raise DreamerError("sql_error", f"the database refused the query: {message}") from None
         result = self.results.keep(key, user_id=user_id, connection=name, columns=columns, rows=rows,

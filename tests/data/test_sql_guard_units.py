@@ -127,6 +127,9 @@ def test_connections_are_declared_once_and_scopes_only_move_forward(sqlite_demo:
         assert data.query("hr", "ops_manager", "SELECT COUNT(*) FROM employees", 1).result.rows == [[22]]
         again = data.query("hr", "ops_manager", "SELECT COUNT(*) FROM employees", 1)
         assert again.cached
+        with pytest.raises(DreamerError) as err:  # a runaway query is stopped, and the kernel says so
+            data.query("hr", "ops_manager", "SELECT COUNT(*) FROM attendance a, attendance b, attendance c", 1)
+        assert err.value.code == "timeout"
         with pytest.raises(DreamerError) as err:
             data.add("other", "mysql://u:p@h/db")
         assert err.value.code == "not_available"
