@@ -152,6 +152,19 @@ class Context:
             raise CallError("protocol_error", f"the kernel's answer to agents.call of {agent}.{function} has no value")
         return answer["value"]
 
+    def granted(self, scope: str) -> bool:
+        """Whether the user granted this agent `scope` (or a broader scope that covers it).
+
+        For optional permissions: check first and skip the step, instead of trying it
+        and leaving a refusal in the user's audit log. Revocations apply at once, so
+        the answer holds for this moment only; the use itself is checked again.
+        """
+        self._check_active("ctx.granted")
+        if not isinstance(scope, str):
+            raise TypeError("ctx.granted(scope) takes a scope string such as 'memory:read'")
+        answer = self._kernel.request("grants.check", {"scope": scope})
+        return bool(isinstance(answer, dict) and answer.get("granted"))
+
     def log(self, message: str, level: str = "info", **fields: Any) -> None:
         """Write a line to this invocation's log (`dreamer logs --run ID`).
 
