@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from .workspace import MAX_TEXT_BYTES, ToolError, Workspace, sha256, state_dir
 DEFAULT_LIMIT = 400  # lines a read returns unless asked
 MAX_LINE_CHARS = 2000  # a longer line is cut in what read returns
 MAX_LIMIT = 2000
+_LEDGER_LOCK = threading.Lock()  # parallel reads of one task note into the same ledger file
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -71,8 +73,9 @@ class Ledger:
         tmp.replace(self.file)
 
     def note(self, rel: str, data: bytes) -> None:
-        self.seen[rel] = sha256(data)
-        self.save()
+        with _LEDGER_LOCK:
+            self.seen = {**Ledger.load(self.ws).seen, rel: sha256(data)}
+            self.save()
 
     def check_fresh(self, rel: str, data: bytes) -> None:
         known = self.seen.get(rel)

@@ -61,15 +61,26 @@ class Capture:
         return head + f"\n... [{cut} bytes of output left out] ...\n" + self.tail.decode("utf-8", "replace")
 
 
-def run_argv(argv: list[str] | str, cwd: Path, timeout: float = DEFAULT_TIMEOUT_S, *, shell: bool = False) -> dict:
+def python_argv(*args: str) -> list[str]:
+    """This runtime's Python without the site module: the sandbox's PYTHONPATH already names
+    the packages, and site would run .pth hooks (an editable install's finder) that point
+    at folders the sandbox does not show."""
+    return [sys.executable, "-S", *args]
+
+
+def run_argv(argv: list[str] | str, cwd: Path, timeout: float = DEFAULT_TIMEOUT_S, *, shell: bool = False,
+             pythonpath: str | None = None) -> dict:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise ToolError("invalid_argument", "timeout is a number of seconds above 0")
     timeout = min(float(timeout), MAX_TIMEOUT_S)
     started = time.monotonic()
+    env = command_env()
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH")) if p)
     try:
         process = subprocess.Popen(
             argv, cwd=cwd, shell=shell, executable="/bin/bash" if shell else None, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=command_env(), start_new_session=True,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True,
         )
     except OSError as exc:
         raise ToolError("run_failed", f"could not start the command: {exc.strerror or exc}") from None

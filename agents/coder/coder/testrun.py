@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import sys
 
-from .shell import run_argv
+from .shell import python_argv, run_argv
 from .workspace import Workspace
 
 TEST_TIMEOUT_S = 120.0
@@ -32,9 +31,9 @@ def detect(ws: Workspace) -> list[str] | None:
     """The test command for this workspace, or None when there is nothing recognised to run."""
     if uses_pytest(ws) and importlib.util.find_spec("pytest") is not None:
         # -p no:cacheprovider: write nothing into the user's repository.
-        return [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--no-header"]
+        return python_argv("-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--no-header")
     if any(p.suffix == ".py" for p in ws.walk(limit=5000)[0]):
-        return [sys.executable, "-m", "unittest", "discover", "-q"]
+        return python_argv("-m", "unittest", "discover", "-q")
     return None
 
 
@@ -48,7 +47,7 @@ def test(ws: Workspace, cmd: str | None = None, timeout: float = TEST_TIMEOUT_S)
         if argv is None:
             return {"passed": False, "command": None, "exit_code": None, "summary": "no tests found: give the command to run, e.g. test('make test')", "output": ""}
         result = run_argv(argv, ws.root, timeout)
-        command = " ".join(["python", *argv[1:]])
+        command = " ".join(["python", *argv[2:]])
     found = SUMMARY_RE.findall(result["output"])
     summary = found[-1][0] if found else ("timed out" if result["timed_out"] else f"exit code {result['exit_code']}")
     return {"passed": result["exit_code"] == 0, "command": command, "exit_code": result["exit_code"], "summary": summary,
