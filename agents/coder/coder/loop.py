@@ -24,7 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import gitops, todo, toolset
+from . import gitops, lint, todo, toolset
+from .files import load_text
 from .workspace import ToolError, Workspace
 
 MAX_RESULT_CHARS = 12_000
@@ -84,6 +85,7 @@ class Task:
     stats: Stats = field(default_factory=Stats)
     read_paths: set[str] = field(default_factory=set)
     lint_failures: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    baseline: dict[str, str] = field(default_factory=dict)  # each file as this task first saw it
     decisions: list[str] = field(default_factory=list)
     last_test: str | None = None
 
@@ -112,11 +114,31 @@ class Task:
             return {"error": f"bad arguments for {name}: {exc}"}, False
         if name == "read":
             self.read_paths.add(result["path"])
+            self._keep_baseline(result["path"])
         if name in toolset.CHANGES:
             self.read_paths.add(result["path"])
+            self.baseline.setdefault(result["path"], "")  # a file this task created
+            self._task_lint(result)
         if name == "test":
             self.last_test = f"{result.get('command')}: {result.get('summary')}"
         return result, True
+
+    def _keep_baseline(self, rel: str) -> None:
+        if rel not in self.baseline:
+            try:
+                self.baseline[rel] = load_text(self.ws, self.ws.resolve(rel))[0]
+            except ToolError:
+                pass
+
+    def _task_lint(self, result: dict[str, Any]) -> None:
+        """Lint feedback against the file as the task first saw it, so an error the task
+        introduced is reported again after each attempt that leaves it in place."""
+        rel = result["path"]
+        try:
+            now = load_text(self.ws, self.ws.resolve(rel))[0]
+            result["lint"] = {"introduced": (found := lint.introduced(self.ws, rel, self.baseline[rel], now)), "ok": not found}
+        except ToolError:
+            pass
 
     def run_calls(self, calls: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any], bool]]:
         """Consecutive read-only calls run together; every other call runs alone, in order."""
@@ -198,14 +220,17 @@ class Task:
                 "next": "review the diff; call commit(message) to commit it (asks you first)" if changes["files"] else None}
 
     def _lint_stuck(self, call: dict[str, Any], result: dict[str, Any]) -> str | None:
-        if call["name"] not in toolset.CHANGES:
+        """Count consecutive changes of a file that leave the same introduced error; three stop the task."""
+        if call["name"] not in toolset.CHANGES or "path" not in result:
             return None
-        for diag in (result.get("lint") or {}).get("introduced", []):
-            key = (diag["path"], diag["code"], diag["message"])
+        present = {(d["path"], d["code"], d["message"]) for d in (result.get("lint") or {}).get("introduced", [])}
+        for key in [k for k in self.lint_failures if k[0] == result["path"] and k not in present]:
+            del self.lint_failures[key]  # fixed: the count starts again if it comes back
+        for key in sorted(present):
             self.lint_failures[key] += 1
             if self.lint_failures[key] >= LINT_ATTEMPTS:
-                return (f"stopped: {LINT_ATTEMPTS} attempts in a row left the same lint error in {diag['path']} "
-                        f"({diag['code']}: {diag['message']})")
+                return (f"stopped: {LINT_ATTEMPTS} attempts in a row left the same lint error in {key[0]} "
+                        f"({key[1]}: {key[2]})")
         return None
 
     def compact(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -31,6 +32,11 @@ def command_env() -> dict[str, str]:
     bindir = str(Path(sys.executable).parent)
     env["PATH"] = f"{bindir}:{os.environ.get('PATH') or '/usr/bin:/bin'}"
     env.setdefault("HOME", "/tmp")
+    # Children run `python -S`: the runtime's packages must be on PYTHONPATH (the sandbox
+    # already puts them there; a worker outside one may not).
+    paths = sysconfig.get_paths()
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(
+        p for p in [*(env.get("PYTHONPATH") or "").split(os.pathsep), paths["purelib"], paths["platlib"]] if p))
     env["GIT_CONFIG_NOSYSTEM"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
