@@ -183,3 +183,23 @@ def test_a_local_repository_is_cloned_into_the_agents_data(kernel: KernelProc, r
     assert not (repo / "scratch.py").exists()  # the clone is the agent's, not the user's folder
     assert "cloning a git URL is not built yet" in error(kernel, "open_workspace", source="https://example.com/repo.git")
     call(kernel, "open_workspace", source="calc")
+
+
+def test_create_agent_scaffolds_then_lets_the_model_implement_it(kernel: KernelProc, fake: FakeLLMServer,
+                                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("made") / "made"
+    root.mkdir()
+    assert kernel.cli("grant", "coder", f"fs:{root}").returncode == 0
+    call(kernel, "open_workspace", source="made")
+    server, test = "echo/echo/server.py", "echo/tests/test_server.py"
+    fake.reset()
+    fake.script(
+        ToolCalls([Call("read", {"path": server}), Call("read", {"path": test})]),
+        ToolCalls([Call("edit", {"path": server, "old": '"text": text}', "new": '"text": text.upper()}'}),
+                   Call("edit", {"path": test, "old": '"text": "some text"}', "new": '"text": "SOME TEXT"}'})]),
+        ToolCalls([Call("finish", {"summary": "shout answers in capitals"})]),
+    )
+    made = call(kernel, "create_agent", description="repeat what I say in capitals", name="echo", functions=["shout"])
+    assert made["task"]["status"] == "finished" and made["functions"] == ["shout"]
+    assert made["tests"]["passed"], made["tests"]
+    assert "text.upper()" in (root / server).read_text() and made["host_path"] == str(root / "echo")
