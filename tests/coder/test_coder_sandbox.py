@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CALC, make_repo
+from coder_repos import CALC, make_repo
 from kernelproc import KernelProc, start_kernel
 from llm_server import Call, FakeLLMServer, Text, ToolCalls
 
