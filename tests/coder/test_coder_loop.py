@@ -126,3 +126,21 @@ def test_a_tool_error_goes_back_to_the_model_as_an_error(repo: Path, workspace_e
     sent = [m for m in model.sent[1] if m["role"] == "tool"]
     assert all(m["is_error"] for m in sent)
     assert "outside the workspace" in sent[0]["content"] and "no tool named nope" in sent[1]["content"]
+
+
+def test_commands_may_not_outlive_the_task(repo: Path, workspace_env) -> None:
+    ws = workspace_env(repo)
+    model = Script([("run", {"cmd": "sleep 30; echo late", "timeout": 600})], "gave up")
+    started = time.monotonic()
+    out = loop.Task(ws, "wait", model, loop.Limits(max_seconds=3)).run()
+    assert time.monotonic() - started < 15
+    ran = results(model.sent[1])[0]
+    assert '"timed_out": true' in ran and "late" not in ran and out["status"] == "finished"
+
+
+def test_parallel_searches_share_one_index(repo: Path, workspace_env) -> None:
+    ws = workspace_env(repo)
+    model = Script([("search", {"query": "add"}), ("search", {"query": "mul"}), ("search", {"query": "test"})], "ok")
+    loop.Task(ws, "look", model).run()
+    sent = [m for m in model.sent[1] if m["role"] == "tool"]
+    assert not any(m["is_error"] for m in sent) and '"name": "mul"' in sent[1]["content"]

@@ -95,7 +95,7 @@ def host_path(ws: Workspace, path: Path) -> str | None:
     return str(Path(host) / path.relative_to(ws.root)) if host else None
 
 
-def scaffold(ws: Workspace, name: str, functions: list[str], folder: str | None = None) -> dict:
+def scaffold(ws: Workspace, name: str, functions: list[str], folder: str | None = None, *, test: bool = True) -> dict:
     ws.check_writable()
     functions = list(functions or [])
     _check(name, functions)
@@ -111,7 +111,12 @@ def scaffold(ws: Workspace, name: str, functions: list[str], folder: str | None 
         write_file(ws, str(dest.relative_to(ws.root) / rel), text)
         written.append(str(Path(ws.rel(dest)) / rel))
     built = build(ws, dest)
-    tests = run_tests(dest) if (dest / "tests").is_dir() else {"passed": True, "summary": "no tests in the bundle"}
+    if not test:
+        tests = {"passed": None, "summary": "not run"}
+    elif (dest / "tests").is_dir():
+        tests = run_tests(dest)
+    else:
+        tests = {"passed": True, "summary": "no tests in the bundle"}
     host = host_path(ws, dest)
     return {"bundle": ws.rel(dest), "files": written, "functions": [f["name"] for f in built["functions"]],
             "tests": tests, "host_path": host,

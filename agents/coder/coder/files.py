@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .workspace import MAX_TEXT_BYTES, ToolError, Workspace, sha256, state_dir
+from .workspace import MAX_TEXT_BYTES, ToolError, Workspace, save_json, sha256, state_dir
 
 DEFAULT_LIMIT = 400  # lines a read returns unless asked
 MAX_LINE_CHARS = 2000  # a longer line is cut in what read returns
@@ -68,9 +68,7 @@ class Ledger:
         return ledger
 
     def save(self) -> None:
-        tmp = self.file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.seen))
-        tmp.replace(self.file)
+        save_json(self.file, self.seen)
 
     def note(self, rel: str, data: bytes) -> None:
         with _LEDGER_LOCK:

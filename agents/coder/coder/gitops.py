@@ -7,7 +7,7 @@ import json
 import subprocess
 
 from .shell import command_env, run_argv
-from .workspace import ToolError, Workspace, state_dir
+from .workspace import ToolError, Workspace, save_json, state_dir
 
 MAX_DIFF_CHARS = 200_000
 
@@ -63,7 +63,7 @@ def remember_original(ws: Workspace, rel: str, before: str) -> None:
         originals = {}
     if rel not in originals:
         originals[rel] = before
-        path.write_text(json.dumps(originals))
+        save_json(path, originals)
 
 
 def _snapshot_diff(ws: Workspace) -> dict:

@@ -18,6 +18,7 @@ import heapq
 import json
 import math
 import sqlite3
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ class Index:
     next_id: int = 0
     scanned_at: float = 0.0
     db: sqlite3.Connection | None = None
+    # Parallel tool calls of one turn may search at once: one refresh or query at a time.
+    lock: threading.RLock = field(default_factory=threading.RLock)
 
     # -- persistence ------------------------------------------------------------------
 
@@ -120,6 +123,10 @@ class Index:
 
     def refresh(self, force: bool = False) -> dict:
         """Bring the index up to date with the workspace: files added, changed (by hash) or gone."""
+        with self.lock:
+            return self._refresh(force)
+
+    def _refresh(self, force: bool) -> dict:
         now = time.monotonic()
         if not force and now - self.scanned_at < RESCAN_S:
             return {"checked": 0, "changed": 0, "removed": 0}
@@ -177,6 +184,10 @@ class Index:
 
     def update(self, rel: str) -> None:
         """One file changed (the agent wrote it): refresh only that file, now."""
+        with self.lock:
+            self._update(rel)
+
+    def _update(self, rel: str) -> None:
         path = self.ws.root / rel
         db = self._open()
         if path.is_file():
@@ -188,6 +199,10 @@ class Index:
     # -- query ------------------------------------------------------------------------------
 
     def query(self, text: str, k: int = 10) -> list[tuple[float, Doc]]:
+        with self.lock:
+            return self._query(text, k)
+
+    def _query(self, text: str, k: int) -> list[tuple[float, Doc]]:
         wanted = Counter(terms(text))
         if not wanted or not self.docs:
             return []
@@ -207,20 +222,23 @@ class Index:
 
 
 _OPEN: dict[str, Index] = {}
+_OPENING = threading.Lock()
 
 
 def index_for(ws: Workspace) -> Index:
     """The workspace's index, kept in memory for as long as the worker lives."""
-    index = _OPEN.get(ws.key)
-    if index is None:
-        index = Index(ws)
-        index.load()
-        _OPEN[ws.key] = index
-    return index
+    with _OPENING:
+        index = _OPEN.get(ws.key)
+        if index is None:
+            index = Index(ws)
+            index.load()
+            _OPEN[ws.key] = index
+        return index
 
 
 def forget(ws: Workspace) -> None:
-    index = _OPEN.pop(ws.key, None)
+    with _OPENING:
+        index = _OPEN.pop(ws.key, None)
     if index is not None and index.db is not None:
         index.db.close()
 

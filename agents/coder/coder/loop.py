@@ -86,6 +86,7 @@ class Task:
     read_paths: set[str] = field(default_factory=set)
     lint_failures: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     baseline: dict[str, str] = field(default_factory=dict)  # each file as this task first saw it
+    deadline: float = float("inf")  # time.monotonic() by which the task must answer
     decisions: list[str] = field(default_factory=list)
     last_test: str | None = None
 
@@ -105,6 +106,14 @@ class Task:
             return {"error": call["error"]}, False
         if name not in {s["name"] for s in toolset.SPECS}:
             return {"error": f"there is no tool named {name}"}, False
+        if name in ("run", "test"):
+            # A command may not outlive the task: the invocation would be killed with its answer.
+            left = self.deadline - time.monotonic() - 1.0
+            if left < 1.0:
+                return {"error": "no time is left in this task to run commands; call finish"}, False
+            asked = args.get("timeout")
+            asked = float(asked) if isinstance(asked, (int, float)) and not isinstance(asked, bool) and asked > 0 else left
+            args = {**args, "timeout": min(asked, left)}
         try:
             self._guard(name, args)
             result = toolset.call(self.ws, name, args)
@@ -171,6 +180,7 @@ class Task:
 
     def run(self) -> dict[str, Any]:
         started = time.monotonic()
+        self.deadline = started + self.limits.max_seconds
         messages: list[dict[str, Any]] = [{"role": "user", "content": self.instruction}]
         status, summary = "max_steps", ""
         while self.stats.steps < self.limits.max_steps:

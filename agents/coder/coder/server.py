@@ -202,7 +202,7 @@ def create_agent(ctx: Context, description: str, name: str, functions: list[str]
     coding loop implement it and its tests; build and test it; install it with the command it names."""
     if not isinstance(description, str) or not description.strip():
         raise ToolError("invalid_argument", "describe what the new agent should do")
-    made = build.scaffold(ws(), name, list(functions or []))
+    made = build.scaffold(ws(), name, list(functions or []), test=False)  # tested once it is implemented
     instruction = (
         f"Implement the dreamer agent in the folder {made['bundle']}/ so that it does this: {description.strip()}\n"
         "It uses the dreamer SDK (from dreamer.sdk import Context, function); keep each function's docstring and type hints, "

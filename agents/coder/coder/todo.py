@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .workspace import ToolError, Workspace, state_dir
+from .workspace import ToolError, Workspace, save_json, state_dir
 
 STATUSES = ("pending", "in_progress", "done")
 MAX_ITEMS = 100
@@ -35,8 +35,6 @@ def todo(ws: Workspace, items: list[dict] | None = None) -> dict:
             if status not in STATUSES:
                 raise ToolError("invalid_argument", f"a todo status is one of {', '.join(STATUSES)}")
             clean.append({"text": item["text"].strip()[:500], "status": status})
-        tmp = _file(ws).with_suffix(".tmp")
-        tmp.write_text(json.dumps(clean))
-        tmp.replace(_file(ws))
+        save_json(_file(ws), clean)
     current = load(ws)
     return {"items": current, "open": sum(1 for i in current if i.get("status") != "done")}

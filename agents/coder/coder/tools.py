@@ -52,8 +52,8 @@ def run(ws: Workspace, cmd: str, timeout: float = shell.DEFAULT_TIMEOUT_S) -> di
     return shell.run(ws.root, cmd, timeout)
 
 
-def test(ws: Workspace, cmd: str | None = None) -> dict:
-    return testrun.test(ws, cmd)
+def test(ws: Workspace, cmd: str | None = None, timeout: float = testrun.TEST_TIMEOUT_S) -> dict:
+    return testrun.test(ws, cmd, timeout)
 
 
 def diff(ws: Workspace) -> dict:

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +51,14 @@ def state_dir() -> Path:
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def save_json(path: Path, value: object) -> None:
+    """Replace a state file whole; the temporary name is unique, because up to four
+    workers of this agent (and threads of one) may write the same file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(value))
+    tmp.replace(path)
 
 
 @dataclass(frozen=True)
@@ -155,9 +164,7 @@ def _current_file() -> Path:
 
 
 def set_current(ws: Workspace) -> None:
-    tmp = _current_file().with_suffix(".tmp")
-    tmp.write_text(json.dumps({"root": str(ws.root)}))
-    tmp.replace(_current_file())
+    save_json(_current_file(), {"root": str(ws.root)})
 
 
 def current() -> Workspace:
