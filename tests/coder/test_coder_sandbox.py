@@ -96,6 +96,16 @@ def test_every_tool_on_a_granted_git_repository(kernel: KernelProc, repo: Path) 
     assert git(repo, "status", "--porcelain") == ""
 
 
+def test_the_shipped_functions_json_matches_the_code(kernel: KernelProc) -> None:
+    from dreamer.kernel.bundles.archive import pack
+
+    with kernel.client() as client:
+        built = client.post("/v1/build", content=pack(CODER), headers={"content-type": "application/gzip"})
+    assert built.status_code == 200, built.text
+    shipped = json.loads((CODER / "functions.json").read_text())
+    assert built.json()["functions"] == shipped["functions"], "run `dreamer build agents/coder` and bump its version"
+
+
 def test_folders_are_granted_one_by_one_under_fs_star(kernel: KernelProc, repo: Path) -> None:
     refused = kernel.cli("grant", "coder", "fs:*")
     assert refused.returncode != 0 and "names no folder" in refused.stderr
@@ -194,12 +204,13 @@ def test_create_agent_scaffolds_then_lets_the_model_implement_it(kernel: KernelP
     server, test = "echo/echo/server.py", "echo/tests/test_server.py"
     fake.reset()
     fake.script(
+        Text('{"name": "echo", "functions": ["shout"]}'),  # the model names the agent and its functions
         ToolCalls([Call("read", {"path": server}), Call("read", {"path": test})]),
         ToolCalls([Call("edit", {"path": server, "old": '"text": text}', "new": '"text": text.upper()}'}),
                    Call("edit", {"path": test, "old": '"text": "some text"}', "new": '"text": "SOME TEXT"}'})]),
         ToolCalls([Call("finish", {"summary": "shout answers in capitals"})]),
     )
-    made = call(kernel, "create_agent", description="repeat what I say in capitals", name="echo", functions=["shout"])
+    made = call(kernel, "create_agent", description="repeat what I say in capitals")
     assert made["task"]["status"] == "finished" and made["functions"] == ["shout"]
     assert made["tests"]["passed"], made["tests"]
     assert "text.upper()" in (root / server).read_text() and made["host_path"] == str(root / "echo")

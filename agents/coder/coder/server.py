@@ -195,13 +195,34 @@ def scaffold_agent(ctx: Context, name: str, functions: list[str] | None = None, 
     return build.scaffold(ws(), name, list(functions or []), folder)
 
 
+class AgentPlan(BaseModel):
+    name: str
+    functions: list[str]
+
+
+def _plan_agent(ctx: Context, description: str, functions: list[str] | None) -> tuple[str, list[str]]:
+    """The model names the new agent and its functions (checked like any name a person gives)."""
+    try:
+        plan = ctx.llm(
+            "Name a new dreamer agent and its exported functions for this description. The name is 2 to 63 "
+            "lowercase letters, digits and dashes, starting with a letter; functions are lowercase Python "
+            f"identifiers (at most 8).\nDescription: {description.strip()}",
+            schema=AgentPlan, max_tokens=300,
+        )
+    except CallError as exc:
+        raise DreamerSDKError(exc.kind, exc.message) from None
+    return plan.name, list(functions or plan.functions)
+
+
 @function(exported=True, examples=["build me an agent that {description}"])
 @tool
-def create_agent(ctx: Context, description: str, name: str, functions: list[str] | None = None) -> dict:
+def create_agent(ctx: Context, description: str, name: str | None = None, functions: list[str] | None = None) -> dict:
     """Write a new agent from a description with the model (grant llm): scaffold it, then let the
     coding loop implement it and its tests; build and test it; install it with the command it names."""
     if not isinstance(description, str) or not description.strip():
         raise ToolError("invalid_argument", "describe what the new agent should do")
+    if name is None:
+        name, functions = _plan_agent(ctx, description, functions)
     made = build.scaffold(ws(), name, list(functions or []), test=False)  # tested once it is implemented
     instruction = (
         f"Implement the dreamer agent in the folder {made['bundle']}/ so that it does this: {description.strip()}\n"
