@@ -34,9 +34,9 @@ sys.path.insert(0, str(HERE.parent / "tests" / "e2e"))
 sys.path.insert(0, str(HERE.parent / "tests" / "fakes"))
 sys.path.insert(0, str(HERE))
 
-from coder_fix_repos import CASES, PYTEST_INI, Case  # noqa: E402
-from kernelproc import KernelProc, start_kernel  # noqa: E402
-from llm_server import Call, FakeLLMServer, ToolCalls  # noqa: E402
+from coder_fix_repos import CASES, PYTEST_INI, Case
+from kernelproc import KernelProc, start_kernel
+from llm_server import Call, FakeLLMServer, ToolCalls
 
 CODER = HERE.parent / "agents" / "coder"
 

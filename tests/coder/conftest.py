@@ -13,7 +13,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
 sys.path.insert(0, str(HERE.parent / "fakes"))
 
-from coder_repos import CALC, make_repo  # noqa: E402
+from coder_repos import CALC, make_repo
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from dreamer.agents.coder.coder import clone, tools, workspace
 from dreamer.agents.coder.coder.workspace import ToolError
 

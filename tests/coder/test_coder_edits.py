@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from dreamer.agents.coder.coder import files, tools
 from dreamer.agents.coder.coder.workspace import MAX_TEXT_BYTES, ToolError
 

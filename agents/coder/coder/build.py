@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 
 import yaml
-
 from dreamer.sdk.templates import bundle_files, module_name
 
 from .files import write as write_file
@@ -150,4 +149,4 @@ def run_tests(bundle: Path) -> dict:
     return {"passed": done["exit_code"] == 0, "summary": last[0].strip("= "), "output": done["output"][-3000:]}
 
 
-__all__ = ["scaffold", "build", "run_tests", "module_name"]
+__all__ = ["build", "module_name", "run_tests", "scaffold"]

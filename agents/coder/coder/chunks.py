@@ -25,8 +25,7 @@ _DEF_LINE = re.compile(
     r"\s*[\w(]"
 )
 STOP = frozenset(
-    "the a an and or of to in is it for on with as by be this that self cls return if else elif not none true false "
-    "from import def class pass none let var const new public private protected static void int str".split()
+    ["the", "a", "an", "and", "or", "of", "to", "in", "is", "it", "for", "on", "with", "as", "by", "be", "this", "that", "self", "cls", "return", "if", "else", "elif", "not", "none", "true", "false", "from", "import", "def", "class", "pass", "none", "let", "var", "const", "new", "public", "private", "protected", "static", "void", "int", "str"]
 )
 
 

@@ -14,7 +14,14 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .workspace import MAX_TEXT_BYTES, ToolError, Workspace, save_json, sha256, state_dir
+from .workspace import (
+    MAX_TEXT_BYTES,
+    ToolError,
+    Workspace,
+    save_json,
+    sha256,
+    state_dir,
+)
 
 DEFAULT_LIMIT = 400  # lines a read returns unless asked
 MAX_LINE_CHARS = 2000  # a longer line is cut in what read returns
@@ -57,7 +64,7 @@ class Ledger:
         return state_dir() / f"reads-{self.ws.key}.json"
 
     @classmethod
-    def load(cls, ws: Workspace) -> "Ledger":
+    def load(cls, ws: Workspace) -> Ledger:
         ledger = cls(ws)
         try:
             data = json.loads(ledger.file.read_text())

@@ -1,7 +1,8 @@
 """lint: ruff for Python, parse checks for JSON, TOML and YAML; and the errors an edit introduced.
 
 ruff runs from the Python prefix the sandbox binds (the kernel's own runtime pins
-it), with the workspace's own ruff configuration when it has one. After an edit
+it), with the workspace's own ruff configuration when it has one and only error
+rules (E9, F) when it has none. After an edit
 the file is linted twice, as it was (through ruff's stdin) and as it is, and only
 the diagnostics that are new are reported, each with the lines around it, so the
 model hears about what it broke and not about the file's old debts.
@@ -23,6 +24,18 @@ from .shell import command_env
 from .workspace import MAX_TEXT_BYTES, ToolError, Workspace
 
 RUFF_TIMEOUT_S = 60.0
+# Without a ruff configuration of the repository's own: errors only (syntax, pyflakes:
+# undefined and unused names, ...), not style the repository never asked for.
+DEFAULT_RULES = ["--isolated", "--select", "E9,F"]
+
+
+def _has_ruff_config(ws: Workspace) -> bool:
+    if (ws.root / "ruff.toml").is_file() or (ws.root / ".ruff.toml").is_file():
+        return True
+    try:
+        return "[tool.ruff" in (ws.root / "pyproject.toml").read_text("utf-8", "replace")
+    except OSError:
+        return False
 MAX_REPORTED = 50
 PY_SUFFIXES = (".py", ".pyi")
 
@@ -40,7 +53,8 @@ def _ruff(ws: Workspace, args: list[str], stdin: str | None = None) -> list[dict
     ruff = ruff_command()
     if ruff is None:
         raise ToolError("not_available", "ruff is not installed next to the kernel's Python; install dreamer with its dependencies")
-    argv = [*ruff, "check", "--output-format", "json", "--no-cache", "--exit-zero", "--quiet", *args]
+    rules = [] if _has_ruff_config(ws) else DEFAULT_RULES
+    argv = [*ruff, "check", "--output-format", "json", "--no-cache", "--exit-zero", "--quiet", *rules, *args]
     try:
         done = subprocess.run(argv, cwd=ws.root, input=stdin, capture_output=True, text=True,
                               timeout=RUFF_TIMEOUT_S, env=command_env(), check=False)

@@ -81,7 +81,7 @@ class Task:
     instruction: str
     llm: LlmTurn
     limits: Limits = field(default_factory=Limits)
-    log: Log = lambda _message: None  # noqa: E731
+    log: Log = lambda _message: None
     stats: Stats = field(default_factory=Stats)
     read_paths: set[str] = field(default_factory=set)
     lint_failures: Counter[tuple[str, str, str]] = field(default_factory=Counter)

@@ -12,10 +12,9 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
-
 from dreamer.sdk import CallError, Context, function
 from dreamer.sdk.errors import KINDS, DreamerSDKError
+from pydantic import BaseModel
 
 from . import build, clone, loop, tools, workspace
 from .workspace import ToolError

@@ -150,7 +150,10 @@ def clone_workspaces() -> list[Workspace]:
     out = []
     for child in sorted(folder.iterdir()):
         if child.is_dir() and not child.is_symlink() and not child.name.startswith("."):
-            source = (child.parent / f".{child.name}.source").read_text() if (child.parent / f".{child.name}.source").exists() else "clone"
+            try:
+                source = (folder / f".{child.name}.source").read_text()
+            except OSError:
+                source = "clone"
             out.append(Workspace(root=child.resolve(), name=child.name, source=f"clone:{source}"))
     return out
 
