@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import sys
 import tempfile
@@ -116,6 +117,7 @@ def main() -> None:
         out["query_p50_ms"] = statistics.median(samples) * 1000
         out["query_p95_ms"] = pct(samples, 95) * 1000
         out["query_max_ms"] = max(samples) * 1000
+        out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     if args.json:
         print(json.dumps(out, indent=2))

@@ -131,3 +131,13 @@ def test_ledger_survives_parallel_reads(repo: Path, workspace_env) -> None:
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda i: tools.read(ws, f"m{i}.py"), range(20)))
     assert set(files.Ledger.load(ws).seen) == {f"m{i}.py" for i in range(20)}
+
+
+def test_file_names_that_cannot_be_reported_are_skipped(repo: Path, workspace_env) -> None:
+    os.mkdir(os.path.join(bytes(repo), b"bad\xff"))
+    (repo / "new\nline.py").write_text("x = 1\n")
+    with open(os.path.join(bytes(repo), b"bad\xff", b"inner.py"), "w") as handle:
+        handle.write("y = 2\n")
+    ws = workspace_env(repo)
+    assert tools.glob(ws, "*.py")["files"] == ["calc.py", "test_calc.py"]
+    assert tools.search(ws, "x")["indexed_files"] == 2

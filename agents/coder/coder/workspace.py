@@ -112,7 +112,7 @@ class Workspace:
             except OSError:
                 continue
             for entry in entries:
-                if entry.is_symlink():
+                if entry.is_symlink() or not _printable(entry.name):
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in SKIP_DIRS:
@@ -122,6 +122,16 @@ class Workspace:
                     if len(found) >= limit:
                         return sorted(found), True
         return sorted(found), False
+
+
+def _printable(name: str) -> bool:
+    """A name the tools can report: UTF-8 (not undecodable bytes) without control characters.
+    Others are skipped by walks rather than breaking every answer that would list them."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return name.isprintable()
 
 
 def mount_workspaces() -> list[Workspace]:
