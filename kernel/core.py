@@ -19,6 +19,7 @@ from dreamer.kernel.llm.gateway import Gateway
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
+from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tracing import setup_tracing
 from dreamer.kernel.users.service import TokenCache, create_user, hash_token, new_token, user_for_token
 from dreamer.kernel.workers.pool import WorkerPool
@@ -54,14 +55,15 @@ class Kernel:
             warm_seconds=settings.warm_seconds,
             max_log_bytes=settings.limits.max_log_bytes,
         )
-        provider = setup_tracing(store, settings.otlp_endpoint)
+        writer = GroupWriter(store)
+        provider = setup_tracing(store, settings.otlp_endpoint, writer=writer)
         tracer = provider.get_tracer("dreamer.kernel")
         cache = InstallCache(store)
         kernel = cls(
             settings=settings,
             store=store,
             pool=pool,
-            invoker=Invoker(settings, store, pool, tracer, cache),
+            invoker=Invoker(settings, store, pool, tracer, cache, writer),
             installer=Installer(settings, store, sandbox, pool, cache),
         )
         kernel.llm = kernel.invoker.llm = Gateway.from_home(settings.home, store, tracer=tracer)
@@ -82,7 +84,8 @@ class Kernel:
             await self.llm.aclose()
         provider = getattr(self, "_provider", None)
         if provider is not None:
-            provider.shutdown()
+            provider.shutdown()  # its last spans go through the writer, so before the writer closes
+        self.invoker.writer.close()
         self.store.dispose()
 
     def flush_traces(self) -> None:
