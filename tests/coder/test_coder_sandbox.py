@@ -113,6 +113,10 @@ def test_folders_are_granted_one_by_one_under_fs_star(kernel: KernelProc, repo: 
     assert rows["fs:*"]["granted"] is False and "folders you grant it later" in rows["fs:*"]["sentence"]
     assert rows[f"fs:{repo}"]["granted"] is True
     assert kernel.cli("grant", "coder", "tool:x").returncode != 0  # still only what the manifest declares
+    # Reinstalling (an upgrade) keeps the folders the user chose while fs:* stays declared.
+    assert kernel.cli("install", str(CODER), "--yes").returncode == 0
+    rows = {r["scope"]: r for r in kernel.cli_json("permissions", "coder")}
+    assert rows[f"fs:{repo}"]["granted"] is True and rows["fs:*"]["granted"] is False
 
 
 def test_bad_input_gets_clear_answers_in_bounded_time(kernel: KernelProc, repo: Path, tmp_path: Path) -> None:
@@ -151,7 +155,9 @@ def test_a_scripted_model_fixes_a_failing_test_through_the_kernel(kernel: Kernel
         ToolCalls([Call("test", {})]),
         ToolCalls([Call("finish", {"summary": "total skipped the first price"})]),
     )
-    result = call(kernel, "run_task", instruction="make tests/test_cart.py pass")
+    status, body = answer(kernel, "run_task", instruction="make tests/test_cart.py pass")
+    assert status == 200, body
+    result = body["result"]
     assert result["status"] == "finished" and result["files"] == ["shop/cart.py"]
     assert result["stats"]["parallel_batches"] == 1 and result["stats"]["tool_calls"] == 6
     assert fake.pending == 0 and len(fake.requests) == 4
@@ -161,6 +167,11 @@ def test_a_scripted_model_fixes_a_failing_test_through_the_kernel(kernel: Kernel
     assert '"passed": true' in tool_results[-1]["content"]
     assert (root / "shop/cart.py").read_text() == "def total(prices):\n    return sum(prices)\n"
     assert git(root, "log", "--oneline").count("\n") == 1  # not committed
+    # The user can follow the steps in the invocation's log (dreamer logs --run ID).
+    with kernel.client() as client:
+        logs = client.get(f"/v1/invocations/{body['invocation_id']}").json()["logs"]
+    said = json.dumps(logs)
+    assert "step 1: search, read, read" in said and "finished after 4 steps" in said
 
 
 def test_a_scaffolded_agent_builds_tests_and_installs_through_the_review(kernel: KernelProc,
