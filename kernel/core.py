@@ -12,6 +12,9 @@ from sqlalchemy import select
 
 from dreamer.agents.bundles import starter_bundles
 from dreamer.kernel.config import Settings
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.data.demo import DEMO_CONNECTION, SCOPES_FILE, build_demo
+from dreamer.kernel.data.service import DataService
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Invoker, Principal, interrupted_on_restart
@@ -39,9 +42,11 @@ class Kernel:
     installer: Installer
     tokens: TokenCache = field(default_factory=TokenCache)
     sidekick: Sidekick = field(init=False)
+    data: DataService = field(init=False)
 
     def __post_init__(self) -> None:
         self.sidekick = Sidekick(self.store, self.invoker)
+        self.data = self.invoker.data = DataService(self.store)
     llm: Gateway | None = None
 
     @classmethod
@@ -75,6 +80,7 @@ class Kernel:
         lost = interrupted_on_restart(self.store)
         if lost:
             log.warning("%d invocations were interrupted by the last shutdown and are marked failed", lost)
+        self._ensure_demo_data()
         await self._bootstrap_local_user()
         self.pool.start_reaper()
 
@@ -104,6 +110,17 @@ class Kernel:
         who = Principal(user.id, user.name, user.timezone)
         for folder in starter_bundles():
             await self.installer.install_folder(who, folder)
+
+    def _ensure_demo_data(self) -> None:
+        """The demo HR database and its connection, made once per installation (the sql-explorer's starter data)."""
+        try:
+            self.data.describe(DEMO_CONNECTION)
+            return
+        except DreamerError:
+            pass
+        path = build_demo(self.settings.home / "data" / f"{DEMO_CONNECTION}.db")
+        self.data.add(DEMO_CONNECTION, f"sqlite:///{path}", scopes=SCOPES_FILE.read_text(),
+                      description="Demo HR data: employees, attendance, approved leave and absences (generated).")
 
     async def _bootstrap_local_user(self) -> None:
         """First start: the local administrator `me`, its token in credentials, the starter agents.

@@ -117,6 +117,7 @@ class Invoker:
         self.cache = cache or InstallCache(store)
         self.syscalls: dict[str, Handler] = default_table()
         self.llm: Gateway | None = None  # the model gateway, set by Kernel.build; llm.complete uses it
+        self.data: Any = None  # the DataService (kernel/data), set by Kernel.build; the data.* syscalls use it
 
     async def invoke(
         self, who: Principal, agent: str, function: str, args: dict[str, Any], caller: Caller

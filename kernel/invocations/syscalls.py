@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.manifest import IDENT_RE, NAME_RE
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.data.syscall import TABLE as DATA_SYSCALLS
 from dreamer.kernel.llm.syscall import llm_complete
 from dreamer.kernel.memory.syscall import memory_read, memory_write
 from dreamer.kernel.net.fetch import net_fetch
@@ -93,4 +94,5 @@ def default_table() -> dict[str, Handler]:
         "llm.complete": llm_complete,
         "memory.read": memory_read,
         "memory.write": memory_write,
+        **DATA_SYSCALLS,
     }
