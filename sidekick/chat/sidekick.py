@@ -73,12 +73,14 @@ class Sidekick:
         calls: list[dict[str, Any]] = []
         # An open question is answered the same way whoever asked it (a confirmed step runs below).
         answered = _answer(pending, text, context) if gateway is not None else None
+        streamed = False  # the model's reply already reached the client as text deltas
         if gateway is not None and answered is None:
             plan = Plan(reply="Done.")
             try:
                 async for event in self._model_turn(who, conv.id, text, tools, context, gateway):
                     if event["event"] == "reply":
                         plan = Plan(reply=event["text"], pending=event["pending"])
+                        streamed = bool(event.get("streamed"))
                         continue
                     if event["event"] == "tool_result":
                         calls.append({k: v for k, v in event.items() if k != "event"})
@@ -121,7 +123,8 @@ class Sidekick:
                 lines.append(step_line(tool.summary, call["ok"], call.get("result"), call.get("error")))
 
         reply = _reply(plan, lines)
-        yield {"event": "text", "delta": reply}
+        if not streamed or lines:
+            yield {"event": "text", "delta": reply}
         pending_dict = plan.pending.to_dict() if plan.pending else None
         record_turn(self.store, conv.id, text, reply, {"calls": calls}, pending_dict)
         yield {

@@ -2,7 +2,7 @@
 
     loop = ModelLoop()
     async for event in loop.run(text, tools, history, call, gateway, user_id, context):
-        ...  # tool_call, tool_result, summary, then one reply: {"event": "reply", "text", "pending"}
+        ...  # text deltas, tool_call, tool_result, summary, then one reply: {"event": "reply", "text", "pending", "streamed"}
 
 Each round the model may ask for several calls; they do not depend on each
 other (the model saw no result of any of them), so they run at once and all
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.llm import ChatRequest, ChatResponse, Gateway, Message, ToolCall
+from dreamer.kernel.llm import ChatRequest, ChatResponse, Done, Gateway, Message, TextDelta, ToolCall
 from dreamer.sidekick.planner.base import Clarification, FunctionFacts, PartialPlan, PlanContext, Step, Tool
 from dreamer.sidekick.planner.dialog import advance
 from dreamer.sidekick.planner.model.history import Budget, after, compact, needs_compaction, split, to_messages
@@ -70,16 +70,31 @@ class ModelLoop:
         system = system_prompt(context, summary)
         messages = to_messages(turns) + [Message.user(text)]
 
+        said = False  # some earlier round's text was streamed
         for _ in range(self.max_steps):
+            answer: ChatResponse | None = None
+            streamed = False
             try:
-                answer = await gateway.complete(
+                # Streamed, so the user reads the model's words as they come: text deltas
+                # are passed on at once; the tool calls act once the answer is whole.
+                async for part in gateway.stream(
                     ChatRequest(messages, system=system, tools=specs, max_tokens=self.max_tokens), user_id=user_id
-                )
+                ):
+                    if isinstance(part, TextDelta) and part.text:
+                        # A paragraph break between what the model said in different rounds.
+                        yield {"event": "text", "delta": ("\n\n" if said and not streamed else "") + part.text}
+                        streamed = said = True
+                    elif isinstance(part, Done):
+                        answer = part.response
             except DreamerError as exc:
-                yield _reply(f"I could not finish: {exc.message}")
+                yield _reply(f"I could not finish: {exc.message}", streamed=False)
+                return
+            if answer is None:
+                yield _reply("I could not finish: the model's answer ended early.", streamed=False)
                 return
             if not answer.tool_calls:
-                yield _reply(answer.text.strip() or "Done.")
+                text = answer.text.strip()
+                yield _reply(text or "Done.", streamed=streamed and bool(text))
                 return
             messages.append(Message.assistant(answer.text, answer.tool_calls))
             round_ = _sort(answer, table, self.max_parallel)
@@ -193,8 +208,9 @@ def _confirmation(waiting: Sequence[tuple[Step, Tool]], context: PlanContext) ->
     return pending
 
 
-def _reply(text: str) -> Event:
-    return {"event": "reply", "text": text, "pending": None}
+def _reply(text: str, streamed: bool = False) -> Event:
+    # `streamed`: the user has already seen this text as deltas; the executor must not repeat it.
+    return {"event": "reply", "text": text, "pending": None, "streamed": streamed}
 
 
 def _reply_pending(pending: Clarification) -> Event:
