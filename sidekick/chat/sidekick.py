@@ -15,6 +15,7 @@ from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.registry import list_installed
 from dreamer.kernel.invocations.service import Caller, Invoker, Principal
 from dreamer.kernel.llm import Gateway
+from dreamer.kernel.memory.service import memories, remember
 from dreamer.kernel.store.db import Store
 from dreamer.sidekick.chat.conversations import open_conversation, recent_history, record_turn, save_summary
 from dreamer.sidekick.chat.questions import question_from
@@ -149,7 +150,15 @@ class Sidekick:
         async def call(step: Step) -> dict[str, Any]:
             return await self._run(who, step)
 
-        async for event in self.model_loop.run(text, tools, history, call, gateway, who.user_id, context):
+        async def keep(fact: str) -> str:
+            # The loop offers this only while the model has seen nothing but the user's words.
+            added = remember(self.store, who.user_id, f"sidekick for {who.actor}", fact, source="user", via="chat")
+            return "remembered" if added.created else "already remembered"
+
+        facts = [fact.text for fact in memories(self.store, who.user_id)]
+        async for event in self.model_loop.run(
+            text, tools, history, call, gateway, who.user_id, context, facts=facts, remember=keep
+        ):
             if event["event"] == "summary":
                 save_summary(self.store, conversation_id, event["text"], event["through"])
             else:

@@ -6,16 +6,12 @@ from __future__ import annotations
 import json
 
 from llm_server import Call, FakeLLMServer, Text, ToolCalls
-from model_testkit import Calls, drive, names, system_of, tool_results
+from model_testkit import Calls, drive, names, reply_of, system_of, tool_results
 
 from dreamer.kernel.store.db import Store
 from dreamer.sidekick.planner import Clarification, PlanContext, resume
 from dreamer.sidekick.planner.model import ModelLoop
 
-
-def reply_of(events: list[dict]) -> dict:
-    assert events[-1]["event"] == "reply"
-    return events[-1]
 
 
 def test_a_multi_step_plan_runs_independent_calls_together(

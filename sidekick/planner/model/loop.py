@@ -28,11 +28,14 @@ from dreamer.kernel.llm import ChatRequest, ChatResponse, Done, Gateway, Message
 from dreamer.sidekick.planner.base import Clarification, FunctionFacts, PartialPlan, PlanContext, Step, Tool
 from dreamer.sidekick.planner.dialog import advance
 from dreamer.sidekick.planner.model.history import Budget, after, compact, needs_compaction, split, to_messages
-from dreamer.sidekick.planner.model.names import ASK_USER, tool_specs, tool_table
+from dreamer.sidekick.planner.model.names import ASK_USER, REMEMBER, tool_specs, tool_table
 from dreamer.sidekick.planner.model.prompt import system_prompt
 
 Event = dict[str, Any]
 CallFn = Callable[[Step], Awaitable[Mapping[str, Any]]]
+RememberFn = Callable[[str], Awaitable[str]]  # a fact → what to tell the model
+
+MAX_FACT_CHARS = 500
 
 MAX_RESULT_CHARS = 4000
 MAX_QUESTION_CHARS = 500
@@ -55,7 +58,12 @@ class ModelLoop:
         gateway: Gateway,
         user_id: int,
         context: PlanContext | None = None,
+        *,
+        facts: Sequence[str] = (),
+        remember: RememberFn | None = None,
     ) -> AsyncIterator[Event]:
+        """`facts`: the user's memory, shown to the model as data; `remember`: how the
+        `remember` tool keeps a new fact (no such tool when None)."""
         context = context or PlanContext()
         summary, turns = split(history)
         if needs_compaction(turns, self.budget):
@@ -66,11 +74,12 @@ class ModelLoop:
             else:
                 turns = list(turns[-self.budget.keep:])
         table = tool_table(tools)
-        specs = tool_specs(table)
-        system = system_prompt(context, summary)
+        specs = tool_specs(table, remember=remember is not None)
+        system = system_prompt(context, summary, facts)
         messages = to_messages(turns) + [Message.user(text)]
 
         said = False  # some earlier round's text was streamed
+        seen_results = False  # an agent's output has entered the conversation
         for _ in range(self.max_steps):
             answer: ChatResponse | None = None
             streamed = False
@@ -97,10 +106,21 @@ class ModelLoop:
                 yield _reply(text or "Done.", streamed=streamed and bool(text))
                 return
             messages.append(Message.assistant(answer.text, answer.tool_calls))
-            round_ = _sort(answer, table, self.max_parallel)
+            # Memory is written only from the user's own words: once any agent's output is in
+            # the context, a `remember` could be a tool result speaking, so it is refused.
+            round_ = _sort(answer, table, self.max_parallel, may_remember=remember is not None and not seen_results)
+            for call_id, fact in round_.facts.items():
+                assert remember is not None
+                try:
+                    told = await remember(fact)
+                except DreamerError as exc:
+                    told = f"not remembered: {exc.message}"
+                yield {"event": "memory", "fact": fact, "outcome": told}
+                round_.results[call_id] = Message.tool_result(call_id, told)
             for step in round_.steps.values():
                 yield {"event": "tool_call", "agent": step.agent, "function": step.function, "args": dict(step.args)}
             outcomes = await asyncio.gather(*(_safe(call, s) for s in round_.steps.values()))
+            seen_results = seen_results or bool(outcomes)
             for call_id, outcome in zip(round_.steps, outcomes):
                 yield {"event": "tool_result", **outcome}
                 round_.results[call_id] = _result_message(call_id, outcome)
@@ -123,10 +143,11 @@ class _Round:
     steps: dict[str, Step] = field(default_factory=dict)  # call id → a step to run now
     results: dict[str, Message] = field(default_factory=dict)  # call id → what goes back to the model
     confirm: list[tuple[Step, Tool]] = field(default_factory=list)
+    facts: dict[str, str] = field(default_factory=dict)  # call id → a fact to remember
     question: Clarification | None = None
 
 
-def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int) -> _Round:
+def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int, *, may_remember: bool = False) -> _Round:
     """What to do with each call of one model turn."""
     round_ = _Round()
     for tc in answer.tool_calls:
@@ -139,6 +160,16 @@ def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int) ->
             else:
                 round_.question = round_.question or question
                 round_.results[tc.id] = Message.tool_result(tc.id, "asked; the user answers in the next message")
+        elif tc.name == REMEMBER and may_remember:
+            fact = tc.arguments.get("fact") if isinstance(tc.arguments, dict) else None
+            if not isinstance(fact, str) or not fact.strip() or len(fact) > MAX_FACT_CHARS:
+                round_.results[tc.id] = _error(tc.id, f"remember needs `fact`, a string of 1 to {MAX_FACT_CHARS} characters")
+            else:
+                round_.facts[tc.id] = fact.strip()
+        elif tc.name == REMEMBER:
+            round_.results[tc.id] = _error(
+                tc.id, "remember is only for what the user says, before any tool result; nothing was stored"
+            )
         elif tc.name not in table:
             round_.results[tc.id] = _error(tc.id, f"there is no tool named {tc.name!r}; use one of the tools offered")
         elif table[tc.name].confirm:
