@@ -202,3 +202,17 @@ def test_install_review_with_an_optional_scope_off_then_revoke(
     assert "failed" in page.inner_text(".status-tag")  # type: ignore[attr-defined]
     assert "permission" in page.inner_text(".alert.error").lower()  # type: ignore[attr-defined]
     shot(page, "08-trace")
+
+
+def test_cli_sets_a_password_and_ends_the_browser_sessions(kernel: tuple[KernelProc, str]) -> None:
+    k, token = kernel
+    with ann(kernel) as c:
+        c.put("/v1/users/ann/password", json={"password": PASSWORD})  # whatever ran before
+    done = k.cli("users", "passwd", "ann", "--password-stdin", "--json", token=token, input="another password\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["password_set"] is True
+    short = k.cli("users", "passwd", "ann", "--password-stdin", token=token, input="short\n")
+    assert short.returncode != 0 and "at least 8" in short.stderr
+    with ann(kernel) as c:
+        assert c.get("/v1/sessions").json() == []  # a new password signs every browser out
+        assert c.put("/v1/users/ann/password", json={"password": PASSWORD}).status_code == 200
