@@ -13,6 +13,8 @@ from dreamer.kernel.api.routes import audit as audit_api
 from dreamer.kernel.api.routes import chat as chat_api
 from dreamer.kernel.api.routes import invocations as invocations_api
 from dreamer.kernel.api.routes import permissions as permissions_api
+from dreamer.kernel.api.routes import sessions as sessions_api
+from dreamer.kernel.api.schemas import QueryBody
 from dreamer.kernel.core import Kernel
 from dreamer.kernel.errors import DreamerError
 from dreamer.web.auth import (
@@ -116,6 +118,29 @@ def agent_page(request: Request, agent: str) -> Response:
                 permissions=permissions_api.permissions(k, p, agent))
 
 
+DATA_ROWS = 100
+
+
+@router.get("/agents/{agent}/data", response_class=HTMLResponse)
+async def agent_data_page(request: Request, agent: str, table: str | None = None) -> Response:
+    """A read-only look at the agent's own database (what `dreamer database` shows, for people)."""
+    who = page_session(request)
+    k, p = _kernel(request), principal_of(who)
+    about = agents_api.agent(agent, k, p)
+    listed = await agents_api.database(agent, QueryBody(
+        query="SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"), k, p)
+    tables = [row[0] if isinstance(row, list) else row.get("name") for row in listed.get("rows", [])]
+    shown = None
+    table = table if table is not None else (tables[0] if tables else None)
+    if table is not None:
+        if table not in tables:  # only names the database itself listed reach the SQL below
+            raise DreamerError("not_found", f"{agent} has no table named {table!r}")
+        quoted = '"' + table.replace('"', '""') + '"'
+        shown = await agents_api.database(agent, QueryBody(query=f"SELECT * FROM {quoted} LIMIT {DATA_ROWS}"), k, p)
+    return page(request, "agent_data.html", who, agent=about, tables=tables, table=table, shown=shown,
+                limit=DATA_ROWS)
+
+
 @router.get("/install", response_class=HTMLResponse)
 def install_page(request: Request) -> Response:
     who = page_session(request)
@@ -149,6 +174,12 @@ def invocation_page(request: Request, invocation_id: str) -> Response:
     who = page_session(request)
     run = invocations_api.invocation(invocation_id, _kernel(request), principal_of(who))
     return page(request, "invocation.html", who, run=run)
+
+
+@router.get("/account", response_class=HTMLResponse)
+def account_page(request: Request) -> Response:
+    who = page_session(request)
+    return page(request, "account.html", who, sessions=sessions_api.sessions(_kernel(request), principal_of(who)))
 
 
 def error_page(request: Request, exc: DreamerError) -> Response:

@@ -41,6 +41,8 @@ def _hash(secret: str) -> str:
 
 def open_session(session: Session, user: User, how: str, user_agent: str = "") -> tuple[str, SignedIn]:
     """A new session for `user`; returns the cookie secret (shown once) and the session."""
+    # Expired sessions go when new ones come, so the table does not grow with every sign-in.
+    session.execute(delete(WebSession).where(WebSession.expires_at < utcnow()))
     secret = secrets.token_urlsafe(32)
     row = WebSession(
         id="ses_" + secrets.token_hex(12), user_id=user.id, secret_hash=_hash(secret), csrf=secrets.token_urlsafe(32),

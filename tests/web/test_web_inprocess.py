@@ -60,13 +60,27 @@ def test_lone_local_user_is_signed_in_from_localhost(app: object) -> None:
         cookie = page.headers["set-cookie"]
         assert "dreamer_session=" in cookie and "HttpOnly" in cookie and "samesite=strict" in cookie.lower()
         assert "No AI model is configured" in page.text  # the offline planner banner
-        for path in ("/agents", "/agents/grocery", "/permissions", "/activity", "/install"):
+        for path in ("/agents", "/agents/grocery", "/permissions", "/activity", "/install", "/account"):
             shown = b.get(path)
             assert shown.status_code == 200, path
             assert "<nav" in shown.text and "Sign out" in shown.text
         assert "add_items" in b.get("/agents/grocery").text
         missing = b.get("/agents/nope")
         assert missing.status_code == 404 and "<html" in missing.text and "nope" in missing.text
+
+
+def test_agent_data_is_browsed_read_only(app: object) -> None:
+    with browser(app) as b:
+        token = csrf_of(b.get("/").text)
+        added = b.post("/v1/agents/grocery/functions/add_items", json={"args": {"items": ["<b>oat milk</b>"]}},
+                       headers={"X-CSRF-Token": token})
+        assert added.status_code == 200
+        page = b.get("/agents/grocery/data")
+        assert page.status_code == 200 and "items" in page.text
+        assert "&lt;b&gt;oat milk&lt;/b&gt;" in page.text and "<b>oat milk</b>" not in page.text
+        for hostile in ('items"; DROP TABLE items; --', "nope", "sqlite_master"):
+            assert b.get("/agents/grocery/data", params={"table": hostile}).status_code == 404
+        assert "oat milk" in b.get("/agents/grocery/data", params={"table": "items"}).text
 
 
 def test_not_from_localhost_or_another_host_name_must_sign_in(app: object) -> None:
@@ -164,3 +178,4 @@ def test_static_files_are_served_locally(app: object) -> None:
         assert "http://" not in page.split("<body>")[0] and "https://" not in page.split("<body>")[0]
         for name in ("app.css", "app.js", "chat.js", "install.js"):
             assert b.get(f"/static/{name}").status_code == 200
+

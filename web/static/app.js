@@ -64,3 +64,20 @@ document.addEventListener("click", async (event) => {
     button.disabled = false;
   }
 });
+
+// Account page: sign a browser out; this one goes to the sign-in page.
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-action=end-session]");
+  if (!button) return;
+  const row = button.closest("tr[data-session]");
+  button.disabled = true;
+  try {
+    await api("DELETE", `/v1/sessions/${encodeURIComponent(row.dataset.session)}`);
+    if (row.querySelector(".tag.ok")) { location.href = "/login"; return; }
+    row.remove();
+    toast("That browser is signed out.");
+  } catch (error) {
+    toast(error.message);
+    button.disabled = false;
+  }
+});
