@@ -204,6 +204,25 @@ def test_install_review_with_an_optional_scope_off_then_revoke(
     shot(page, "08-trace")
 
 
+def test_upgrade_review_shows_only_what_changed(page: object, kernel: tuple[KernelProc, str], tmp_path: Path) -> None:
+    folder = write_bundle(tmp_path, "peeker", PEEK, required=["agent:grocery.list_items"],
+                          optional=["net:api.example.com", "notify", "memory:read"], version="0.2.0")
+    archive = tmp_path / "peeker-0.2.0.tar.gz"
+    archive.write_bytes(pack(folder))
+    page.goto("/install")  # type: ignore[attr-defined]
+    page.set_input_files("#bundle", str(archive))  # type: ignore[attr-defined]
+    page.click("#upload-form button[type=submit]")  # type: ignore[attr-defined]
+    page.wait_for_selector("#review:not([hidden])")  # type: ignore[attr-defined]
+    assert "Upgrade from 0.1.0 to 0.2.0" in page.inner_text("#r-upgrade")  # type: ignore[attr-defined]
+    asked = [page.locator("#r-scopes code").nth(i).inner_text()  # type: ignore[attr-defined]
+             for i in range(page.locator("#r-scopes code").count())]  # type: ignore[attr-defined]
+    assert asked == ["memory:read"]  # only the new scope is asked about
+    shot(page, "09-upgrade-review")
+    page.click("#decline")  # type: ignore[attr-defined]
+    with ann(kernel) as c:
+        assert c.get("/v1/agents/peeker").json()["version"] == "0.1.0"  # declined: nothing changed
+
+
 def test_cli_sets_a_password_and_ends_the_browser_sessions(kernel: tuple[KernelProc, str]) -> None:
     k, token = kernel
     with ann(kernel) as c:

@@ -61,6 +61,19 @@ function askBox(pending) {
   return box;
 }
 
+// A new conversation joins the list on the left at once.
+function addToHistory(id, title) {
+  const aside = document.querySelector(".history");
+  if (!aside) return;
+  aside.querySelector("p.muted")?.remove();
+  let ul = aside.querySelector("ul");
+  if (!ul) { ul = el("ul"); aside.append(ul); }
+  ul.querySelectorAll("a[aria-current]").forEach((a) => a.removeAttribute("aria-current"));
+  const link = el("a", { href: `/chat/${encodeURIComponent(id)}`, "aria-current": "page" },
+    el("span", { class: "title", text: title.slice(0, 80) }), el("span", { class: "muted small", text: "just now" }));
+  ul.prepend(el("li", {}, link));
+}
+
 function parseBlock(block) {
   let name = "message", data = "";
   for (const line of block.split("\n")) {
@@ -102,6 +115,7 @@ async function say(text, shown = text) {
           if (!conversationId && event.conversation_id) {
             conversationId = event.conversation_id;
             history.replaceState(null, "", `/chat/${conversationId}`);
+            addToHistory(conversationId, text);
           }
         } else if (name === "tool_call") {
           const card = callCard(event);
