@@ -177,7 +177,13 @@ if (stored) {
     const pending = JSON.parse(stored.textContent);
     const box = askBox(pending);
     const last = list.querySelector(".msg.assistant:last-child");
-    if (box && last) last.append(box);
+    if (box && last) {
+      const bubble = last.querySelector(".bubble");
+      const at = bubble ? bubble.textContent.indexOf(pending.question) : -1;
+      if (at >= 0) bubble.textContent = bubble.textContent.slice(0, at).trim();
+      if (bubble && !bubble.textContent) bubble.remove();
+      last.append(box);
+    }
   } catch { /* an unreadable stored question: the composer still answers it */ }
 }
 const preset = new URLSearchParams(location.search).get("say");
