@@ -17,7 +17,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.archive import extract, install_copy, pack, remove_tree, tree_digest
@@ -34,7 +35,7 @@ from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.mounts import fs_grants
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.store.models import BundleVersion, Grant, Installation, utcnow
+from dreamer.kernel.store.models import AuditEntry, BundleVersion, Grant, Installation, utcnow
 from dreamer.kernel.workers.pool import WorkerPool
 
 STAGE_TTL_S = 3600
@@ -211,6 +212,7 @@ class Installer:
     def permissions(self, who: Principal, agent: str | None = None) -> list[dict[str, Any]]:
         with self.store.session() as s:
             agents = [get_installed(s, who.user_id, agent)] if agent else list_installed(s, who.user_id)
+            used = last_used(s, who.user_id, [a.name for a in agents])
             rows = []
             for a in agents:
                 grants = {g.scope: g for g in grants_of(s, who.user_id, a.name)}
@@ -225,6 +227,7 @@ class Installer:
                             "agent": a.name, "scope": row["scope"], "sentence": row["sentence"], "risk": row["risk"],
                             "required": row["required"], "granted": g is not None,
                             "granted_at": g.granted_at.isoformat() if g else None,
+                            "last_used_at": used.get((a.name, row["scope"])),
                         }
                     )
             return rows
@@ -324,6 +327,20 @@ class Installer:
                     shutil.rmtree(work, ignore_errors=True)
             except OSError:
                 continue
+
+
+def last_used(session: Session, user_id: int, agents: list[str]) -> dict[tuple[str, str], str]:
+    """(agent, scope) → when the agent last used that grant: its newest allowed syscall in the audit log."""
+    if not agents:
+        return {}
+    actors = {f"agent:{a}": a for a in agents}
+    rows = session.execute(
+        select(AuditEntry.actor, AuditEntry.scope, func.max(AuditEntry.at))
+        .where(AuditEntry.user_id == user_id, AuditEntry.actor.in_(list(actors)), AuditEntry.decision == "allow",
+               AuditEntry.scope.is_not(None))
+        .group_by(AuditEntry.actor, AuditEntry.scope)
+    )
+    return {(actors[actor], scope): at.isoformat() for actor, scope, at in rows}
 
 
 def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:
