@@ -16,6 +16,7 @@ from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Invoker, Principal, interrupted_on_restart
 from dreamer.kernel.llm.gateway import Gateway
+from dreamer.kernel.runs.runner import BackgroundRunner
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
@@ -38,10 +39,17 @@ class Kernel:
     installer: Installer
     tokens: TokenCache = field(default_factory=TokenCache)
     sidekick: Sidekick = field(init=False)
+    runner: BackgroundRunner = field(init=False)
+    llm: Gateway | None = None
 
     def __post_init__(self) -> None:
         self.sidekick = Sidekick(self.store, self.invoker)
-    llm: Gateway | None = None
+        self.runner = BackgroundRunner(
+            self.store, self.invoker,
+            per_user=self.settings.background_per_user, per_agent=self.settings.background_per_agent,
+        )
+        self.invoker.on_queued = self.runner.wake
+        self.invoker.kernel = self
 
     @classmethod
     def build(cls, settings: Settings) -> "Kernel":
@@ -75,8 +83,10 @@ class Kernel:
             log.warning("%d invocations were interrupted by the last shutdown and are marked failed", lost)
         await self._bootstrap_local_user()
         self.pool.start_reaper()
+        self.runner.start()
 
     async def stop(self) -> None:
+        await self.runner.stop()
         await self.pool.close()
         if self.llm is not None:
             await self.llm.aclose()
