@@ -20,6 +20,8 @@ from dreamer.kernel.runs.runner import BackgroundRunner
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
+from dreamer.kernel.triggers.cron import CronScheduler
+from dreamer.kernel.triggers.service import TriggerService
 from dreamer.kernel.tracing import setup_tracing
 from dreamer.kernel.users.service import TokenCache, create_user, hash_token, new_token, user_for_token
 from dreamer.kernel.workers.pool import WorkerPool
@@ -40,6 +42,7 @@ class Kernel:
     tokens: TokenCache = field(default_factory=TokenCache)
     sidekick: Sidekick = field(init=False)
     runner: BackgroundRunner = field(init=False)
+    triggers: TriggerService = field(init=False)
     llm: Gateway | None = None
 
     def __post_init__(self) -> None:
@@ -50,6 +53,8 @@ class Kernel:
         )
         self.invoker.on_queued = self.runner.wake
         self.invoker.kernel = self
+        self.triggers = TriggerService(self)
+        self.installer.on_change = self.triggers.sync_agent
 
     @classmethod
     def build(cls, settings: Settings) -> "Kernel":
@@ -81,11 +86,15 @@ class Kernel:
         lost = interrupted_on_restart(self.store)
         if lost:
             log.warning("%d invocations were interrupted by the last shutdown and are marked failed", lost)
+        self.triggers.cron = CronScheduler(self.triggers)
+        self.triggers.cron.start()
         await self._bootstrap_local_user()
         self.pool.start_reaper()
         self.runner.start()
 
     async def stop(self) -> None:
+        if self.triggers.cron is not None:
+            self.triggers.cron.stop()
         await self.runner.stop()
         await self.pool.close()
         if self.llm is not None:

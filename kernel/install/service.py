@@ -14,6 +14,7 @@ import json
 import shutil
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,8 @@ class Installer:
         self.pool = pool
         self.cache = cache or InstallCache(store)
         self._lock = asyncio.Lock()  # installs are rare; one at a time keeps bundles/ consistent
+        # Called after an install, upgrade or uninstall (the kernel syncs the agent's triggers).
+        self.on_change: Callable[[Principal, str], Awaitable[None]] | None = None
 
     # -- stage --------------------------------------------------------------------------
 
@@ -73,11 +76,18 @@ class Installer:
                 (bundle / "functions.json").write_text(dump_functions(specs))
                 functions = load_functions(bundle)
             fn_dicts = [f.model_dump() for f in functions or []]
+            by_name = {f["name"]: f for f in fn_dicts}
             for trigger in manifest.triggers:
-                if trigger.entrypoint not in {f["name"] for f in fn_dicts}:
+                if trigger.entrypoint not in by_name:
                     raise DreamerError(
                         "invalid_bundle", f"agent.yaml: trigger {trigger.name!r} names entrypoint "
-                        f"{trigger.entrypoint!r}, which is not a function of the bundle"
+                        f"{trigger.entrypoint!r}, which is not a function in functions.json"
+                    )
+                required = by_name[trigger.entrypoint].get("parameters", {}).get("required") or []
+                if len(required) > 1:
+                    raise DreamerError(
+                        "invalid_bundle", f"agent.yaml: trigger {trigger.name!r}: entrypoint {trigger.entrypoint} "
+                        f"needs {len(required)} arguments, but a trigger passes at most one (what fired it)"
                     )
             manifest_dict = manifest.model_dump(mode="json", exclude_none=True)
             staged = {
@@ -170,6 +180,8 @@ class Installer:
             self.cache.forget(who.user_id, name)
             shutil.rmtree(work, ignore_errors=True)
         self.settings.agent_data_dir(who.user_name, name).mkdir(parents=True, exist_ok=True)
+        if self.on_change is not None:
+            await self.on_change(who, name)
         with self.store.session() as s:
             return get_installed(s, who.user_id, name)
 
@@ -201,6 +213,8 @@ class Installer:
             await self.pool.evict(who.user_name, agent)
             if purge:
                 shutil.rmtree(self.settings.agent_data_dir(who.user_name, agent).parent, ignore_errors=True)
+        if self.on_change is not None:
+            await self.on_change(who, agent)
         return {"uninstalled": agent, "purged": purge}
 
     # -- grants -------------------------------------------------------------------------------
@@ -211,7 +225,9 @@ class Installer:
             rows = []
             for a in agents:
                 grants = {g.scope: g for g in grants_of(s, who.user_id, a.name)}
-                for row in scope_rows(a.required, a.optional):
+                # Narrower grants than declared (net:127.0.0.1 under net:*) are listed as optional ones.
+                narrower = [scope for scope in grants if scope not in {*a.required, *a.optional}]
+                for row in scope_rows(a.required, [*a.optional, *narrower]):
                     g = grants.get(row["scope"])
                     rows.append(
                         {
@@ -230,6 +246,9 @@ class Installer:
             # A grant names a declared scope, or a broader one that covers declared scopes:
             # `grant recipes agent:grocery` re-grants every declared agent:grocery.* scope.
             matching = [d for d in declared if d == scope or wanted.covers(parse_scope(d))]
+            if not matching and any(parse_scope(d).covers(wanted) for d in declared):
+                # Less than the agent asks for is always fine: `net:127.0.0.1` under a declared `net:*`.
+                matching = [scope]
             if not matching:
                 raise DreamerError(
                     "invalid_argument",

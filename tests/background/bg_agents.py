@@ -84,3 +84,64 @@ def wait_file(path: Path, timeout: float = 60) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{path} never appeared")
         time.sleep(0.05)
+
+
+def write_agent(root: Path, name: str, code: str, extra_yaml: str, required: list[str], version: str = "0.1.0") -> Path:
+    """A test bundle whose agent.yaml carries triggers or events (write_bundle plus YAML)."""
+    from kernelproc import write_bundle
+
+    folder = write_bundle(root, name, code, required=required, version=version)
+    with (folder / "agent.yaml").open("a") as f:
+        f.write(extra_yaml)
+    return folder
+
+
+# Saves articles: emits article.saved, takes webhooks and shared text/links, posts to the feed.
+SAVER = '''
+from dreamer.sdk import Context, function
+
+@function(exported=True)
+def save(ctx: Context, title: str) -> list:
+    """Saves an article and tells whoever subscribes."""
+    return ctx.emit_event("article.saved", {"title": title})
+
+@function
+def shout(ctx: Context, undeclared: bool = False) -> list:
+    """Emits an event it does not declare when asked to."""
+    return ctx.emit_event("article.deleted" if undeclared else "article.saved", {"title": "x"})
+
+@function
+def on_hook(ctx: Context, request: dict) -> dict:
+    """Receives webhooks."""
+    ctx.post(f"webhook said {request['json']['say']}", priority="urgent", attachments=[{"method": request["method"]}])
+    return {"trigger": ctx.trigger, "headers": sorted(request["headers"]), "query": request["query"]}
+
+@function
+def on_share(ctx: Context, content: dict) -> dict:
+    """Receives what the user shares."""
+    return content
+'''
+SAVER_YAML = """events: [article.saved]
+triggers:
+  - {type: webhook, entrypoint: on_hook, name: incoming}
+  - {type: input, entrypoint: on_share, name: shared, content_types: [text/plain, text/uri-list]}
+"""
+
+SUMMARISER = '''
+from dreamer.sdk import Context, function
+
+@function
+def summarise(ctx: Context, event: dict) -> str:
+    """Summarises saved articles into the feed."""
+    ctx.post(f"summary of {event['data']['title']} (from {event['agent']})")
+    return event["event"]
+
+@function
+def morning(ctx: Context, fired: dict) -> dict:
+    """Runs every morning."""
+    return {"fired": fired, "attempt": ctx.attempt}
+'''
+SUMMARISER_YAML = """triggers:
+  - {type: event, event: saver.article.saved, entrypoint: summarise, name: on-save}
+  - {type: cron, schedule: "0 7 * * 1-5", entrypoint: morning, name: morning}
+"""
