@@ -78,8 +78,7 @@ class BackgroundRunner:
         self._stopping = True
         if self._loop_task is not None:
             self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop_task
+            await asyncio.wait([self._loop_task], timeout=5)
         tasks = list(self._tasks.values())
         for task in tasks:
             task.cancel()
@@ -103,7 +102,8 @@ class BackgroundRunner:
         if due is not None:
             timeout = max(0.05, min(timeout, (due - datetime.now(timezone.utc)).total_seconds()))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._wake.wait()
 
     def _fill(self) -> None:
         for run_id, user_id, agent in queue.due(self.store):
