@@ -4,7 +4,9 @@ shared input routed by content type, firing, pausing and rescheduling; the feed.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -127,3 +129,60 @@ def test_fire_pause_resume_and_reschedule(kt: KernelProc) -> None:
     assert kt.cli_json("trigger", "schedule", "summariser", "morning", "default")["schedule"] == "0 7 * * 1-5"
     missing = kt.cli("trigger", "run", "summariser", "nope", "--json")
     assert json.loads(missing.stdout)["error"]["code"] == "not_found"
+
+
+class _Page(BaseHTTPRequestHandler):
+    body = "<html><body><h1>Courses</h1><p>Enrollment opens soon.</p></body></html>"
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        data = type(self).body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_the_watch_agent_posts_when_a_local_page_changes(kt: KernelProc) -> None:
+    handler = type("Page", (_Page,), {})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/courses"
+    try:
+        # net:* is declared but not granted at install; the user grants just the local host.
+        kt.cli_json("grant", "watch", "net:127.0.0.1")
+        check = next(t for t in kt.cli_json("triggers", "watch") if t["name"] == "check")
+        assert check["type"] == "cron" and check["schedule"] == "*/30 * * * *" and check["entrypoint"] == "check_watches"
+        added = kt.cli_json("call", "watch", "add_watch", json.dumps({"url": url, "what": "enrollment  OPEN"}))
+        assert added["result"]["what"] == "enrollment OPEN" and added["result"]["found"] is None
+
+        api = kt.client()
+
+        def check_once() -> dict:
+            fired = api.post("/v1/agents/watch/triggers/check/run").json()
+            run = wait_status(api, fired["invocation_id"], {"succeeded", "failed"})
+            assert run["status"] == "succeeded", run
+            return run["result"]
+
+        def watch_posts() -> list[str]:
+            return [p["text"] for p in api.get("/v1/feed", params={"agent": "watch"}).json()]
+
+        assert check_once() == {"posted": 0, "errors": 0}  # not there yet
+        handler.body = "<html><body><h1>Courses</h1><p>Enrollment open for spring!</p><script>x</script></body></html>"
+        assert check_once() == {"posted": 1, "errors": 0}
+        assert watch_posts() == [f"“enrollment OPEN” is on {url} now: Enrollment open for spring!"]
+        assert check_once() == {"posted": 0, "errors": 0}  # unchanged: nothing new
+        handler.body = "<p>Enrollment open for fall</p>"
+        assert check_once() == {"posted": 1, "errors": 0}
+        assert watch_posts()[0] == f"What {url} says about “enrollment OPEN” changed: Enrollment open for fall"
+        # Without the grant the check fails softly: an error on the watch, no post.
+        api.delete("/v1/agents/watch/grants", params={"scope": "net:127.0.0.1"}).raise_for_status()
+        assert check_once() == {"posted": 0, "errors": 1}
+        [watch] = api.post("/v1/agents/watch/functions/list_watches", json={"args": {}}).json()["result"]
+        assert "net:127.0.0.1" in watch["last_error"] and watch["found"] is True
+        api.close()
+    finally:
+        server.shutdown()
