@@ -7,6 +7,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import httpx
 import pytest
@@ -186,3 +187,20 @@ def test_the_watch_agent_posts_when_a_local_page_changes(kt: KernelProc) -> None
         api.close()
     finally:
         server.shutdown()
+
+
+def test_install_refuses_an_entrypoint_that_is_not_a_function(kt: KernelProc, tmp_path: Path) -> None:
+    unknown = write_agent(tmp_path / "a", "hooky", SUMMARISER, "triggers:\n  - {type: webhook, entrypoint: nowhere, name: h}\n", ["schedule"])
+    done = kt.cli("install", str(unknown), "--yes", "--json")
+    assert done.returncode != 0
+    assert "names entrypoint 'nowhere', which is not a function in functions.json" in json.loads(done.stdout)["error"]["message"]
+    two = SUMMARISER + '''
+@function
+def two(ctx: Context, a: int, b: int) -> int:
+    """Needs two arguments."""
+    return a + b
+'''
+    needy = write_agent(tmp_path / "b", "hooky", two, "triggers:\n  - {type: webhook, entrypoint: two, name: h}\n", ["schedule"])
+    done = kt.cli("install", str(needy), "--yes", "--json")
+    assert done.returncode != 0 and "a trigger passes at most one" in json.loads(done.stdout)["error"]["message"]
+    assert "hooky" not in {a["name"] for a in kt.cli_json("agents")}
