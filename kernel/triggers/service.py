@@ -14,7 +14,7 @@ import secrets
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import select
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.errors import DreamerError
@@ -183,7 +183,3 @@ class TriggerService:
             for row in rows:
                 s.expunge(row)
             return rows
-
-    def forget_user(self, user_id: int) -> None:
-        with self.store.session() as s:
-            s.execute(delete(Trigger).where(Trigger.user_id == user_id))
