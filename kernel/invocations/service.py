@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode, Tracer
-from sqlalchemy import bindparam, insert, update
+from sqlalchemy import Connection, bindparam, insert, update
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Limits, Settings
@@ -34,6 +34,7 @@ from dreamer.kernel.sandbox.mounts import fs_grants, mounts_for
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog
 from dreamer.kernel.store.text import storable_text
+from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
 
 if TYPE_CHECKING:
@@ -127,18 +128,27 @@ def new_invocation_id() -> str:
 
 class Invoker:
     def __init__(
-        self, settings: Settings, store: Store, pool: WorkerPool, tracer: Tracer, cache: InstallCache | None = None
+        self,
+        settings: Settings,
+        store: Store,
+        pool: WorkerPool,
+        tracer: Tracer,
+        cache: InstallCache | None = None,
+        writer: GroupWriter | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
+        # The call path's records go through one writer thread (group commit).
+        self.writer = writer or GroupWriter(store)
         self.pool = pool
         self.tracer = tracer
         self.cache = cache or InstallCache(store)
         self.syscalls: dict[str, Handler] = default_table()
         self.llm: Gateway | None = None  # the model gateway, set by Kernel.build; llm.complete uses it
+        self.data: Any = None  # the DataService (kernel/data), set by Kernel.build; the data.* syscalls use it
         self.on_queued: Callable[[], None] = lambda: None  # wakes the background runner (set by Kernel)
         self.live: dict[str, _Run] = {}  # running invocations, for following their logs live
-        self.kernel: Any = None  # the Kernel, for syscalls that need its other services (posts, events)
+        self.kernel: Any = None  # the Kernel, for syscalls that need its other services (events)
 
     async def invoke(
         self, who: Principal, agent: str, function: str, args: dict[str, Any], caller: Caller
@@ -162,7 +172,7 @@ class Invoker:
             },
         ) as span:
             try:
-                installed = self._admit(who, run, agent, function, args, caller)
+                installed = await self._admit(who, run, agent, function, args, caller)
             except DreamerError as exc:
                 span.set_status(Status(StatusCode.ERROR, exc.message))
                 span.set_attribute("error.type", exc.code)
@@ -200,7 +210,7 @@ class Invoker:
                 installed = self._installed(who, queued.agent)
                 installed.function(queued.function)
             except DreamerError as exc:
-                self._record_end(run, "failed", None, exc)
+                await self._record_end(run, "failed", None, exc)
                 return "failed"
             try:
                 await self._execute(who, run, installed, queued.agent, queued.function, queued.args, caller, started, span)
@@ -260,24 +270,27 @@ class Invoker:
         except DreamerError as exc:
             span.set_status(Status(StatusCode.ERROR, exc.message))
             span.set_attribute("error.type", exc.code)
-            self._record_end(run, "queued" if _retrying(run, exc) else "failed", None, exc)
+            await self._record_end(run, "queued" if _retrying(run, exc) else "failed", None, exc)
             raise DreamerError(exc.code, exc.message, invocation_id=run.id) from None
         except BaseException as exc:  # cancelled request, kernel shutting down
+            # Queued, not awaited: this task is being cancelled; the writer commits it.
             if run.background:
                 # The runner decides: cancelled by the user, or re-queued by its retry policy.
-                self._record_logs(run)
+                self.writer.submit(self._logs_job(run))
             else:
-                self._record_end(run, "failed", None, DreamerError("internal", f"interrupted: {type(exc).__name__}"))
+                self.writer.submit(
+                    self._end_job(run, "failed", None, DreamerError("internal", f"interrupted: {type(exc).__name__}"))
+                )
             raise
-        self._record_end(run, "succeeded", value, None)
+        await self._record_end(run, "succeeded", value, None)
         return Outcome(value=value, invocation_id=run.id)
 
     # -- checks ------------------------------------------------------------------------
 
-    def _admit(
+    async def _admit(
         self, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
     ) -> InstalledAgent:
-        """Check the call, audit the decision and record the invocation, in one transaction."""
+        """Check the call, then audit the decision and record the invocation in one transaction."""
         target = f"{agent}.{function}"
         if caller.kind in ("user", "sidekick", "trigger"):
             installed = self._installed(who, agent)
@@ -285,43 +298,51 @@ class Invoker:
             if caller.kind == "sidekick" and not spec.get("exported"):
                 # Sidekick reaches agents only through what they export, like other agents do.
                 raise DreamerError("permission_denied", f"{target} is not exported, so Sidekick cannot call it")
-        else:
-            refusal = self._refusal(who, agent, function, caller, f"agent:{agent}.{function}")
-            spec = refusal[1] if isinstance(refusal, tuple) else {}
-        # Triggered runs are always background invocations, whatever the function says.
-        run.queued = bool(spec.get("background")) or caller.kind == "trigger"
-        run.background = run.queued
-        run.max_attempts = 1 + int(spec.get("retries") or 0)
-        with self.store.session() as s:
-            if caller.kind in ("user", "sidekick", "trigger"):
-                actor = {
-                    "sidekick": f"sidekick for {who.actor}",
-                    "trigger": f"trigger:{agent}.{(caller.trigger or {}).get('name', '')} for {who.actor}",
-                }.get(caller.kind, who.actor)
-                audit(s, user_id=who.user_id, actor=actor[:100], action="functions.call", target=target,
-                      decision="allow", invocation_id=run.id)
-                self._record_start(s, who, run, agent, function, args, caller)
-                return installed
+            self._queue_if_background(run, spec, caller)
+            start = self._start_row(who, run, agent, function, args, caller)
+            actor = {
+                "sidekick": f"sidekick for {who.actor}",
+                "trigger": f"trigger:{agent}.{(caller.trigger or {}).get('name', '')} for {who.actor}"[:100],
+            }.get(caller.kind, who.actor)
 
-            actor = f"agent:{caller.agent}"
-            scope = f"agent:{agent}.{function}"
-            if isinstance(refusal, DreamerError):
-                # Written and committed before raising: a denial is a decision the log must keep.
-                audit(
-                    s, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                    scope=scope, decision="deny", detail={"reason": refusal.code}, invocation_id=caller.parent_id,
-                )
-            else:
-                installed, _spec, holder = refusal
-                audit(
-                    s, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                    scope=holder, decision="allow", invocation_id=caller.parent_id,
-                    detail={"invocation_id": run.id},
-                )
-                self._record_start(s, who, run, agent, function, args, caller)
+            def admitted(conn: Connection) -> None:
+                audit(conn, user_id=who.user_id, actor=actor, action="functions.call", target=target,
+                      decision="allow", invocation_id=run.id)
+                conn.execute(_INSERT_INVOCATION, start)
+
+            await self.writer.write(admitted)
+            return installed
+
+        refusal = self._refusal(who, agent, function, caller, f"agent:{agent}.{function}")
+        actor = f"agent:{caller.agent}"
+        scope = f"agent:{agent}.{function}"
         if isinstance(refusal, DreamerError):
+            reason = refusal.code
+
+            def denied(conn: Connection) -> None:
+                audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                      scope=scope, decision="deny", detail={"reason": reason}, invocation_id=caller.parent_id)
+
+            # Committed before raising: a denial is a decision the log must keep.
+            await self.writer.write(denied)
             raise refusal
+        installed, spec, holder = refusal
+        self._queue_if_background(run, spec, caller)
+        start = self._start_row(who, run, agent, function, args, caller)
+
+        def allowed_call(conn: Connection) -> None:
+            audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                  scope=holder, decision="allow", invocation_id=caller.parent_id, detail={"invocation_id": run.id})
+            conn.execute(_INSERT_INVOCATION, start)
+
+        await self.writer.write(allowed_call)
         return installed
+
+    @staticmethod
+    def _queue_if_background(run: _Run, spec: dict[str, Any], caller: Caller) -> None:
+        # Triggered runs are always background invocations, whatever the function says.
+        run.queued = run.background = bool(spec.get("background")) or caller.kind == "trigger"
+        run.max_attempts = 1 + int(spec.get("retries") or 0)
 
     def _installed(self, who: Principal, agent: str) -> InstalledAgent:
         found = self.cache.agent(who.user_id, agent)
@@ -408,52 +429,55 @@ class Invoker:
 
     # -- bookkeeping ----------------------------------------------------------------------
 
-    def _record_start(
-        self, s: Any, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
-    ) -> None:
+    def _start_row(
+        self, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
+    ) -> dict[str, Any]:
         ctx = trace.get_current_span().get_span_context()
         now = datetime.now(timezone.utc)
-        s.connection().execute(
-            _INSERT_INVOCATION,
-            dict(
-                id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
-                caller=(caller.agent or caller.kind)[:64], parent_id=caller.parent_id,
-                status="queued" if run.queued else "running",
-                # A queued invocation has had no attempt yet; the runner counts each one it starts.
-                attempt=0 if run.queued else 1, created_at=now, started_at=None if run.queued else now,
-                trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
-                background=run.background, max_attempts=run.max_attempts, run_after=None, trigger=run.trigger,
-            ),
+        return dict(
+            id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
+            caller=(caller.agent or caller.kind)[:64], parent_id=caller.parent_id,
+            status="queued" if run.queued else "running",
+            # A queued invocation has had no attempt yet; the runner counts each one it starts.
+            attempt=0 if run.queued else 1, created_at=now, started_at=None if run.queued else now,
+            trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
+            background=run.background, max_attempts=run.max_attempts, run_after=None, trigger=run.trigger,
         )
 
-    def _record_end(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> None:
+    def _end_job(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> Callable[[Connection], None]:
         now = datetime.now(timezone.utc)
         values: dict[str, Any] = {
             "run_id": run.id, "status": status, "result": value,
             "finished_at": None if status == "queued" else now,
             "error_code": error.code if error else None, "error_message": error.message if error else None,
+            # "queued" after a failed attempt: the next one waits for its retry delay.
             "run_after": now + retry_delay(run.attempt, self.settings.retry_delay_s) if status == "queued" else None,
         }
-        with self.store.session() as s:
-            conn = s.connection()
-            conn.execute(_FINISH_INVOCATION, values)
-            self._insert_logs(conn, run)
+        write_logs = self._logs_job(run)
 
-    def _record_logs(self, run: _Run) -> None:
-        with self.store.session() as s:
-            self._insert_logs(s.connection(), run)
+        def finish(conn: Connection) -> None:
+            conn.execute(_FINISH_INVOCATION, values)
+            write_logs(conn)
+
+        return finish
 
     @staticmethod
-    def _insert_logs(conn: Any, run: _Run) -> None:
-        if run.logs:
-            conn.execute(
-                _INSERT_LOG,
-                [
-                    {"invocation_id": run.id, "at": at, "stream": stream, "level": level, "message": message}
-                    for at, stream, level, message in run.logs
-                ],
-            )
-            run.logs.clear()
+    def _logs_job(run: _Run) -> Callable[[Connection], None]:
+        """Writes the lines collected so far; the attempt's next lines start a new batch."""
+        logs = [
+            {"invocation_id": run.id, "at": at, "stream": stream, "level": level, "message": message}
+            for at, stream, level, message in run.logs
+        ]
+        run.logs.clear()
+
+        def write(conn: Connection) -> None:
+            if logs:
+                conn.execute(_INSERT_LOG, logs)
+
+        return write
+
+    async def _record_end(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> None:
+        await self.writer.write(self._end_job(run, status, value, error))
 
 
 def _retrying(run: _Run, error: DreamerError | None = None) -> bool:
