@@ -20,14 +20,21 @@ from dreamer.kernel.invocations.syscalls import SyscallContext, default_table
 from dreamer.kernel.posts.feed import feed
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import AuditEntry, Grant, Post
+from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.users.service import create_user
 
 
 @dataclass
 class Kernel:
+    """What a syscall handler reaches through ctx.invoker."""
+
     store: Store
     cache: InstallCache
     syscalls: dict[str, Any] = field(default_factory=default_table)
+    writer: GroupWriter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.writer = GroupWriter(self.store)
 
 
 def _world(store: Store) -> tuple[Kernel, int]:
@@ -38,9 +45,11 @@ def _world(store: Store) -> tuple[Kernel, int]:
 
 
 @pytest.fixture
-def world(store: Store) -> tuple[Kernel, int]:
+def world(store: Store) -> Iterator[tuple[Kernel, int]]:
     """SQLite and PostgreSQL."""
-    return _world(store)
+    world = _world(store)
+    yield world
+    world[0].writer.close()
 
 
 @pytest.fixture
@@ -48,7 +57,9 @@ def lite(tmp_path: Path) -> Iterator[tuple[Kernel, int]]:
     """SQLite only, for the many cases of bad input."""
     store = Store(f"sqlite:///{tmp_path / 'kernel.db'}")
     store.migrate()
-    yield _world(store)
+    world = _world(store)
+    yield world
+    world[0].writer.close()
     store.dispose()
 
 
