@@ -90,6 +90,7 @@ class Settings:
     fetch_max_bytes: int = 10 * 1024 * 1024  # ceiling (and default) for one response body
     background_per_user: int = 4  # background invocations of one user running at once
     background_per_agent: int = 2  # ... and of one of their agents
+    max_queued_per_agent: int = 1000  # background invocations of one (user, agent) waiting at once
     webhook_max_bytes: int = 256 * 1024  # the largest body a webhook accepts
     retry_delay_s: float = 1.0  # before a background invocation's 2nd attempt; doubles for each further one
 
@@ -156,6 +157,7 @@ def load_settings(**overrides: object) -> Settings:
         ("DREAMER_BACKGROUND_PER_AGENT", "background_per_agent", int),
         ("DREAMER_RETRY_DELAY", "retry_delay_s", float),
         ("DREAMER_WEBHOOK_MAX_BYTES", "webhook_max_bytes", int),
+        ("DREAMER_MAX_QUEUED_PER_AGENT", "max_queued_per_agent", int),
     ):
         if os.environ.get(name):
             values[attr] = _number(name, kind)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode, Tracer
-from sqlalchemy import Connection, bindparam, insert, update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Limits, Settings
@@ -298,7 +298,7 @@ class Invoker:
             if caller.kind == "sidekick" and not spec.get("exported"):
                 # Sidekick reaches agents only through what they export, like other agents do.
                 raise DreamerError("permission_denied", f"{target} is not exported, so Sidekick cannot call it")
-            self._queue_if_background(run, spec, caller)
+            self._queue_if_background(who, run, agent, spec, caller)
             start = self._start_row(who, run, agent, function, args, caller)
             actor = {
                 "sidekick": f"sidekick for {who.actor}",
@@ -327,7 +327,7 @@ class Invoker:
             await self.writer.write(denied)
             raise refusal
         installed, spec, holder = refusal
-        self._queue_if_background(run, spec, caller)
+        self._queue_if_background(who, run, agent, spec, caller)
         start = self._start_row(who, run, agent, function, args, caller)
 
         def allowed_call(conn: Connection) -> None:
@@ -338,11 +338,22 @@ class Invoker:
         await self.writer.write(allowed_call)
         return installed
 
-    @staticmethod
-    def _queue_if_background(run: _Run, spec: dict[str, Any], caller: Caller) -> None:
+    def _queue_if_background(self, who: Principal, run: _Run, agent: str, spec: dict[str, Any], caller: Caller) -> None:
         # Triggered runs are always background invocations, whatever the function says.
         run.queued = run.background = bool(spec.get("background")) or caller.kind == "trigger"
         run.max_attempts = 1 + int(spec.get("retries") or 0)
+        if run.queued:
+            # A leaked webhook URL or a runaway agent must not grow the queue without end.
+            with self.store.session() as s:
+                waiting = s.scalar(
+                    select(func.count()).select_from(Invocation).where(
+                        Invocation.status == "queued", Invocation.user_id == who.user_id, Invocation.agent == agent
+                    )
+                ) or 0
+            if waiting >= self.settings.max_queued_per_agent:
+                raise DreamerError(
+                    "conflict", f"{agent} already has {waiting} invocations waiting to run; try again once some have run"
+                )
 
     def _installed(self, who: Principal, agent: str) -> InstalledAgent:
         found = self.cache.agent(who.user_id, agent)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from bg_agents import WORKER, data_dir, wait_file, wait_status
 from kernelproc import KernelProc, start_kernel, write_bundle
@@ -14,7 +15,7 @@ from kernelproc import KernelProc, start_kernel, write_bundle
 @pytest.fixture(scope="module")
 def bg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
     root = tmp_path_factory.mktemp("bg")
-    k = start_kernel(root / "home", {"DREAMER_RETRY_DELAY": "0.1"})
+    k = start_kernel(root / "home", {"DREAMER_RETRY_DELAY": "0.1", "DREAMER_MAX_QUEUED_PER_AGENT": "3"})
     done = k.cli("install", str(write_bundle(root, "worker", WORKER)), "--yes")
     assert done.returncode == 0, done.stderr + done.stdout
     yield k
@@ -118,3 +119,21 @@ def test_limits_keep_extra_invocations_queued_and_cancel_one_in_the_queue(bg: Ke
             "succeeded", "succeeded", "cancelled",
         ]
         assert not (data / "started-q2-1").exists()
+
+
+def test_the_queue_of_one_agent_is_capped(bg: KernelProc) -> None:
+    """A leaked webhook or a runaway agent cannot grow the queue without end."""
+    data = data_dir(bg.home, "worker")
+    with bg.client() as c:
+        def hold(key: str) -> httpx.Response:
+            return c.post("/v1/agents/worker/functions/hold", json={"args": {"key": key}})
+
+        running = [hold(f"cap{i}").json()["invocation_id"] for i in range(2)]
+        wait_file(data / "started-cap0-1")
+        wait_file(data / "started-cap1-1")
+        waiting = [hold(f"wait{i}").json()["invocation_id"] for i in range(3)]
+        refused = hold("one-too-many")
+        assert refused.status_code == 409 and "already has 3 invocations waiting" in refused.json()["error"]["message"]
+        for key in ("cap0", "cap1", "wait0", "wait1", "wait2"):
+            (data / f"go-{key}").write_text("")
+        assert {wait_status(c, i, {"succeeded", "failed"})["status"] for i in running + waiting} == {"succeeded"}
