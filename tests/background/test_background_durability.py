@@ -7,13 +7,18 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import pytest
+
 from bg_agents import WORKER, data_dir, wait_file, wait_status
 from kernelproc import start_kernel, write_bundle
 
 
-def test_sigkill_with_queued_and_running_invocations(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_sigkill_with_queued_and_running_invocations(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> None:
     home = tmp_path / "home"
     env = {"DREAMER_RETRY_DELAY": "0.1", "DREAMER_BACKGROUND_PER_AGENT": "2"}
+    if backend == "postgresql":
+        env["DREAMER_DATABASE_URL"] = request.getfixturevalue("fresh_pg_url")
     k = start_kernel(home, env)
     try:
         assert k.cli("install", str(write_bundle(tmp_path, "worker", WORKER)), "--yes").returncode == 0
