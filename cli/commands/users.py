@@ -45,7 +45,24 @@ def list_users(json_out: JsonOpt = False, user: UserOpt = None) -> None:
     out.table(make_table(["name", "admin"], [[u.get("name"), bool(u.get("is_admin"))] for u in items]))
 
 
+def timezone(
+    zone: Annotated[str | None, typer.Argument(metavar="[ZONE]", help="An IANA name such as Europe/Paris; leave out to show yours.")] = None,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Show or set your time zone; cron triggers run in it."""
+    out = Output(json_out)
+    with client(user) as api:
+        answer = api.request("PATCH", "/v1/me", json_body={"timezone": zone}) if zone else api.me()
+    if json_out:
+        out.json(answer)
+        return
+    name = answer.get("timezone") if isinstance(answer, dict) else None
+    out.say(f"Your time zone is {escape(str(name or 'UTC'))}.")
+
+
 def register(app: typer.Typer) -> None:
+    app.command("timezone")(guarded(timezone))
     users_app.command("add")(guarded(add))
     users_app.command("list")(guarded(list_users))
     app.add_typer(users_app, name="users")

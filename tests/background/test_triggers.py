@@ -130,6 +130,17 @@ def test_fire_pause_resume_and_reschedule(kt: KernelProc) -> None:
     assert kt.cli_json("trigger", "schedule", "summariser", "morning", "default")["schedule"] == "0 7 * * 1-5"
     missing = kt.cli("trigger", "run", "summariser", "nope", "--json")
     assert json.loads(missing.stdout)["error"]["code"] == "not_found"
+    # The user's time zone moves the schedule: 06:30 in Tokyo (21:30 UTC the day before).
+    kt.cli_json("trigger", "schedule", "summariser", "morning", "30 6 * * *")
+    assert kt.cli_json("timezone", "Asia/Tokyo")["timezone"] == "Asia/Tokyo"
+    try:
+        tokyo = next(t for t in kt.cli_json("triggers", "summariser") if t["name"] == "morning")
+        assert tokyo["next_run"].endswith("T06:30:00+09:00")
+        bad = kt.cli("timezone", "Mars/Olympus", "--json")
+        assert bad.returncode != 0 and "is not a time zone name" in json.loads(bad.stdout)["error"]["message"]
+    finally:
+        kt.cli_json("timezone", "UTC")
+        kt.cli_json("trigger", "schedule", "summariser", "morning", "default")
 
 
 class _Page(BaseHTTPRequestHandler):
