@@ -171,6 +171,12 @@ class Client:
     def install(self, bundle_id: Any, without: list[str]) -> Any:
         return self.post("/v1/agents", {"bundle_id": bundle_id, "approve": True, "without": without})
 
+    def gallery_search(self, query: str, limit: int | None = None) -> Any:
+        return self.get("/v1/gallery/search", q=query, limit=limit)
+
+    def gallery_install(self, name: str, version: str | None) -> Any:
+        return self.post("/v1/gallery/install", {"name": name, "version": version})
+
     def agents(self) -> Any:
         return self.get("/v1/agents")
 

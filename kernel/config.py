@@ -88,6 +88,7 @@ class Settings:
     otlp_endpoint: str | None = None
     fetch_timeout_s: float = 60.0  # ceiling for one ctx.fetch, redirects included
     fetch_max_bytes: int = 10 * 1024 * 1024  # ceiling (and default) for one response body
+    galleries: tuple[str, ...] = ()  # DREAMER_GALLERIES: gallery URLs, searched in this order
 
     @property
     def bundles_dir(self) -> Path:
@@ -145,6 +146,7 @@ def load_settings(**overrides: object) -> Settings:
         "otlp_endpoint": os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
     }
     values["limits"] = _limits()
+    values["galleries"] = tuple(u.rstrip("/") for u in os.environ.get("DREAMER_GALLERIES", "").replace(",", " ").split())
     if os.environ.get("DREAMER_MAX_CALL_DEPTH"):
         values["max_call_depth"] = _number("DREAMER_MAX_CALL_DEPTH", int)
     if os.environ.get("DREAMER_WARM_SECONDS"):

@@ -62,7 +62,9 @@ class Installer:
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
-    async def stage(self, who: Principal, archive: bytes) -> dict[str, Any]:
+    async def stage(self, who: Principal, archive: bytes, provenance: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Unpack and check a bundle and answer with its review. `provenance` is set only by
+        the gallery installer, after it verified the publisher's signature (gallery/verify.py)."""
         self._sweep_stale()
         work = self._new_stage_dir()
         try:
@@ -87,6 +89,7 @@ class Installer:
                 "digest": tree_digest(bundle),
                 "manifest": manifest_dict,
                 "functions": fn_dicts,
+                "provenance": provenance,
             }
             (work / "staged.json").write_text(json.dumps(staged))
         except BaseException:
@@ -98,11 +101,15 @@ class Installer:
         upgrade = None
         if current is not None:
             upgrade = upgrade_diff(current.manifest, current.functions, manifest_dict, fn_dicts, granted)
+        shown = review(manifest_dict, fn_dicts, self.settings.limits)
+        if provenance is not None:
+            shown.update(publisher_verified=True, publisher_fingerprint=provenance["fingerprint"],
+                         gallery=provenance["gallery"])
         return {
             "bundle_id": work.name,
             "manifest": manifest_dict,
             "functions": fn_dicts,
-            "review": review(manifest_dict, fn_dicts, self.settings.limits),
+            "review": shown,
             "upgrade": upgrade,
         }
 
@@ -136,6 +143,8 @@ class Installer:
                     s.add(bv)
                 bv.kind, bv.digest, bv.publisher = manifest.get("kind", "agent"), staged["digest"], manifest["publisher"]
                 bv.manifest, bv.functions, bv.path = manifest, functions, str(dest)
+                provenance = staged.get("provenance") or {}
+                bv.source, bv.publisher_fingerprint = provenance.get("gallery"), provenance.get("fingerprint")
                 s.flush()
                 inst = s.scalar(
                     select(Installation).where(Installation.user_id == who.user_id, Installation.agent == name)
@@ -165,7 +174,8 @@ class Installer:
                 audit(
                     s, user_id=who.user_id, actor=who.actor, action=action, target=f"{name}@{version}",
                     decision="allow",
-                    detail={"granted": sorted(wanted), "declined": sorted(declared - wanted), "digest": staged["digest"]},
+                    detail={"granted": sorted(wanted), "declined": sorted(declared - wanted), "digest": staged["digest"],
+                            **({"verified_publisher": provenance} if provenance else {})},
                 )
             self.cache.forget(who.user_id, name)
             shutil.rmtree(work, ignore_errors=True)
