@@ -1,0 +1,99 @@
+"""The whole gallery path with real processes: `dreamer gallery serve`, a kernel pointed at it,
+and the real CLI: init → login → publish (which builds) → search → install as a second user
+(the review names the verified publisher) → call; then a republish, a yank and a tampered archive."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kernelproc import DREAMER, KernelProc, free_port, start_kernel
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str, Path]]:
+    root = tmp_path_factory.mktemp("gallery-e2e")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")}
+    log = open(root / "gallery.log", "ab")
+    gallery = subprocess.Popen(
+        [DREAMER, "gallery", "serve", "--port", str(port), "--home", str(root / "gallery")],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert gallery.poll() is None, (root / "gallery.log").read_text()
+            try:
+                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the gallery did not start"
+            time.sleep(0.1)
+        kernel = start_kernel(root / "home", {"DREAMER_GALLERIES": url, "DREAMER_CONFIG_DIR": str(root / "config")})
+        try:
+            yield kernel, url, root
+        finally:
+            kernel.stop()
+    finally:
+        gallery.terminate()
+        gallery.wait(20)
+
+
+def _ok(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, done.stderr + done.stdout
+    return done.stdout
+
+
+def test_publish_search_install_verified(setup: tuple[KernelProc, str, Path]) -> None:
+    kernel, url, root = setup
+    folder = root / "weather"
+    _ok(kernel.cli("init", "weather", "--dir", str(folder)))
+    manifest = folder / "agent.yaml"
+    manifest.write_text(manifest.read_text().replace("publisher: me", "publisher: acme"))
+    assert "Logged in" in _ok(kernel.cli("login", url, "--name", "acme"))
+    assert (root / "config" / "publisher.key").stat().st_mode & 0o777 == 0o600
+
+    published = kernel.cli("publish", str(folder))
+    assert "Building" in published.stderr and "Published weather 0.1.0" in _ok(published)
+
+    hits = kernel.cli_json("search", "greet")
+    assert [h["name"] for h in hits] == ["weather"] and hits[0]["publisher"] == "acme"
+
+    kernel.cli_json("users", "add", "bob")
+    installed = _ok(kernel.cli("install", "weather", "--yes", "--user", "bob"))
+    fingerprint = kernel.cli_json("keys", "show")["fingerprint"]
+    assert f"Published by acme (verified, key fingerprint {fingerprint}" in installed
+    assert "Installed weather 0.1.0" in installed
+    assert "Hello, gallery" in str(kernel.cli_json("call", "weather", "hello", '{"name": "gallery"}', "--user", "bob")["result"])
+
+    # A republish of the same version is refused with a clear sentence.
+    again = kernel.cli("publish", str(folder))
+    assert again.returncode != 0 and "already published and versions are immutable" in again.stderr
+
+    # Yank 0.2.0: a new install by name gets 0.1.0 again.
+    manifest.write_text(manifest.read_text().replace("version: 0.1.0", "version: 0.2.0"))
+    _ok(kernel.cli("publish", str(folder)))
+    _ok(kernel.cli("yank", "weather@0.2.0", "--reason", "broken"))
+    with kernel.client() as api:
+        staged = api.post("/v1/gallery/install", json={"name": "weather"}).json()
+        assert staged["manifest"]["version"] == "0.1.0" and staged["review"]["publisher_verified"] is True
+
+        # An archive altered on the gallery's disk is refused by the kernel, and nothing is staged.
+        archive = root / "gallery" / "archives" / "weather" / "0.1.0.tar.gz"
+        archive.chmod(0o644)
+        data = archive.read_bytes()
+        archive.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+        staging = kernel.home / "staging"
+        before = sorted(staging.iterdir()) if staging.exists() else []
+        refused = api.post("/v1/gallery/install", json={"name": "weather", "version": "0.1.0"})
+        assert refused.status_code == 422 and refused.json()["error"]["code"] == "digest_mismatch"
+        assert (sorted(staging.iterdir()) if staging.exists() else []) == before
