@@ -165,6 +165,9 @@ class Client:
     def build(self, archive: bytes) -> Any:
         return self.request("POST", "/v1/build", content=archive, content_type="application/gzip")
 
+    def test_bundle(self, archive: bytes) -> Any:
+        return self.request("POST", "/v1/test", content=archive, content_type="application/gzip")
+
     def stage_bundle(self, archive: bytes) -> Any:
         return self.request("POST", "/v1/bundles", content=archive, content_type="application/gzip")
 

@@ -21,6 +21,7 @@ from sqlalchemy import delete, select
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.archive import extract, install_copy, pack, remove_tree, tree_digest
+from dreamer.kernel.bundles.agenttests import run_agent_tests
 from dreamer.kernel.bundles.build import describe_bundle
 from dreamer.kernel.bundles.functions import dump_functions, load_functions
 from dreamer.kernel.bundles.manifest import Manifest, load_manifest
@@ -59,6 +60,15 @@ class Installer:
         try:
             bundle, manifest = _unpack(archive, work, "building")
             return await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    async def test(self, archive: bytes) -> dict[str, Any]:
+        """Run the bundle's own tests/ with pytest in the sandbox (`dreamer test`)."""
+        work = self._new_stage_dir()
+        try:
+            bundle, manifest = _unpack(archive, work, "testing")
+            return await run_agent_tests(self.sandbox, self.settings, bundle, manifest, work / "data")
         finally:
             shutil.rmtree(work, ignore_errors=True)
 

@@ -97,3 +97,51 @@ def test_publish_search_install_verified(setup: tuple[KernelProc, str, Path]) ->
         refused = api.post("/v1/gallery/install", json={"name": "weather", "version": "0.1.0"})
         assert refused.status_code == 422 and refused.json()["error"]["code"] == "digest_mismatch"
         assert (sorted(staging.iterdir()) if staging.exists() else []) == before
+
+
+def test_agent_tests_run_in_the_sandbox(setup: tuple[KernelProc, str, Path]) -> None:
+    kernel, _, root = setup
+    folder = root / "tested"
+    _ok(kernel.cli("init", "tested", "--dir", str(folder)))
+    (folder / "tests").mkdir()
+    (folder / "tests" / "test_own.py").write_text(
+        "import pytest\nfrom tested.server import hello\n\n"
+        "class Ctx:\n    def log(self, *a, **k):\n        pass\n\n"
+        "def test_hello():\n    assert hello(Ctx(), 'x') == 'Hello, x!'\n\n"
+        "def test_bundle_is_read_only():\n    with pytest.raises(OSError):\n        open('/agent/new-file', 'w')\n"
+    )
+    passed = kernel.cli_json("test", str(folder))
+    assert passed["passed"] is True and "2 passed" in passed["output"]
+    (folder / "tests" / "test_own.py").write_text("def test_fails():\n    assert 1 == 2\n")
+    failed = kernel.cli("test", str(folder))
+    assert failed.returncode == 1 and "1 failed" in failed.stdout and "tests failed" in failed.stderr
+
+
+def test_dev_reinstalls_on_change_and_shows_calls(setup: tuple[KernelProc, str, Path]) -> None:
+    kernel, _, root = setup
+    folder = root / "devloop"
+    _ok(kernel.cli("init", "devloop", "--dir", str(folder)))
+    env = dict(kernel.env, COLUMNS="200", PYTHONUNBUFFERED="1")
+    dev = subprocess.Popen([DREAMER, "dev", str(folder), "--interval", "0.3", "--stop-after", "90"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        with kernel.client() as api:
+            def answer() -> str:
+                r = api.post("/v1/agents/devloop/functions/hello", json={"args": {"name": "dev"}})
+                return str(r.json().get("result")) if r.status_code == 200 else ""
+
+            deadline = time.monotonic() + 60
+            while answer() != "Hello, dev!":
+                assert time.monotonic() < deadline and dev.poll() is None, "dev did not install the agent"
+                time.sleep(0.3)
+            server = folder / "devloop" / "server.py"
+            server.write_text(server.read_text().replace('f"Hello, {name}!"', 'f"Howdy, {name}!"'))
+            while answer() != "Howdy, dev!":
+                assert time.monotonic() < deadline and dev.poll() is None, "dev did not reload the agent"
+                time.sleep(0.3)
+            time.sleep(1.0)  # one more look, so the last call is printed
+    finally:
+        dev.send_signal(2)
+        output = dev.communicate(timeout=30)[0]
+    assert "Reloaded devloop" in output, output
+    assert "call hello" in output and "Howdy, dev!" in output, output
