@@ -56,19 +56,18 @@ class Installer:
 
     async def build(self, archive: bytes) -> list[dict[str, Any]]:
         """Describe a bundle's functions by importing it in the sandbox (`dreamer build`)."""
-        work = self._new_stage_dir()
-        try:
-            bundle, manifest = _unpack(archive, work, "building")
-            return await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        return await self._in_scratch(archive, "building", describe_bundle)
 
     async def test(self, archive: bytes) -> dict[str, Any]:
         """Run the bundle's own tests/ with pytest in the sandbox (`dreamer test`)."""
+        return await self._in_scratch(archive, "testing", run_agent_tests)
+
+    async def _in_scratch(self, archive: bytes, doing: str, run: Any) -> Any:
+        """Unpack into a throwaway folder, run `run(sandbox, settings, bundle, manifest, scratch)`, delete it."""
         work = self._new_stage_dir()
         try:
-            bundle, manifest = _unpack(archive, work, "testing")
-            return await run_agent_tests(self.sandbox, self.settings, bundle, manifest, work / "data")
+            bundle, manifest = _unpack(archive, work, doing)
+            return await run(self.sandbox, self.settings, bundle, manifest, work / "data")
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
