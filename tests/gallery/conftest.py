@@ -82,9 +82,15 @@ def serve(app) -> Iterator[Served]:
         thread.join(10)
 
 
-@pytest.fixture
-def gallery_http(tmp_path: Path) -> Iterator[Served]:
-    yield from serve(create_app(GallerySettings.at(tmp_path / "gallery")))
+@pytest.fixture(params=["sqlite", "postgresql"])
+def gallery_http(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
+    """The same gallery on both backends its store supports."""
+    url = request.getfixturevalue("fresh_pg_url") if request.param == "postgresql" else None
+    app = create_app(GallerySettings.at(tmp_path / "gallery", url))
+    try:
+        yield from serve(app)
+    finally:
+        app.state.gallery.store.dispose()
 
 
 def register(http: Served, name: str) -> Publisher:
