@@ -175,9 +175,12 @@ class Installer:
                     # shown in the upgrade review that is being approved now.
                     wanted = (previous & declared) | set(required) | ((declared - old_declared) - set(without))
                     wanted -= set(without)
+                    # Folders the user chose under a declared fs:* stay while it is declared.
+                    wanted |= {g for g in previous if _admitted(g, declared)}
                     inst.bundle_id = bv.id
                     inst.updated_at = utcnow()
                     action = "upgrade"
+                wanted = {w for w in wanted if not parse_scope(w).is_chooser}  # fs:* names no folder to grant
                 s.execute(delete(Grant).where(Grant.user_id == who.user_id, Grant.agent == name))
                 s.add_all(Grant(user_id=who.user_id, agent=name, scope=scope) for scope in sorted(wanted))
                 audit(
@@ -230,7 +233,11 @@ class Installer:
             rows = []
             for a in agents:
                 grants = {g.scope: g for g in grants_of(s, who.user_id, a.name)}
-                for row in scope_rows(a.required, a.optional):
+                listed = scope_rows(a.required, a.optional)
+                declared = {row["scope"] for row in listed}
+                # Folders granted under a declared fs:* are listed after the declared scopes.
+                listed += scope_rows([], sorted(set(grants) - declared))
+                for row in listed:
                     g = grants.get(row["scope"])
                     rows.append(
                         {
@@ -248,7 +255,11 @@ class Installer:
             declared = [*installed.required, *installed.optional]
             # A grant names a declared scope, or a broader one that covers declared scopes:
             # `grant recipes agent:grocery` re-grants every declared agent:grocery.* scope.
+            if wanted.is_chooser:
+                raise DreamerError("invalid_argument", f"{scope} names no folder; grant a folder, e.g. {wanted.kind}:/home/me/project")
             matching = [d for d in declared if d == scope or wanted.covers(parse_scope(d))]
+            if not matching and _admitted(scope, declared):
+                matching = [scope]  # a folder the user chose, under a declared fs:* / fs.ro:*
             if not matching:
                 raise DreamerError(
                     "invalid_argument",
@@ -347,3 +358,12 @@ def _parse(scope: str):  # noqa: ANN202 - returns Scope
         return parse_scope(scope)
     except ScopeError as exc:
         raise DreamerError("invalid_argument", str(exc)) from None
+
+
+def _admitted(scope: str, declared: set[str] | list[str]) -> bool:
+    """Whether `scope` is a folder the user may grant under a declared fs:* / fs.ro:*."""
+    try:
+        wanted = parse_scope(scope)
+    except ScopeError:
+        return False
+    return any(parse_scope(d).admits(wanted) for d in declared)
