@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conftest import archive_of, client_for, make_bundle, register
+from gallerykit import archive_of, client_for, make_bundle, register
 from dreamer.gallery.publish import signed_upload
 from dreamer.gallery.signing import sha256_hex
 from dreamer.kernel.errors import DreamerError

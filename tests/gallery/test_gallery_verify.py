@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import archive_of, client_for, make_bundle, register
+from gallerykit import archive_of, client_for, make_bundle, register
 from dreamer.gallery.publish import signed_upload
 from dreamer.gallery.signing import public_key_text
 from dreamer.gallery.verify import verify_download
