@@ -177,8 +177,8 @@ class Client:
     def gallery_search(self, query: str, limit: int | None = None) -> Any:
         return self.get("/v1/gallery/search", q=query, limit=limit)
 
-    def gallery_install(self, name: str, version: str | None) -> Any:
-        return self.post("/v1/gallery/install", {"name": name, "version": version})
+    def gallery_install(self, name: str, version: str | None, accept_new_key: bool = False) -> Any:
+        return self.post("/v1/gallery/install", {"name": name, "version": version, "accept_new_key": accept_new_key})
 
     def agents(self) -> Any:
         return self.get("/v1/agents")

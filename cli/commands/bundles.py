@@ -143,6 +143,9 @@ def install(
         list[str] | None,
         typer.Option("--without", metavar="SCOPE", help="Leave out an optional permission (repeatable)."),
     ] = None,
+    accept_new_key: Annotated[
+        bool, typer.Option("--accept-new-key", help="From a gallery: accept a publisher key other than the one seen before.")
+    ] = False,
     json_out: JsonOpt = False,
     user: UserOpt = None,
 ) -> None:
@@ -154,7 +157,7 @@ def install(
         if package is not None:
             # The kernel downloads and verifies; the transfer happens there, so a spinner here.
             with out.err.status(f"Downloading and verifying {path} from the gallery..."):
-                staged = api.gallery_install(*package)
+                staged = api.gallery_install(*package, accept_new_key)
         else:
             staged = api.stage_bundle(_archive_for(Path(path), path))
         if not isinstance(staged, dict) or "bundle_id" not in staged:

@@ -16,6 +16,7 @@ from dreamer.gallery.verify import verify_download
 from dreamer.kernel.bundles.archive import BundleLimits
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.pins import check_pinned_key
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Principal
 
@@ -49,10 +50,11 @@ class GalleryInstaller:
             raise failures[0]
         return results[:limit]
 
-    async def stage(self, who: Principal, name: str, version: str | None) -> dict[str, Any]:
+    async def stage(self, who: Principal, name: str, version: str | None, accept_new_key: bool = False) -> dict[str, Any]:
         listing, data, url = await asyncio.to_thread(self._download, name, version)
         limits = BundleLimits(max_archive_bytes=self.settings.max_bundle_bytes, max_files=self.settings.max_bundle_files)
         verified = await asyncio.to_thread(verify_download, listing, data, url, limits)
+        check_pinned_key(self.installer.store, url, verified.publisher, verified.fingerprint, accept_new_key)
         staged = await self.installer.stage(who, data, provenance=verified.provenance())
         if listing.get("yanked"):
             staged["review"]["yanked"] = listing.get("yank_reason") or "yanked by its publisher"

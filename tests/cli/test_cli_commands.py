@@ -298,4 +298,5 @@ def test_install_by_name_goes_through_the_kernels_galleries(cli: Callable[..., R
     done = cli("install", "reviewed@1.0.0", "--yes")
     assert done.exit_code == 0, done.output
     assert "Published by tests (verified, key fingerprint ed25519:ab12 on http://g.test)" in done.stdout
-    assert json.loads(against.requests("POST", "/v1/gallery/install")[0].body) == {"name": "reviewed", "version": "1.0.0"}
+    sent = json.loads(against.requests("POST", "/v1/gallery/install")[0].body)
+    assert sent == {"name": "reviewed", "version": "1.0.0", "accept_new_key": False}

@@ -119,6 +119,11 @@ def test_every_refusal_stores_nothing(gallery_http, tmp_path: Path) -> None:
     # A bad signature: mallory's key over alice's statement.
     refused("signature_invalid", "not valid for the key of publisher alice",
             replace(new_up, signature=signed_upload(new_data, mallory.key)[0].signature), new_data)
+    # A key the gallery does not know for alice (registered to nobody).
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    stranger = signed_upload(new_data, Ed25519PrivateKey.generate())[0].signature
+    refused("signature_invalid", "not valid for the key of publisher alice", replace(new_up, signature=stranger), new_data)
     # Claims that differ from the archive's manifest: scopes and version.
     refused("metadata_mismatch", "asks for scopes", replace(new_up, scopes=["llm"]), new_data)
     refused("metadata_mismatch", "says version", replace(new_up, version="2.0.1"), new_data)

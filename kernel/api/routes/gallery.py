@@ -18,6 +18,7 @@ class GalleryInstallBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(pattern=NAME_RE)
     version: str | None = Field(default=None, pattern=SEMVER_RE)
+    accept_new_key: bool = False
 
 
 @router.get("")
@@ -33,4 +34,4 @@ async def search(k: KernelDep, _: PrincipalDep, q: str = "", limit: int = 20) ->
 @router.post("/install", status_code=201)
 async def install(body: GalleryInstallBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Download, verify and stage a package; answers like POST /v1/bundles. Nothing is granted yet."""
-    return await GalleryInstaller(k.settings, k.installer).stage(who, body.name, body.version)
+    return await GalleryInstaller(k.settings, k.installer).stage(who, body.name, body.version, body.accept_new_key)
