@@ -7,6 +7,7 @@ without multipart encoding.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Annotated, Any
 
@@ -79,7 +80,8 @@ def create_app(settings: GallerySettings, gallery: Gallery | None = None) -> Fas
         g.authenticate(token)  # before reading a large body from a stranger
         data = await read_limited(request, settings.max_archive_bytes)
         upload = Upload(name, version, x_dreamer_sha256.strip(), x_dreamer_signature.strip(), _scopes(x_dreamer_scopes))
-        return g.publish(token, upload, data)
+        # Unpacking and hashing up to the size limit: off the event loop, so reads keep being served.
+        return await asyncio.to_thread(g.publish, token, upload, data)
 
     @app.get("/v1/packages")
     def search(q: str = "", limit: int = 20) -> list[dict[str, Any]]:

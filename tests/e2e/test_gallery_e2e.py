@@ -13,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from dreamer.gallery.signing import fingerprint as fingerprint_of
+from dreamer.gallery.signing import load_key, public_key_text
 from kernelproc import DREAMER, KernelProc, free_port, start_kernel
 
 
@@ -68,9 +70,10 @@ def test_publish_search_install_verified(setup: tuple[KernelProc, str, Path]) ->
     hits = kernel.cli_json("search", "greet")
     assert [h["name"] for h in hits] == ["weather"] and hits[0]["publisher"] == "acme"
 
-    kernel.cli_json("users", "add", "bob")
+    with kernel.client() as api:
+        assert api.post("/v1/users", json={"name": "bob"}).status_code in (200, 201)
     installed = _ok(kernel.cli("install", "weather", "--yes", "--user", "bob"))
-    fingerprint = kernel.cli_json("keys", "show")["fingerprint"]
+    fingerprint = fingerprint_of(public_key_text(load_key(root / "config" / "publisher.key").public_key()))
     assert f"Published by acme (verified, key fingerprint {fingerprint}" in installed
     assert "Installed weather 0.1.0" in installed
     assert "Hello, gallery" in str(kernel.cli_json("call", "weather", "hello", '{"name": "gallery"}', "--user", "bob")["result"])
