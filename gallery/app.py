@@ -11,14 +11,13 @@ import asyncio
 import json
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Header, Request
-from fastapi.responses import FileResponse
-from pydantic import BaseModel, Field
-
 from dreamer.gallery.service import Gallery, GallerySettings, Upload
 from dreamer.kernel.api.body import read_limited
 from dreamer.kernel.api.errors import install_handlers
 from dreamer.kernel.errors import DreamerError
+from fastapi import FastAPI, Header, Request
+from fastapi.responses import FileResponse
+from pydantic import BaseModel, Field
 
 VERSION = "0.1.0"
 Auth = Annotated[str | None, Header()]

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dreamer.gallery.signing import Statement, sha256_hex
 from dreamer.kernel.bundles.archive import BundleLimits, extract
 from dreamer.kernel.bundles.functions import load_functions
 from dreamer.kernel.bundles.manifest import load_manifest
-from dreamer.gallery.signing import Statement, sha256_hex
+from dreamer.kernel.errors import DreamerError
 
 README_NAMES = ("README.md", "README.txt", "README")
 MAX_README_CHARS = 64 * 1024
@@ -57,7 +58,7 @@ def manifest_scopes(manifest: dict[str, Any]) -> list[str]:
     return [*perms.get("required", []), *perms.get("optional", [])]
 
 
-def read_bundle(data: bytes, limits: BundleLimits = BundleLimits()) -> BundleFacts:
+def read_bundle(data: bytes, limits: BundleLimits | None = None) -> BundleFacts:
     """Unpack the archive in a private temporary folder, read manifest, functions and README, delete it.
 
     Raises DreamerError('invalid_bundle') for a hostile or malformed archive. A bundle
@@ -65,12 +66,10 @@ def read_bundle(data: bytes, limits: BundleLimits = BundleLimits()) -> BundleFac
     """
     work = Path(tempfile.mkdtemp(prefix="dreamer-gallery-"))
     try:
-        root = extract(data, work / "bundle", limits)
+        root = extract(data, work / "bundle", limits or BundleLimits())
         manifest = load_manifest(root)
         functions = load_functions(root)
         if functions is None and manifest.kind == "agent":
-            from dreamer.kernel.errors import DreamerError
-
             raise DreamerError(
                 "invalid_bundle", f"{manifest.name} has no functions.json; run `dreamer build` before publishing"
             )

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Self
 from urllib.parse import quote
 
 import httpx
-
 from dreamer.gallery.service import Upload
 from dreamer.kernel.errors import DreamerError
 
@@ -37,7 +36,7 @@ class GalleryClient:
         except (httpx.InvalidURL, ValueError) as exc:
             raise DreamerError("invalid_argument", f"{url!r} is not a usable gallery URL: {exc}") from None
 
-    def __enter__(self) -> GalleryClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

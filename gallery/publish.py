@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
 from dreamer.gallery.bundle import BundleFacts, read_bundle
 from dreamer.gallery.service import Upload
 from dreamer.gallery.signing import sign

@@ -8,27 +8,30 @@ removed again if that commit fails, so a refusal or a crash stores nothing.
 from __future__ import annotations
 
 import hashlib
-import re
 import os
+import re
 import secrets
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
-
 from dreamer.gallery.bundle import BundleFacts, read_bundle
 from dreamer.gallery.search import document, rank
-from dreamer.gallery.signing import Statement, fingerprint, parse_public_key, public_key_text, sha256_hex, verify
+from dreamer.gallery.signing import (
+    fingerprint,
+    parse_public_key,
+    public_key_text,
+    sha256_hex,
+    verify,
+)
 from dreamer.gallery.store import Package, Publisher, Version, open_store, semver_key
 from dreamer.kernel.bundles.archive import BundleLimits
 from dreamer.kernel.bundles.manifest import NAME_RE, SEMVER_RE
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.store.db import Store
-
-
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 
 @dataclass(frozen=True)
@@ -301,7 +304,3 @@ def _version_view(package: Package, v: Version) -> dict[str, Any]:
         "yanked": v.yanked, "yank_reason": v.yank_reason or None, "published_at": v.published_at.isoformat(),
     }
 
-
-def statement_for(view: dict[str, Any]) -> Statement:
-    """The statement a listed version's signature must cover (what a kernel verifies)."""
-    return Statement(view["name"], view["version"], view["publisher"]["name"], view["sha256"], tuple(view["scopes"]))

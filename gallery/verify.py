@@ -28,7 +28,7 @@ class Verified:
         return {"publisher": self.publisher, "fingerprint": self.fingerprint, "gallery": self.gallery}
 
 
-def verify_download(listing: dict[str, Any], data: bytes, gallery: str, limits: BundleLimits = BundleLimits()) -> Verified:
+def verify_download(listing: dict[str, Any], data: bytes, gallery: str, limits: BundleLimits | None = None) -> Verified:
     label = f"{listing.get('name')} {listing.get('version')} from {gallery}"
     actual = sha256_hex(data)
     if actual != listing.get("sha256"):

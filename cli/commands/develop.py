@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
-
-from dreamer.cli.client import CLIError, Client
+from dreamer.cli.client import Client, CLIError
 from dreamer.cli.commands.bundles import pack_folder, write_functions
 from dreamer.cli.commands.common import JsonOpt, UserOpt, client, guarded
 from dreamer.cli.output import Output, cell_text
 from dreamer.cli.review import read_review, render_review
+from rich.markup import escape
 
 
 def _bundle_folder(path: Path, command: str) -> Path:

@@ -10,24 +10,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
-
 from dreamer.cli.client import CLIError
 from dreamer.cli.commands.bundles import pack_folder, read_archive, write_functions
 from dreamer.cli.commands.common import JsonOpt, UserOpt, client, guarded
 from dreamer.cli.output import Output, cell_text, make_table
 from dreamer.cli.progress import transfer
 from dreamer.cli.publisher import key_path, login_for, save_login
+from rich.markup import escape
 
 GalleryOpt = Annotated[str | None, typer.Option("--gallery", metavar="URL", help="The gallery (default: the one you are logged in to).")]
 
 
-def _cli_error(exc: Exception) -> CLIError:
-    from dreamer.kernel.errors import DreamerError
-
-    if isinstance(exc, DreamerError):
-        return CLIError(exc.code, exc.message)
-    raise exc
+def _cli_error(exc: Any) -> CLIError:
+    """A DreamerError from the gallery code (which the CLI shares) as the CLI's own error."""
+    return CLIError(exc.code, exc.message)
 
 
 # ------------------------------------------------------------------------ keys
@@ -233,7 +229,6 @@ def serve(
 ) -> None:
     """Serve a gallery (its API under /v1, OpenAPI at /openapi.json)."""
     import uvicorn
-
     from dreamer.cli.config import dreamer_home
     from dreamer.gallery.app import create_app
     from dreamer.gallery.service import GallerySettings

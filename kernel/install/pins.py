@@ -7,11 +7,10 @@ there is no second table to keep in step with what is installed.
 
 from __future__ import annotations
 
-from sqlalchemy import select
-
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import BundleVersion
+from sqlalchemy import select
 
 
 def check_pinned_key(store: Store, gallery: str, publisher: str, fingerprint: str, accept_new_key: bool) -> None:

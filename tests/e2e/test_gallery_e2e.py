@@ -12,7 +12,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from dreamer.gallery.signing import fingerprint as fingerprint_of
 from dreamer.gallery.signing import load_key, public_key_text
 from kernelproc import DREAMER, KernelProc, free_port, start_kernel
@@ -24,7 +23,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")}
-    log = open(root / "gallery.log", "ab")
+    log = open(root / "gallery.log", "ab")  # noqa: SIM115 - the gallery process writes to it until teardown
     gallery = subprocess.Popen(
         [DREAMER, "gallery", "serve", "--port", str(port), "--home", str(root / "gallery")],
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from dreamer.gallery.app import create_app
 from dreamer.gallery.service import GallerySettings
 from gallerykit import Served, serve

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
 from dreamer.gallery.client import GalleryClient
 from dreamer.gallery.signing import public_key_text
 from dreamer.kernel.bundles.archive import pack

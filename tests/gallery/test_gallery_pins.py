@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.pins import check_pinned_key
 from dreamer.kernel.store.db import Store

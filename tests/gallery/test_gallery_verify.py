@@ -6,12 +6,11 @@ import copy
 from pathlib import Path
 
 import pytest
-
-from gallerykit import archive_of, client_for, make_bundle, register
 from dreamer.gallery.publish import signed_upload
 from dreamer.gallery.signing import public_key_text
 from dreamer.gallery.verify import verify_download
 from dreamer.kernel.errors import DreamerError
+from gallerykit import archive_of, client_for, make_bundle, register
 
 
 def test_download_checks(gallery_http, tmp_path: Path) -> None:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
-
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
 from dreamer.kernel.bundles.manifest import NAME_RE, SEMVER_RE
 from dreamer.kernel.install.gallery import GalleryInstaller
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
 
 router = APIRouter(prefix="/v1/gallery", tags=["gallery"])
 
