@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 
 _WORD = re.compile(r"[a-z0-9]+")
 # field -> weight: a hit in the name counts most, one in an example least.
@@ -46,15 +46,16 @@ def document(name: str, manifest: dict[str, Any], functions: list[dict[str, Any]
     )
 
 
-def _word_score(term: str, vocabulary: set[str]) -> float:
-    best = 0.0
-    for word in vocabulary:
-        if word == term:
-            return 100.0
+def _term_scores(term: str, vocabulary: list[str]) -> dict[str, float]:
+    """Every word of the catalogue that matches the term, with its score (rapidfuzz's C loop)."""
+    scores = {word: score for word, score, _ in
+              process.extract(term, vocabulary, scorer=fuzz.ratio, score_cutoff=MIN_WORD_SCORE, limit=None)}
+    if len(term) >= 3:
         # A prefix is what people type while searching ("groc" for "grocery").
-        score = 95.0 if len(term) >= 3 and word.startswith(term) else fuzz.ratio(term, word)
-        best = max(best, score)
-    return best
+        for word in vocabulary:
+            if word.startswith(term) and scores.get(word, 0.0) < 95.0:
+                scores[word] = 95.0
+    return scores
 
 
 def rank(query: str, documents: list[Document]) -> list[tuple[str, float]]:
@@ -62,15 +63,18 @@ def rank(query: str, documents: list[Document]) -> list[tuple[str, float]]:
     terms = words(query)
     if not terms:
         return [(d.name, 0.0) for d in sorted(documents, key=lambda d: d.name)]
+    vocabulary = sorted(set().union(*(field for d in documents for field in d.fields.values())))
+    matches = {term: _term_scores(term, vocabulary) for term in terms}
     results = []
     for doc in documents:
         total = 0.0
         for term in terms:
+            scores = matches[term]
             best = 0.0
-            for field_name, vocabulary in doc.fields.items():
-                score = _word_score(term, vocabulary)
-                if score >= MIN_WORD_SCORE:
-                    best = max(best, score * WEIGHTS[field_name])
+            for field_name, field in doc.fields.items():
+                hit = field & scores.keys()
+                if hit:
+                    best = max(best, max(scores[w] for w in hit) * WEIGHTS[field_name])
             if best == 0.0:
                 break
             total += best

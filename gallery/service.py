@@ -25,7 +25,7 @@ from dreamer.gallery.signing import (
     sha256_hex,
     verify,
 )
-from dreamer.gallery.store import Package, Publisher, Version, open_store, semver_key
+from dreamer.gallery.store import Package, Publisher, Version, bump_changes, catalogue_changes, open_store, semver_key
 from dreamer.kernel.bundles.archive import BundleLimits
 from dreamer.kernel.bundles.manifest import NAME_RE, SEMVER_RE
 from dreamer.kernel.errors import DreamerError
@@ -80,6 +80,8 @@ class Gallery:
         self.settings = settings
         self.store = store or open_store(settings.database_url)
         self.limits = BundleLimits(max_archive_bytes=settings.max_archive_bytes)
+        # (catalogue change count, search documents, summaries by name); see search().
+        self._catalogue: tuple[int, list[Any], dict[str, dict[str, Any]]] | None = None
 
     # -- publishers -----------------------------------------------------------------
 
@@ -162,6 +164,7 @@ class Gallery:
                     functions=facts.functions, readme=facts.readme,
                 ))
                 s.flush()  # the unique (package, version) check, before the file is written
+                bump_changes(s)
                 _write_atomic(target, data)
                 written = True
         except IntegrityError:
@@ -212,15 +215,25 @@ class Gallery:
         return path
 
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        docs, summaries = self._load_catalogue()
+        ranked = rank(query, docs)[: max(1, min(limit, 100))]
+        return [{**summaries[name], "score": score} for name, score in ranked]
+
+    def _load_catalogue(self) -> tuple[list[Any], dict[str, dict[str, Any]]]:
+        """Search documents of every package's latest offered version, reloaded only after a publish or yank."""
         with self.store.session() as s:
-            packages = {p.name: p for p in s.scalars(select(Package))}
-            docs = []
-            for package in packages.values():
+            changes = catalogue_changes(s)
+            cached = self._catalogue
+            if cached is not None and cached[0] == changes:
+                return cached[1], cached[2]
+            docs, summaries = [], {}
+            for package in s.scalars(select(Package)):
                 latest = _latest(package.versions)
                 if latest is not None:
                     docs.append(document(package.name, latest.manifest, latest.functions))
-            ranked = rank(query, docs)[: max(1, min(limit, 100))]
-            return [{**_summary(packages[name]), "score": score} for name, score in ranked]
+                    summaries[package.name] = _summary(package)
+        self._catalogue = (changes, docs, summaries)
+        return docs, summaries
 
     # -- yank -----------------------------------------------------------------------------
 
@@ -235,6 +248,7 @@ class Gallery:
                 raise DreamerError("not_found", f"{name} has no version {version} on this gallery")
             found.yanked = not undo
             found.yank_reason = "" if undo else reason[:500]
+            bump_changes(s)
         return self.version(name, version)
 
 

@@ -42,6 +42,9 @@ class SchemaVersion(GalleryBase):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     version: Mapped[int] = mapped_column(Integer)
+    # Bumped by every publish and yank: a search cache is good while this is unchanged,
+    # also across several gallery processes sharing one store.
+    changes: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class Publisher(GalleryBase):
@@ -109,10 +112,21 @@ def open_store(url: str) -> Store:
     with store.session() as s:
         row = s.scalar(select(SchemaVersion))
         if row is None:
-            s.add(SchemaVersion(id=1, version=SCHEMA_VERSION))
+            s.add(SchemaVersion(id=1, version=SCHEMA_VERSION, changes=0))
         elif row.version > SCHEMA_VERSION:
             raise DreamerError(
                 "internal", f"the gallery store {store.safe_url} has schema version {row.version}, newer than this "
                 f"gallery understands ({SCHEMA_VERSION}); upgrade dreamer"
             )
     return store
+
+
+def bump_changes(session: object) -> None:
+    """Count a change of the catalogue, in the caller's transaction."""
+    from sqlalchemy import update
+
+    session.execute(update(SchemaVersion).where(SchemaVersion.id == 1).values(changes=SchemaVersion.changes + 1))  # type: ignore[attr-defined]
+
+
+def catalogue_changes(session: object) -> int:
+    return int(session.scalar(select(SchemaVersion.changes).where(SchemaVersion.id == 1)) or 0)  # type: ignore[attr-defined]

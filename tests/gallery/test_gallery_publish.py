@@ -56,6 +56,7 @@ def test_publish_search_versions_download_yank(gallery_http, tmp_path: Path) -> 
     assert refused.value.code == "forbidden"
     assert api.yank("grocery", "1.1.0", "broken")["yanked"] is True
     assert api.package("grocery")["latest"] == "1.0.0"
+    assert api.search("grocery")[0]["latest"] == "1.0.0"  # the search cache saw the yank
     assert api.download("grocery", "1.1.0", 10**6)
     page = api.publisher("alice")
     assert [p["name"] for p in page["packages"]] == ["grocery", "notes"] and page["fingerprint"].startswith("ed25519:")
