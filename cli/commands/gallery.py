@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 from dreamer.cli.client import CLIError
-from dreamer.cli.commands.bundles import pack_folder, read_archive, write_functions
+from dreamer.cli.commands.bundles import MAX_ARCHIVE_BYTES, pack_folder, read_archive, write_functions
 from dreamer.cli.commands.common import JsonOpt, UserOpt, client, guarded
 from dreamer.cli.output import Output, cell_text, make_table
 from dreamer.cli.progress import transfer
@@ -139,6 +139,8 @@ def publish(
         data = read_archive(path)
     else:
         raise CLIError("not_found", f"no such file or folder: {path}")
+    if len(data) > MAX_ARCHIVE_BYTES:
+        raise CLIError("payload_too_large", f"the packed bundle is {len(data)} bytes; galleries take at most {MAX_ARCHIVE_BYTES} bytes, so leave large files out.")
     try:
         key = load_key(key_path())
         upload, facts = signed_upload(data, key)

@@ -75,6 +75,8 @@ def test_publish_search_install_verified(setup: tuple[KernelProc, str, Path]) ->
     fingerprint = fingerprint_of(public_key_text(load_key(root / "config" / "publisher.key").public_key()))
     assert f"Published by acme (verified, key fingerprint {fingerprint}" in installed
     assert "Installed weather 0.1.0" in installed
+    agent = kernel.cli_json("agents", "--user", "bob")
+    assert next(a for a in agent if a["name"] == "weather")["verified_publisher"] == {"gallery": url, "fingerprint": fingerprint}
     assert "Hello, gallery" in str(kernel.cli_json("call", "weather", "hello", '{"name": "gallery"}', "--user", "bob")["result"])
 
     # A republish of the same version is refused with a clear sentence.
