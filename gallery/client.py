@@ -17,6 +17,8 @@ from dreamer.kernel.errors import DreamerError
 
 Progress = Callable[[int, int], None]
 CHUNK = 64 * 1024
+# A gallery may be hostile too: a JSON answer larger than this is refused, not read.
+MAX_JSON_BYTES = 8 * 1024 * 1024
 
 
 def _seg(value: str) -> str:
@@ -58,9 +60,19 @@ class GalleryClient:
         return response
 
     def _json(self, method: str, path: str, **kw: Any) -> Any:
-        response = self._send(self._http.build_request(method, path, **kw))
+        response = self._send(self._http.build_request(method, path, **kw), stream=True)
         try:
-            return response.json()
+            body = bytearray()
+            for chunk in response.iter_bytes(CHUNK):
+                body += chunk
+                if len(body) > MAX_JSON_BYTES:
+                    raise DreamerError("protocol_error", f"the gallery at {self.url} sent an answer over {MAX_JSON_BYTES} bytes; it was not read")
+        except httpx.HTTPError as exc:
+            raise DreamerError("gallery_unreachable", f"the answer of the gallery at {self.url} broke off ({type(exc).__name__})") from None
+        finally:
+            response.close()
+        try:
+            return json.loads(body)
         except ValueError:
             raise DreamerError("protocol_error", f"the gallery at {self.url} answered something that is not JSON") from None
 

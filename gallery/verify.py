@@ -28,7 +28,9 @@ class Verified:
         return {"publisher": self.publisher, "fingerprint": self.fingerprint, "gallery": self.gallery}
 
 
-def verify_download(listing: dict[str, Any], data: bytes, gallery: str, limits: BundleLimits | None = None) -> Verified:
+def verify_download(listing: Any, data: bytes, gallery: str, limits: BundleLimits | None = None) -> Verified:
+    if not isinstance(listing, dict) or not isinstance(listing.get("publisher"), dict):
+        raise DreamerError("protocol_error", f"the gallery at {gallery} sent a version listing of the wrong shape; nothing was installed")
     label = f"{listing.get('name')} {listing.get('version')} from {gallery}"
     actual = sha256_hex(data)
     if actual != listing.get("sha256"):

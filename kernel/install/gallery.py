@@ -42,7 +42,10 @@ class GalleryInstaller:
         for url in self._galleries():
             try:
                 with GalleryClient(url) as gallery:
-                    results += [{**hit, "gallery": url} for hit in gallery.search(query, limit)]
+                    hits = gallery.search(query, limit)
+                    if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
+                        raise DreamerError("protocol_error", f"the gallery at {url} answered a search with something that is not a list of packages")
+                    results += [{**hit, "gallery": url} for hit in hits]
             except DreamerError as exc:
                 log.warning("gallery %s: %s", url, exc.message)
                 failures.append(exc)
@@ -70,7 +73,11 @@ class GalleryInstaller:
                     if exc.code == "not_found":
                         continue
                     raise
+                if not isinstance(package, dict):
+                    raise DreamerError("protocol_error", f"the gallery at {url} sent a package listing of the wrong shape")
                 chosen = version or package.get("latest")
+                if not isinstance(chosen, str | None):
+                    raise DreamerError("protocol_error", f"the gallery at {url} named a latest version that is not text")
                 if not chosen:
                     raise DreamerError("not_found", f"every version of {name} on {url} is yanked; name a version with {name}@VERSION")
                 listing = gallery.version(name, chosen)

@@ -51,3 +51,29 @@ def test_download_checks(gallery_http, tmp_path: Path) -> None:
     with pytest.raises(DreamerError) as err:
         api.download("grocery", "1.0.0", 100)
     assert err.value.code == "payload_too_large"
+
+
+def test_a_hostile_gallery_gets_one_sentence(tmp_path: Path) -> None:
+    from fastapi import FastAPI
+    from fastapi.responses import Response
+
+    from gallerykit import serve
+
+    app = FastAPI()
+
+    @app.get("/v1/packages")
+    def flood() -> Response:
+        return Response(b"[" + b'"x",' * (3 * 1024 * 1024) + b'"x"]', media_type="application/json")
+
+    @app.get("/v1/packages/{name}/{version}")
+    def odd(name: str, version: str) -> dict:
+        return {"name": name, "version": version, "publisher": "not an object", "sha256": "0"}
+
+    for served in serve(app):
+        api = client_for(served)
+        with pytest.raises(DreamerError) as err:
+            api.search("x")
+        assert err.value.code == "protocol_error" and "was not read" in err.value.message
+        with pytest.raises(DreamerError) as err:
+            verify_download(api.version("x", "1.0.0"), b"", served.url)
+        assert err.value.code == "protocol_error" and "wrong shape" in err.value.message
