@@ -5,6 +5,7 @@ and the real CLI: init → login → publish (which builds) → search → insta
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -68,6 +69,15 @@ def test_publish_search_install_verified(setup: tuple[KernelProc, str, Path]) ->
 
     hits = kernel.cli_json("search", "greet")
     assert [h["name"] for h in hits] == ["weather"] and hits[0]["publisher"] == "acme"
+
+    # A starter agent publishes the same way (under this publisher's name, with a new version).
+    starter = root / "notes"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "agents" / "notes", starter,
+                    ignore=shutil.ignore_patterns("__pycache__", "functions.json"))
+    yaml = (starter / "agent.yaml").read_text()
+    (starter / "agent.yaml").write_text(yaml.replace("publisher: dreamer", "publisher: acme").replace("version: 1.0.0", "version: 9.0.0"))
+    assert "Published notes 9.0.0" in _ok(kernel.cli("publish", str(starter)))
+    assert "notes" in [h["name"] for h in kernel.cli_json("search", "notes")]
 
     with kernel.client() as api:
         assert api.post("/v1/users", json={"name": "bob"}).status_code in (200, 201)
