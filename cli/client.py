@@ -177,6 +177,9 @@ class Client:
     def gallery_search(self, query: str, limit: int | None = None) -> Any:
         return self.get("/v1/gallery/search", q=query, limit=limit)
 
+    def gallery_outdated(self) -> Any:
+        return self.get("/v1/gallery/outdated")
+
     def gallery_install(self, name: str, version: str | None, accept_new_key: bool = False) -> Any:
         return self.post("/v1/gallery/install", {"name": name, "version": version, "accept_new_key": accept_new_key})
 

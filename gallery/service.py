@@ -25,7 +25,8 @@ from dreamer.gallery.signing import (
     sha256_hex,
     verify,
 )
-from dreamer.gallery.store import Package, Publisher, Version, bump_changes, catalogue_changes, open_store, semver_key
+from dreamer.gallery.store import Package, Publisher, Version, bump_changes, catalogue_changes, open_store
+from dreamer.gallery.versions import semver_key
 from dreamer.kernel.bundles.archive import BundleLimits
 from dreamer.kernel.bundles.manifest import NAME_RE, SEMVER_RE
 from dreamer.kernel.errors import DreamerError

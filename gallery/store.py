@@ -9,7 +9,6 @@ baseline stamped at schema version 1.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
 from dreamer.kernel.errors import DreamerError
@@ -30,7 +29,6 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 SCHEMA_VERSION = 1
-_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 
 
 class GalleryBase(DeclarativeBase):
@@ -91,18 +89,6 @@ class Version(GalleryBase):
     published_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     package: Mapped[Package] = relationship(back_populates="versions")
-
-
-def semver_key(version: str) -> tuple:
-    """Order versions as semver does: release numbers, then a pre-release sorts before its release."""
-    match = _SEMVER.match(version)
-    if not match:
-        return (-1, -1, -1, 0, ())
-    major, minor, patch, pre = match.groups()
-    if pre is None:
-        return (int(major), int(minor), int(patch), 1, ())
-    parts = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split("."))
-    return (int(major), int(minor), int(patch), 0, parts)
 
 
 def open_store(url: str) -> Store:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from dreamer.cli.client import CLIError
 from dreamer.cli.commands.bundles import MAX_ARCHIVE_BYTES, pack_folder, read_archive, write_functions
-from dreamer.cli.commands.common import JsonOpt, UserOpt, client, guarded
+from dreamer.cli.commands.common import JsonOpt, UserOpt, YesOpt, client, guarded
 from dreamer.cli.output import Output, cell_text, make_table
 from dreamer.cli.progress import transfer
 from dreamer.cli.publisher import key_path, login_for, save_login
@@ -215,6 +215,49 @@ def search(
     out.say("Install with: dreamer install NAME")
 
 
+# ------------------------------------------------------------- outdated, upgrade
+
+
+def outdated(json_out: JsonOpt = False, user: UserOpt = None) -> None:
+    """List agents installed from a gallery that offers a newer version."""
+    out = Output(json_out)
+    with client(user) as api:
+        rows = api.gallery_outdated()
+    if json_out:
+        out.json(rows)
+        return
+    rows = [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+    if not rows:
+        out.say("Every agent installed from a gallery is up to date.")
+        return
+    out.table(make_table(["name", "installed", "latest", "gallery"], [[r.get("name"), r.get("installed"), r.get("latest"), r.get("gallery")] for r in rows]))
+    out.say("Upgrade with: dreamer upgrade NAME")
+
+
+def upgrade(
+    name: Annotated[str | None, typer.Argument(help="The agent (default: every outdated one).")] = None,
+    yes: YesOpt = False, json_out: JsonOpt = False, user: UserOpt = None,
+) -> None:
+    """Upgrade agents from their gallery: new permissions are shown and asked for; fewer apply at once."""
+    from dreamer.cli.commands.bundles import install
+
+    if name is None:
+        with client(user) as api:
+            rows = api.gallery_outdated()
+        names = [str(r["name"]) for r in rows if isinstance(r, dict) and r.get("name")] if isinstance(rows, list) else []
+        if not names:
+            Output(json_out).say("Every agent installed from a gallery is up to date.")
+            if json_out:
+                Output(json_out).json([])
+            return
+    else:
+        names = [name]
+    for each in names:
+        # The ordinary install by name: the review shows only what changed, and the
+        # installed version stays until the new one is approved.
+        install(path=each, yes=yes, without=None, accept_new_key=False, json_out=json_out, user=user)
+
+
 # --------------------------------------------------------------------- serve
 
 gallery_app = typer.Typer(help="Run a gallery.", no_args_is_help=True)
@@ -247,3 +290,5 @@ def register(app: typer.Typer) -> None:
     app.command("publish")(guarded(publish))
     app.command("yank")(guarded(yank))
     app.command("search")(guarded(search))
+    app.command("outdated")(guarded(outdated))
+    app.command("upgrade")(guarded(upgrade))

@@ -12,11 +12,13 @@ import logging
 from typing import Any
 
 from dreamer.gallery.client import GalleryClient
+from dreamer.gallery.versions import semver_key
 from dreamer.gallery.verify import verify_download
 from dreamer.kernel.bundles.archive import BundleLimits
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.pins import check_pinned_key
+from dreamer.kernel.install.registry import list_installed
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Principal
 
@@ -52,6 +54,25 @@ class GalleryInstaller:
         if failures and len(failures) == len(self.settings.galleries):
             raise failures[0]
         return results[:limit]
+
+    async def outdated(self, who: Principal) -> list[dict[str, Any]]:
+        """Agents installed from a gallery whose gallery now offers a newer version."""
+        with self.installer.store.session() as s:
+            installed = [(a.name, a.version, a.source) for a in list_installed(s, who.user_id) if a.source]
+        return await asyncio.to_thread(self._outdated, installed)
+
+    def _outdated(self, installed: list[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
+        rows = []
+        for name, current, source in installed:
+            with GalleryClient(str(source)) as gallery:
+                try:
+                    latest = gallery.package(name).get("latest")
+                except (DreamerError, AttributeError) as exc:
+                    log.warning("gallery %s: %s", source, getattr(exc, "message", exc))
+                    continue
+            if isinstance(latest, str) and semver_key(latest) > semver_key(current):
+                rows.append({"name": name, "installed": current, "latest": latest, "gallery": source})
+        return rows
 
     async def stage(self, who: Principal, name: str, version: str | None, accept_new_key: bool = False) -> dict[str, Any]:
         listing, data, url = await asyncio.to_thread(self._download, name, version)

@@ -11,7 +11,7 @@ COMMANDS = [
     ["up"], ["down"], ["init"], ["build"], ["install"], ["uninstall"], ["agents"], ["call"], ["database"],
     ["permissions"], ["grant"], ["revoke"], ["logs"], ["audit"], ["users", "add"], ["users", "list"], ["doctor"], ["chat"],
     ["publish"], ["search"], ["login"], ["yank"], ["keys", "generate"], ["keys", "show"], ["gallery", "serve"],
-    ["test"], ["dev"],
+    ["test"], ["dev"], ["outdated"], ["upgrade"],
 ]
 
 

@@ -93,12 +93,25 @@ def test_publish_search_install_verified(setup: tuple[KernelProc, str, Path]) ->
     again = kernel.cli("publish", str(folder))
     assert again.returncode != 0 and "already published and versions are immutable" in again.stderr
 
-    # Yank 0.2.0: a new install by name gets 0.1.0 again.
+    # Yank 0.2.0: it is not offered (latest stays 0.1.0), and outdated has nothing for bob.
     manifest.write_text(manifest.read_text().replace("version: 0.1.0", "version: 0.2.0"))
     _ok(kernel.cli("publish", str(folder)))
     _ok(kernel.cli("yank", "weather@0.2.0", "--reason", "broken"))
+    assert kernel.cli_json("search", "weather")[0]["latest"] == "0.1.0"
+    assert kernel.cli_json("outdated", "--user", "bob") == []
+    # 0.3.0 asks for a new permission: outdated lists it, the upgrade waits for approval.
+    manifest.write_text(manifest.read_text().replace("version: 0.2.0", "version: 0.3.0").replace("required: []", "required: [notify]"))
+    _ok(kernel.cli("publish", str(folder)))
+    assert kernel.cli_json("outdated", "--user", "bob") == [
+        {"name": "weather", "installed": "0.1.0", "latest": "0.3.0", "gallery": url}]
+    waiting = kernel.cli("upgrade", "weather", "--user", "bob")
+    assert waiting.returncode != 0 and "New permissions: notify" in waiting.stdout and "--yes" in waiting.stderr
+    assert next(a for a in kernel.cli_json("agents", "--user", "bob") if a["name"] == "weather")["version"] == "0.1.0"
+    assert "Upgraded weather 0.3.0" in _ok(kernel.cli("upgrade", "weather", "--yes", "--user", "bob"))
+    assert kernel.cli_json("outdated", "--user", "bob") == []
+
     with kernel.client() as api:
-        staged = api.post("/v1/gallery/install", json={"name": "weather"}).json()
+        staged = api.post("/v1/gallery/install", json={"name": "weather", "version": "0.1.0"}).json()
         assert staged["manifest"]["version"] == "0.1.0" and staged["review"]["publisher_verified"] is True
 
         # An archive altered on the gallery's disk is refused by the kernel, and nothing is staged.
