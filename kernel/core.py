@@ -19,10 +19,13 @@ from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Invoker, Principal, interrupted_on_restart
 from dreamer.kernel.llm.gateway import Gateway
+from dreamer.kernel.runs.runner import BackgroundRunner
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
 from dreamer.kernel.store.writer import GroupWriter
+from dreamer.kernel.triggers.cron import CronScheduler
+from dreamer.kernel.triggers.service import TriggerService
 from dreamer.kernel.tracing import setup_tracing
 from dreamer.kernel.users.service import TokenCache, create_user, hash_token, new_token, user_for_token
 from dreamer.kernel.workers.pool import WorkerPool
@@ -42,12 +45,22 @@ class Kernel:
     installer: Installer
     tokens: TokenCache = field(default_factory=TokenCache)
     sidekick: Sidekick = field(init=False)
+    runner: BackgroundRunner = field(init=False)
+    triggers: TriggerService = field(init=False)
     data: DataService = field(init=False)
+    llm: Gateway | None = None
 
     def __post_init__(self) -> None:
         self.sidekick = Sidekick(self.store, self.invoker)
         self.data = self.invoker.data = DataService(self.store)
-    llm: Gateway | None = None
+        self.runner = BackgroundRunner(
+            self.store, self.invoker,
+            per_user=self.settings.background_per_user, per_agent=self.settings.background_per_agent,
+        )
+        self.invoker.on_queued = self.runner.wake
+        self.invoker.kernel = self
+        self.triggers = TriggerService(self)
+        self.installer.on_change = self.triggers.sync_agent
 
     @classmethod
     def build(cls, settings: Settings) -> "Kernel":
@@ -81,10 +94,16 @@ class Kernel:
         if lost:
             log.warning("%d invocations were interrupted by the last shutdown and are marked failed", lost)
         self._ensure_demo_data()
+        self.triggers.cron = CronScheduler(self.triggers)
+        self.triggers.cron.start()
         await self._bootstrap_local_user()
         self.pool.start_reaper()
+        self.runner.start()
 
     async def stop(self) -> None:
+        if self.triggers.cron is not None:
+            self.triggers.cron.stop()
+        await self.runner.stop()
         await self.pool.close()
         if self.llm is not None:
             await self.llm.aclose()

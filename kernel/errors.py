@@ -11,6 +11,7 @@ STATUS: dict[str, int] = {
     "unauthorized": 401,
     "forbidden": 403,
     "permission_denied": 403,
+    "csrf_failed": 403,  # a browser request without its session's CSRF token (web app)
     "not_found": 404,
     "conflict": 409,
     "invalid_argument": 422,

@@ -14,10 +14,12 @@ import json
 import shutil
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.archive import extract, install_copy, pack, remove_tree, tree_digest
@@ -35,7 +37,7 @@ from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.mounts import fs_grants
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.store.models import BundleVersion, Grant, Installation, utcnow
+from dreamer.kernel.store.models import AuditEntry, BundleVersion, Grant, Installation, utcnow
 from dreamer.kernel.workers.pool import WorkerPool
 
 STAGE_TTL_S = 3600
@@ -51,6 +53,8 @@ class Installer:
         self.pool = pool
         self.cache = cache or InstallCache(store)
         self._lock = asyncio.Lock()  # installs are rare; one at a time keeps bundles/ consistent
+        # Called after an install, upgrade or uninstall (the kernel syncs the agent's triggers).
+        self.on_change: Callable[[Principal, str], Awaitable[None]] | None = None
 
     # -- stage --------------------------------------------------------------------------
 
@@ -84,11 +88,18 @@ class Installer:
                 (bundle / "functions.json").write_text(dump_functions(specs))
                 functions = load_functions(bundle)
             fn_dicts = [f.model_dump() for f in functions or []]
+            by_name = {f["name"]: f for f in fn_dicts}
             for trigger in manifest.triggers:
-                if trigger.entrypoint not in {f["name"] for f in fn_dicts}:
+                if trigger.entrypoint not in by_name:
                     raise DreamerError(
                         "invalid_bundle", f"agent.yaml: trigger {trigger.name!r} names entrypoint "
-                        f"{trigger.entrypoint!r}, which is not a function of the bundle"
+                        f"{trigger.entrypoint!r}, which is not a function in functions.json"
+                    )
+                required = by_name[trigger.entrypoint].get("parameters", {}).get("required") or []
+                if len(required) > 1:
+                    raise DreamerError(
+                        "invalid_bundle", f"agent.yaml: trigger {trigger.name!r}: entrypoint {trigger.entrypoint} "
+                        f"needs {len(required)} arguments, but a trigger passes at most one (what fired it)"
                     )
             manifest_dict = manifest.model_dump(mode="json", exclude_none=True)
             staged = {
@@ -192,6 +203,8 @@ class Installer:
             self.cache.forget(who.user_id, name)
             shutil.rmtree(work, ignore_errors=True)
         self.settings.agent_data_dir(who.user_name, name).mkdir(parents=True, exist_ok=True)
+        if self.on_change is not None:
+            await self.on_change(who, name)
         with self.store.session() as s:
             return get_installed(s, who.user_id, name)
 
@@ -223,6 +236,8 @@ class Installer:
             await self.pool.evict(who.user_name, agent)
             if purge:
                 shutil.rmtree(self.settings.agent_data_dir(who.user_name, agent).parent, ignore_errors=True)
+        if self.on_change is not None:
+            await self.on_change(who, agent)
         return {"uninstalled": agent, "purged": purge}
 
     # -- grants -------------------------------------------------------------------------------
@@ -230,6 +245,7 @@ class Installer:
     def permissions(self, who: Principal, agent: str | None = None) -> list[dict[str, Any]]:
         with self.store.session() as s:
             agents = [get_installed(s, who.user_id, agent)] if agent else list_installed(s, who.user_id)
+            used = last_used(s, who.user_id, [a.name for a in agents])
             rows = []
             for a in agents:
                 grants = {g.scope: g for g in grants_of(s, who.user_id, a.name)}
@@ -244,6 +260,7 @@ class Installer:
                             "agent": a.name, "scope": row["scope"], "sentence": row["sentence"], "risk": row["risk"],
                             "required": row["required"], "granted": g is not None,
                             "granted_at": g.granted_at.isoformat() if g else None,
+                            "last_used_at": used.get((a.name, row["scope"])),
                         }
                     )
             return rows
@@ -258,8 +275,10 @@ class Installer:
             if wanted.is_chooser:
                 raise DreamerError("invalid_argument", f"{scope} names no folder; grant a folder, e.g. {wanted.kind}:/home/me/project")
             matching = [d for d in declared if d == scope or wanted.covers(parse_scope(d))]
-            if not matching and _admitted(scope, declared):
-                matching = [scope]  # a folder the user chose, under a declared fs:* / fs.ro:*
+            if not matching and (_admitted(scope, declared) or any(parse_scope(d).covers(wanted) for d in declared)):
+                # A folder the user chose under a declared fs:* / fs.ro:*, or less than the agent
+                # asks for (`net:127.0.0.1` under a declared `net:*`).
+                matching = [scope]
             if not matching:
                 raise DreamerError(
                     "invalid_argument",
@@ -343,6 +362,20 @@ class Installer:
                     shutil.rmtree(work, ignore_errors=True)
             except OSError:
                 continue
+
+
+def last_used(session: Session, user_id: int, agents: list[str]) -> dict[tuple[str, str], str]:
+    """(agent, scope) → when the agent last used that grant: its newest allowed syscall in the audit log."""
+    if not agents:
+        return {}
+    actors = {f"agent:{a}": a for a in agents}
+    rows = session.execute(
+        select(AuditEntry.actor, AuditEntry.scope, func.max(AuditEntry.at))
+        .where(AuditEntry.user_id == user_id, AuditEntry.actor.in_(list(actors)), AuditEntry.decision == "allow",
+               AuditEntry.scope.is_not(None))
+        .group_by(AuditEntry.actor, AuditEntry.scope)
+    )
+    return {(actors[actor], scope): at.isoformat() for actor, scope, at in rows}
 
 
 def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:

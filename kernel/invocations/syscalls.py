@@ -22,6 +22,7 @@ from dreamer.kernel.memory.syscall import memory_read, memory_write
 from dreamer.kernel.net.fetch import net_fetch
 from dreamer.kernel.permissions.check import allowed
 from dreamer.kernel.permissions.scopes import parse_scope
+from dreamer.kernel.posts.feed import posts_create
 
 if TYPE_CHECKING:
     from dreamer.kernel.invocations.service import Caller, Invoker, Principal
@@ -111,5 +112,14 @@ def default_table() -> dict[str, Handler]:
         "llm.complete": llm_complete,
         "memory.read": memory_read,
         "memory.write": memory_write,
+        "posts.create": posts_create,
+        "events.emit": _events_emit,
         **DATA_SYSCALLS,
     }
+
+
+async def _events_emit(ctx: SyscallContext, params: dict[str, Any]) -> Any:
+    # Imported here: the trigger service imports the invoker, which imports this table.
+    from dreamer.kernel.triggers.events import events_emit
+
+    return await events_emit(ctx, params)

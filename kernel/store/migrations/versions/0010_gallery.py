@@ -1,7 +1,7 @@
 """Where a bundle version came from: the gallery and the publisher key that signed it.
 
 Revision ID: 0010
-Revises: 0007
+Revises: 0005
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010"
-down_revision: str | None = "0007"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
