@@ -60,9 +60,9 @@ def create_app(settings: GallerySettings, gallery: Gallery | None = None) -> Fas
         return {"ok": True, "version": VERSION, "service": "dreamer-gallery"}
 
     @app.post("/v1/publishers", status_code=201)
-    def register(body: RegisterBody) -> dict[str, Any]:
+    def register(body: RegisterBody, x_dreamer_invite: Annotated[str | None, Header()] = None) -> dict[str, Any]:
         """Register a publisher name with its ed25519 public key; the answer holds its token (shown once)."""
-        return g.register(body.name, body.public_key)
+        return g.register(body.name, body.public_key, x_dreamer_invite)
 
     @app.get("/v1/publishers/{name}")
     def publisher(name: str) -> dict[str, Any]:

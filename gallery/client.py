@@ -81,8 +81,9 @@ class GalleryClient:
     def health(self) -> Any:
         return self._json("GET", "/healthz")
 
-    def register(self, name: str, public_key: str) -> Any:
-        return self._json("POST", "/v1/publishers", json={"name": name, "public_key": public_key})
+    def register(self, name: str, public_key: str, invite: str | None = None) -> Any:
+        headers = {"X-Dreamer-Invite": invite} if invite else None
+        return self._json("POST", "/v1/publishers", json={"name": name, "public_key": public_key}, headers=headers)
 
     def publisher(self, name: str) -> Any:
         return self._json("GET", f"/v1/publishers/{_seg(name)}")

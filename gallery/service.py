@@ -8,6 +8,7 @@ removed again if that commit fails, so a refusal or a crash stores nothing.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 import re
 import secrets
@@ -40,6 +41,8 @@ class GallerySettings:
     home: Path
     database_url: str
     max_archive_bytes: int = 50 * 1024 * 1024
+    # When set, registering a publisher needs this secret: a gallery for a team, not the world.
+    invite: str | None = None
 
     @property
     def archives_dir(self) -> Path:
@@ -86,7 +89,9 @@ class Gallery:
 
     # -- publishers -----------------------------------------------------------------
 
-    def register(self, name: str, public_key: str) -> dict[str, Any]:
+    def register(self, name: str, public_key: str, invite: str | None = None) -> dict[str, Any]:
+        if self.settings.invite and not hmac.compare_digest((invite or "").encode(), self.settings.invite.encode()):
+            raise DreamerError("unauthorized", "this gallery registers publishers by invitation; ask its operator for the invite and pass it with --invite")
         _check_name(name, "publisher name")
         key_text = public_key_text(parse_public_key(public_key))
         token = "dgp_" + secrets.token_urlsafe(32)

@@ -84,6 +84,7 @@ def login(
     url: Annotated[str, typer.Argument(metavar="GALLERY_URL", help="The gallery, e.g. http://127.0.0.1:8800.")],
     name: Annotated[str, typer.Option("--name", help="Your publisher name on that gallery (the `publisher:` of your agent.yaml).")],
     token: Annotated[str | None, typer.Option("--token", help="A token you already have (skips registering).")] = None,
+    invite: Annotated[str | None, typer.Option("--invite", help="The gallery's invite, when it registers by invitation.")] = None,
     json_out: JsonOpt = False, user: UserOpt = None,
 ) -> None:
     """Register as a publisher on a gallery (making a key if you have none) and keep its token."""
@@ -97,7 +98,7 @@ def login(
         info = _key_info(key)
         if token is None:
             with GalleryClient(url) as gallery:
-                token = gallery.register(name, info["public_key"])["token"]
+                token = gallery.register(name, info["public_key"], invite)["token"]
     except DreamerError as exc:
         raise _cli_error(exc) from None
     saved = save_login(url, name, str(token))
@@ -270,6 +271,7 @@ def serve(
     port: Annotated[int, typer.Option("--port")] = 8800,
     home: Annotated[Path | None, typer.Option("--home", help="Where archives and gallery.db live (default: $DREAMER_HOME/gallery).")] = None,
     database_url: Annotated[str | None, typer.Option("--database-url", envvar="DREAMER_GALLERY_DATABASE_URL", help="SQLite (default) or PostgreSQL URL.")] = None,
+    invite: Annotated[str | None, typer.Option("--invite", envvar="DREAMER_GALLERY_INVITE", help="Register publishers only with this secret.")] = None,
     json_out: JsonOpt = False, user: UserOpt = None,
 ) -> None:
     """Serve a gallery (its API under /v1, OpenAPI at /openapi.json)."""
@@ -278,7 +280,7 @@ def serve(
     from dreamer.gallery.app import create_app
     from dreamer.gallery.service import GallerySettings
 
-    settings = GallerySettings.at(home or dreamer_home() / "gallery", database_url)
+    settings = GallerySettings.at(home or dreamer_home() / "gallery", database_url, invite=invite or None)
     Output(json_out).note(f"Gallery at http://{host}:{port} (data in {escape(str(settings.home))})")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 

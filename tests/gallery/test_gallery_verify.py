@@ -77,3 +77,20 @@ def test_a_hostile_gallery_gets_one_sentence(tmp_path: Path) -> None:
         with pytest.raises(DreamerError) as err:
             verify_download(api.version("x", "1.0.0"), b"", served.url)
         assert err.value.code == "protocol_error" and "wrong shape" in err.value.message
+
+
+def test_an_invite_only_gallery_refuses_strangers(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from dreamer.gallery.app import create_app
+    from dreamer.gallery.service import GallerySettings
+    from gallerykit import serve
+
+    key = public_key_text(Ed25519PrivateKey.generate().public_key())
+    for served in serve(create_app(GallerySettings.at(tmp_path / "g", invite="team-secret"))):
+        for wrong in (None, "guess"):
+            with pytest.raises(DreamerError) as err:
+                client_for(served).register("eve", key, wrong)
+            assert err.value.code == "unauthorized" and "by invitation" in err.value.message
+        assert client_for(served).register("alice", key, "team-secret")["token"]
+        served.app.state.gallery.store.dispose()
