@@ -24,6 +24,7 @@ from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
 from dreamer.kernel.store.writer import GroupWriter
+from dreamer.kernel.tasks.syscall import stop_all as stop_tasks
 from dreamer.kernel.triggers.cron import CronScheduler
 from dreamer.kernel.triggers.service import TriggerService
 from dreamer.kernel.tracing import setup_tracing
@@ -101,6 +102,7 @@ class Kernel:
         self.runner.start()
 
     async def stop(self) -> None:
+        await stop_tasks()
         if self.triggers.cron is not None:
             self.triggers.cron.stop()
         await self.runner.stop()

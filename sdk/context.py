@@ -29,7 +29,6 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 # member -> why it is missing. One place to update as the pieces arrive.
 MISSING: dict[str, str] = {
     "tools": "the tool (MCP) registry arrives with issue 5",
-    "task": "Sidekick tasks arrive with issue 4",
     "emit_reward": "rewards are recorded with issue 4",
 }
 
@@ -302,9 +301,25 @@ class Context:
         )
         return int(answer["id"]) if isinstance(answer, dict) and "id" in answer else 0
 
-    def task(self, *args: Any, **kwargs: Any) -> Any:
-        """`ctx.task(prompt, tools=[...], on_complete="handler")`: start a Sidekick task."""
-        _missing("task")
+    def task(self, prompt: str, tools: list[str] | None = None, on_complete: str | None = None) -> str:
+        """Hand Sidekick a job in words; returns the task's id at once.
+
+        Sidekick works on it in the kernel (with the model, or the offline planner when
+        none is configured), calling only the exported functions of this agent named in
+        `tools` (all of them when None), as Sidekick for the user. When it ends,
+        `on_complete` (a function of this agent taking one argument) runs in the
+        background with {"task_id", "ok", "reply", "calls", "needs_user"}; `needs_user`
+        holds the question or confirmation the task stopped at, since nobody is there
+        to answer. Needs the `llm` grant. Raises CallError (permission_denied,
+        invalid_argument, not_found).
+        """
+        self._check_active("ctx.task")
+        if not isinstance(prompt, str):
+            raise TypeError("ctx.task(prompt, ...) takes the task as a string")
+        answer = self._kernel.request("tasks.create", {"prompt": prompt, "tools": tools, "on_complete": on_complete})
+        if not isinstance(answer, dict) or not isinstance(answer.get("task_id"), str):
+            raise CallError("protocol_error", "the kernel's answer to tasks.create has no task_id")
+        return answer["task_id"]
 
     def fetch(
         self,

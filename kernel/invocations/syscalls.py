@@ -103,6 +103,13 @@ async def grants_check(ctx: SyscallContext, params: dict[str, Any]) -> dict[str,
     return {"granted": holder is not None, "by": holder}
 
 
+async def _tasks_create(ctx: SyscallContext, params: dict[str, Any]) -> Any:
+    # Imported on use: tasks run Sidekick, which imports the invoker that imports this table.
+    from dreamer.kernel.tasks.syscall import tasks_create
+
+    return await tasks_create(ctx, params)
+
+
 def default_table() -> dict[str, Handler]:
     """Every syscall this kernel serves. Modules that add one register it here."""
     return {
@@ -114,6 +121,7 @@ def default_table() -> dict[str, Handler]:
         "memory.write": memory_write,
         "posts.create": posts_create,
         "events.emit": _events_emit,
+        "tasks.create": _tasks_create,
         **DATA_SYSCALLS,
     }
 
