@@ -43,10 +43,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (system, agents, permissions, invocations, audit, doctor, chat, data, sessions, feed, triggers, hooks, gallery):
         app.include_router(module.router)
     app.include_router(memory_routes.router)
-    try:
-        from dreamer.web.mount import mount_web
-    except ImportError:
-        pass
-    else:
-        mount_web(app)
+    # Imported here: the web app's pages import the API's route modules, which import this one's siblings.
+    from dreamer.web.mount import mount_web
+
+    mount_web(app)
     return app
