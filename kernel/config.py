@@ -88,6 +88,8 @@ class Settings:
     otlp_endpoint: str | None = None
     fetch_timeout_s: float = 60.0  # ceiling for one ctx.fetch, redirects included
     fetch_max_bytes: int = 10 * 1024 * 1024  # ceiling (and default) for one response body
+    tool_call_timeout_s: float = 30.0  # one tool call (DREAMER_TOOL_TIMEOUT)
+    tool_connect_timeout_s: float = 20.0  # starting a tool server and listing its tools
 
     @property
     def bundles_dir(self) -> Path:
@@ -111,6 +113,13 @@ class Settings:
 
     def agent_data_dir(self, user: str, agent: str) -> Path:
         return self.users_dir / user / "agents" / agent / "data"
+
+    @property
+    def tool_bundles_dir(self) -> Path:
+        return self.home / "tool-bundles"
+
+    def tool_data_dir(self, user: str, server: str) -> Path:
+        return self.users_dir / user / "tools" / server / "data"
 
 
 def dreamer_home() -> Path:
@@ -149,5 +158,7 @@ def load_settings(**overrides: object) -> Settings:
         values["max_call_depth"] = _number("DREAMER_MAX_CALL_DEPTH", int)
     if os.environ.get("DREAMER_WARM_SECONDS"):
         values["warm_seconds"] = _number("DREAMER_WARM_SECONDS", float)
+    if os.environ.get("DREAMER_TOOL_TIMEOUT"):
+        values["tool_call_timeout_s"] = values["tool_connect_timeout_s"] = _number("DREAMER_TOOL_TIMEOUT", float)
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

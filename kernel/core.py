@@ -19,6 +19,8 @@ from dreamer.kernel.llm.gateway import Gateway
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
+from dreamer.kernel.tools.install import ToolInstaller
+from dreamer.kernel.tools.registry import ToolRegistry
 from dreamer.kernel.tracing import setup_tracing
 from dreamer.kernel.users.service import TokenCache, create_user, hash_token, new_token, user_for_token
 from dreamer.kernel.workers.pool import WorkerPool
@@ -42,6 +44,7 @@ class Kernel:
     def __post_init__(self) -> None:
         self.sidekick = Sidekick(self.store, self.invoker)
     llm: Gateway | None = None
+    tools: ToolRegistry | None = None
 
     @classmethod
     def build(cls, settings: Settings) -> "Kernel":
@@ -65,6 +68,8 @@ class Kernel:
             installer=Installer(settings, store, sandbox, pool, cache),
         )
         kernel.llm = kernel.invoker.llm = Gateway.from_home(settings.home, store, tracer=tracer)
+        kernel.tools = kernel.invoker.tools = ToolRegistry(settings, store, sandbox, cache)
+        kernel.installer.tools = ToolInstaller(kernel.tools)
         kernel._provider = provider  # type: ignore[attr-defined]
         return kernel
 
@@ -78,6 +83,8 @@ class Kernel:
 
     async def stop(self) -> None:
         await self.pool.close()
+        if self.tools is not None:
+            await self.tools.close()
         if self.llm is not None:
             await self.llm.aclose()
         provider = getattr(self, "_provider", None)

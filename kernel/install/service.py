@@ -15,7 +15,7 @@ import shutil
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select
 
@@ -37,6 +37,9 @@ from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import BundleVersion, Grant, Installation, utcnow
 from dreamer.kernel.workers.pool import WorkerPool
 
+if TYPE_CHECKING:
+    from dreamer.kernel.tools.install import ToolInstaller
+
 STAGE_TTL_S = 3600
 
 
@@ -50,6 +53,7 @@ class Installer:
         self.pool = pool
         self.cache = cache or InstallCache(store)
         self._lock = asyncio.Lock()  # installs are rare; one at a time keeps bundles/ consistent
+        self.tools: ToolInstaller | None = None  # tool bundles (kind: tool), set by Kernel.build
 
     # -- stage --------------------------------------------------------------------------
 
@@ -58,6 +62,8 @@ class Installer:
         work = self._new_stage_dir()
         try:
             bundle, manifest = _unpack(archive, work, "building")
+            if manifest.kind == "tool":
+                raise DreamerError("invalid_argument", f"{manifest.name} is a tool bundle: it has no functions to build; install it")
             return await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -67,6 +73,8 @@ class Installer:
         work = self._new_stage_dir()
         try:
             bundle, manifest = _unpack(archive, work, "installing")
+            if manifest.kind == "tool":
+                return await self._tools().stage(who, work, bundle, manifest)
             functions = load_functions(bundle)
             if functions is None:
                 specs = await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
@@ -108,7 +116,12 @@ class Installer:
 
     # -- approve --------------------------------------------------------------------------
 
-    async def approve(self, who: Principal, bundle_id: str, without: list[str]) -> InstalledAgent:
+    def _tools(self) -> "ToolInstaller":
+        if self.tools is None:
+            raise DreamerError("not_available", "this kernel has no tool registry")
+        return self.tools
+
+    async def approve(self, who: Principal, bundle_id: str, without: list[str]) -> InstalledAgent | dict[str, Any]:
         work = self._stage_dir(bundle_id)
         staged_file = work / "staged.json"
         if not staged_file.is_file():
@@ -117,6 +130,8 @@ class Installer:
         if staged["user_id"] != who.user_id:
             raise DreamerError("not_found", f"no staged bundle {bundle_id!r}; upload it again")
         manifest, functions = staged["manifest"], staged["functions"]
+        if manifest.get("kind") == "tool":
+            return await self._tools().approve(who, work, staged, without)
         name, version = manifest["name"], manifest["version"]
         required = list(manifest.get("permissions", {}).get("required", []))
         optional = list(manifest.get("permissions", {}).get("optional", []))
@@ -173,7 +188,7 @@ class Installer:
         with self.store.session() as s:
             return get_installed(s, who.user_id, name)
 
-    async def install_folder(self, who: Principal, folder: Path) -> InstalledAgent:
+    async def install_folder(self, who: Principal, folder: Path) -> InstalledAgent | dict[str, Any]:
         """Install a local folder without a person reviewing it (the starter agents).
 
         Nobody approved anything, so only what cannot hurt is granted: required scopes
@@ -188,6 +203,14 @@ class Installer:
     # -- uninstall ---------------------------------------------------------------------------
 
     async def uninstall(self, who: Principal, agent: str, purge: bool) -> dict[str, Any]:
+        if self.tools is not None and self.cache.agent(who.user_id, agent) is None:
+            # No agent of that name: a tool server may have it (tools have their own names).
+            try:
+                self.tools.registry.installed(who.user_id, agent)
+            except DreamerError:
+                pass
+            else:
+                return await self.tools.uninstall(who, agent, purge)
         async with self._lock:
             with self.store.session() as s:
                 installed = get_installed(s, who.user_id, agent)
@@ -315,12 +338,9 @@ class Installer:
                 continue
 
 
-def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:
+def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:  # noqa: ARG001
     bundle = extract(archive, work / "bundle")
-    manifest = load_manifest(bundle)
-    if manifest.kind != "agent":
-        raise DreamerError("not_available", f"{doing} tool bundles is not available yet (tool registry, issue 5)")
-    return bundle, manifest
+    return bundle, load_manifest(bundle)
 
 
 def _parse(scope: str):  # noqa: ANN202 - returns Scope

@@ -36,6 +36,7 @@ from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
 
 if TYPE_CHECKING:
     from dreamer.kernel.llm.gateway import Gateway
+    from dreamer.kernel.tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,7 @@ class Invoker:
         self.cache = cache or InstallCache(store)
         self.syscalls: dict[str, Handler] = default_table()
         self.llm: Gateway | None = None  # the model gateway, set by Kernel.build; llm.complete uses it
+        self.tools: ToolRegistry | None = None  # the tool registry, set by Kernel.build; tools.call uses it
 
     async def invoke(
         self, who: Principal, agent: str, function: str, args: dict[str, Any], caller: Caller

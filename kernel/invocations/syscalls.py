@@ -20,6 +20,7 @@ from dreamer.kernel.llm.syscall import llm_complete
 from dreamer.kernel.memory.syscall import memory_read, memory_write
 from dreamer.kernel.net.fetch import net_fetch
 from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.tools.syscall import tools_call, tools_list
 
 if TYPE_CHECKING:
     from dreamer.kernel.invocations.service import Caller, Invoker, Principal
@@ -88,4 +89,6 @@ def default_table() -> dict[str, Handler]:
         "llm.complete": llm_complete,
         "memory.read": memory_read,
         "memory.write": memory_write,
+        "tools.call": tools_call,
+        "tools.list": tools_list,
     }

@@ -35,6 +35,8 @@ async def install(body: InstallBody, k: KernelDep, who: PrincipalDep) -> dict[st
     if not body.approve:
         raise DreamerError("invalid_argument", "nothing was installed: the review was not approved")
     installed = await k.installer.approve(who, body.bundle_id, body.without)
+    if isinstance(installed, dict):
+        return installed  # a tool bundle: its view, as in GET /v1/tools
     with k.store.session() as s:
         return agent_view(installed, [g.scope for g in grants_of(s, who.user_id, installed.name)])
 

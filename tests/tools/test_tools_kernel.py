@@ -1,0 +1,110 @@
+"""Tools through a real kernel: install a tool bundle, agents calling granted, ungranted and
+disabled tools, the CLI and /v1 endpoints, a crashed and a hung stdio server in the sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import BUNDLES
+from kernelproc import KernelProc, write_bundle
+
+USER = '''
+from dreamer.sdk import CallError, Context, function
+
+@function(exported=True)
+def echo(ctx: Context, text: str) -> dict:
+    """Calls the echo tool."""
+    return ctx.tools.call("echo.say", {"text": text, "times": 2})
+
+@function(exported=True)
+def attempt(ctx: Context, tool: str, args: dict) -> str:
+    """Calls a tool and reports how it went."""
+    try:
+        return json.dumps(ctx.tools.call(tool, args))
+    except CallError as e:
+        return f"{e.kind}: {e.message}"
+
+@function(exported=True)
+def visible(ctx: Context) -> list:
+    """The tools this agent may call."""
+    return [t["name"] for t in ctx.tools.list()]
+
+import json
+'''
+
+
+@pytest.fixture(scope="module")
+def kernel(tool_kernel: KernelProc, tmp_path_factory: pytest.TempPathFactory) -> KernelProc:
+    staged = tool_kernel.cli_json("install", str(BUNDLES / "echo"), "--yes", "--without", "tool:echo.write_note")
+    assert staged["name"] == "echo"
+    root = tmp_path_factory.mktemp("agents")
+    bundle = write_bundle(root, "echoer", USER, required=["tool:echo.say"], optional=["tool:echo.crash", "tool:echo.hang", "tool:echo.write_note"])
+    done = tool_kernel.cli("install", str(bundle), "--yes")
+    assert done.returncode == 0, done.stderr
+    return tool_kernel
+
+
+def call(kernel: KernelProc, function: str, **args: object) -> object:
+    return kernel.cli_json("call", "echoer", function, json.dumps(args))["result"]
+
+
+def test_install_review_shows_tools_with_hints(kernel: KernelProc) -> None:
+    listed = kernel.cli_json("tools")
+    echo = next(s for s in listed if s["name"] == "echo")
+    tools = {t["name"]: t for t in echo["tools"]}
+    assert tools["say"]["annotations"] == {"read_only_hint": True}
+    assert tools["write_note"]["enabled"] is False  # left out at install
+    assert echo["transport"] == "stdio"
+
+
+def test_agent_calls_a_granted_tool_in_the_sandbox(kernel: KernelProc) -> None:
+    assert call(kernel, "echo", text="hi") == {"text": "hi hi", "data_dir": "/data"}
+    assert call(kernel, "visible") == ["echo.say", "echo.write_note", "echo.crash", "echo.hang"]
+
+
+def test_ungranted_and_disabled_tools_are_refused(kernel: KernelProc) -> None:
+    kernel.cli("revoke", "echoer", "tool:echo.crash")
+    refused = call(kernel, "attempt", tool="echo.crash", args={})
+    assert refused.startswith("permission_denied: echoer may not use the tool echo.crash")
+    # Granted, but the user switched the tool off at install.
+    assert kernel.cli("grant", "echoer", "tool:echo.write_note").returncode == 0
+    disabled = call(kernel, "attempt", tool="echo.write_note", args={"text": "x"})
+    assert disabled.startswith("tool_disabled: the tool echo.write_note is disabled by the user")
+    kernel.cli_json("tools", "enable", "echo", "write_note")
+    assert call(kernel, "attempt", tool="echo.write_note", args={"text": "x"}) == json.dumps("x\n")
+    kernel.cli_json("tools", "disable", "echo", "write_note")
+    assert call(kernel, "attempt", tool="echo.write_note", args={"text": "y"}).startswith("tool_disabled")
+
+
+def test_arguments_are_checked_against_the_schema(kernel: KernelProc) -> None:
+    bad = call(kernel, "attempt", tool="echo.say", args={"text": 5})
+    assert bad.startswith("invalid_argument: echo.say: argument 'text': 5 is not of type 'string'")
+
+
+def test_call_tool_cli_and_api(kernel: KernelProc) -> None:
+    assert kernel.cli_json("call-tool", "echo", "say", '{"text": "yo"}')["result"]["text"] == "yo"
+    done = kernel.cli("call-tool", "echo", "nope", "{}", "--json")
+    assert done.returncode != 0
+    assert json.loads(done.stdout or done.stderr)["error"]["code"] == "not_found"
+    with kernel.client() as http:
+        answer = http.post("/v1/tools/echo/say", json={"args": {"text": "api"}})
+        assert answer.status_code == 200 and answer.json()["result"]["text"] == "api"
+        entries = http.get("/v1/audit", params={"limit": 50}).json()
+    calls = [e for e in entries if e["action"] == "tools.call" and e["target"] == "echo.say"]
+    assert calls and {"args_bytes", "elapsed_ms", "outcome"} <= set(calls[0]["detail"])
+
+
+def test_a_crashed_server_is_restarted_and_others_keep_working(kernel: KernelProc) -> None:
+    kernel.cli("grant", "echoer", "tool:echo.crash")
+    crashed = call(kernel, "attempt", tool="echo.crash", args={})
+    assert crashed.startswith("worker_crashed: the echo tool server exited with status 7")
+    assert call(kernel, "echo", text="again") == {"text": "again again", "data_dir": "/data"}
+
+
+def test_a_hung_server_times_out_without_blocking_others(kernel: KernelProc) -> None:
+    kernel.cli("grant", "echoer", "tool:echo.hang")
+    hung = call(kernel, "attempt", tool="echo.hang", args={})
+    assert hung.startswith("timeout: echo.hang did not answer within")
+    assert call(kernel, "echo", text="after") == {"text": "after after", "data_dir": "/data"}
