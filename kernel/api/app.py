@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from dreamer.kernel.api.errors import install_handlers
 from dreamer.kernel.api.limits import BodyLimit
@@ -13,10 +14,13 @@ from dreamer.kernel.api.routes import agents, audit, chat, doctor, invocations, 
 from dreamer.kernel.api.routes import memory as memory_routes
 from dreamer.kernel.config import Settings, load_settings
 from dreamer.kernel.core import Kernel
+from dreamer.kernel.tools.gateway import Gateway
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
+
+    gateway = Gateway(lambda: app.state.kernel)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -24,7 +28,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await kernel.start()
         app.state.kernel = kernel
         try:
-            yield
+            async with gateway.running():
+                yield
         finally:
             await kernel.stop()
 
@@ -41,6 +46,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (system, agents, permissions, invocations, audit, doctor, chat, tools):
         app.include_router(module.router)
     app.include_router(memory_routes.router)
+    # The MCP gateway (kernel/tools/gateway.py): streamable HTTP, Bearer token of the user.
+    app.router.routes.append(Route("/mcp", endpoint=gateway, methods=["GET", "POST", "DELETE"]))
     try:
         from dreamer.web.mount import mount_web
     except ImportError:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.tools.gateway import read_gateway_settings, write_gateway_settings
 from dreamer.kernel.tools.install import ToolInstaller
 from dreamer.kernel.tools.registry import Caller, ToolRegistry
 
@@ -25,6 +26,10 @@ class ToolCallBody(_Body):
 
 class SwitchBody(_Body):
     enabled: bool
+
+
+class GatewayBody(_Body):
+    expose_confirm: bool
 
 
 class HeadersBody(_Body):
@@ -73,3 +78,21 @@ async def switch_tool(server: str, tool: str, body: SwitchBody, k: KernelDep, wh
 async def set_headers(server: str, body: HeadersBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     _, installer = _parts(k)
     return await installer.set_headers(who, server, body.headers)
+
+
+@router.get("/gateway")
+def gateway_settings(k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    """The MCP gateway's settings for this user (/mcp)."""
+    return read_gateway_settings(k.settings.users_dir, who.user_name)
+
+
+@router.put("/gateway")
+def set_gateway_settings(body: GatewayBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    """Opt in (or out) of exposing functions marked confirm=True to MCP clients."""
+    from dreamer.kernel.audit.log import append as audit
+
+    answer = write_gateway_settings(k.settings.users_dir, who.user_name, body.expose_confirm)
+    with k.store.session() as s:
+        audit(s, user_id=who.user_id, actor=who.actor, action="gateway.settings", target="mcp",
+              decision="allow", detail=answer)
+    return answer
