@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from dreamer.cli.client import CLIError
 from dreamer.cli.commands.common import JsonOpt, UserOpt, YesOpt, client, confirm, guarded
-from dreamer.cli.review import Review, read_review, render_review
+from dreamer.cli.review import Review, read_review, render_review, render_tool_review
 from dreamer.cli.output import Output, cell_text, make_table
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -129,7 +129,7 @@ def functions_table(functions: list[Any]) -> Any:
 
 
 def install(
-    path: Annotated[str, typer.Argument(metavar="PATH", help="A bundle folder or a .tar.gz of one.")],
+    path: Annotated[str, typer.Argument(metavar="PATH", help="A bundle folder, a .tar.gz of one, or an MCP registry server.json.")],
     yes: YesOpt = False,
     without: Annotated[
         list[str] | None,
@@ -150,6 +150,8 @@ def install(
         _check_without(review, left_out)
         # In --json mode the review still goes to the person, on stderr.
         render_review(out.err if json_out else out.out, review, left_out)
+        if review.kind == "tool":
+            render_tool_review(out.err if json_out else out.out, staged.get("review"))
         if review.needs_approval:
             question = (
                 f"Install {review.name} and grant these permissions?" if review.scopes else f"Install {review.name}?"
@@ -172,6 +174,8 @@ def install(
 def _archive_for(path: Path, shown: str) -> bytes:
     if path.is_dir():
         return pack_folder(path)
+    if path.is_file() and path.name.endswith(".json"):
+        return _server_json_archive(path)
     if path.is_file():
         return read_archive(path)
     if path.exists():
@@ -179,6 +183,21 @@ def _archive_for(path: Path, shown: str) -> bytes:
     raise CLIError(
         "not_found", f"no such file or folder: {shown} (installing by name from a gallery is not built yet)"
     )
+
+
+def _server_json_archive(path: Path) -> bytes:
+    """An MCP registry server.json, wrapped as a tool bundle (kernel/tools/serverjson.py)."""
+    import tempfile
+
+    from dreamer.kernel.errors import DreamerError
+    from dreamer.kernel.tools.serverjson import bundle_from_server_json
+
+    with tempfile.TemporaryDirectory(prefix="dreamer-serverjson-") as tmp:
+        try:
+            folder = bundle_from_server_json(path, Path(tmp))
+        except DreamerError as exc:
+            raise CLIError(exc.code, exc.message) from None
+        return pack_folder(folder)
 
 
 def _check_without(review: Review, without: list[str]) -> None:
