@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from dreamer.agents.bundles import starter_bundles
+from dreamer.agents.bundles import starter_bundles, starter_tools
 from dreamer.kernel.config import Settings
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.service import Installer
@@ -106,7 +106,7 @@ class Kernel:
 
     async def install_starters(self, user: User) -> None:
         who = Principal(user.id, user.name, user.timezone)
-        for folder in starter_bundles():
+        for folder in [*starter_tools(), *starter_bundles()]:
             await self.installer.install_folder(who, folder)
 
     async def _bootstrap_local_user(self) -> None:

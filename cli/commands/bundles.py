@@ -100,6 +100,9 @@ def build(
     archive = pack_folder(path)
     with client(user) as api:
         answer = api.build(archive)
+    if isinstance(answer, dict) and "tools" in answer:
+        _write_tools_file(path, answer["tools"], out, json_out)
+        return
     functions = answer.get("functions", []) if isinstance(answer, dict) else []
     document = {"format": 1, "functions": functions}
     target = path / "functions.json"
@@ -112,6 +115,21 @@ def build(
         return
     out.table(functions_table(functions))
     out.say(f"Wrote {escape(str(target))} ({len(functions)} function{'s' if len(functions) != 1 else ''}).")
+
+
+def _write_tools_file(path: Path, tools: Any, out: Output, json_out: bool) -> None:
+    """A tool bundle's build: the tools its server declares, into tools.json."""
+    document = {"format": 1, "tools": tools if isinstance(tools, list) else []}
+    target = path / "tools.json"
+    try:
+        target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise CLIError("internal", f"cannot write {target}: {exc.strerror or exc}") from None
+    if json_out:
+        out.json(document)
+        return
+    count = len(document["tools"])
+    out.say(f"Wrote {escape(str(target))} ({count} tool{'s' if count != 1 else ''}).")
 
 
 def functions_table(functions: list[Any]) -> Any:

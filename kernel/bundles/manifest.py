@@ -90,10 +90,12 @@ class Server(_Strict):
 
     command: Annotated[list[Annotated[str, Field(min_length=1, max_length=1000)]], Field(min_length=1, max_length=64)] | None = None
     url: Annotated[str, Field(pattern=r"^https?://[^\s]+$", max_length=2000)] | None = None
+    # A server the kernel itself provides (kernel/tools/web.py): today only `web`.
+    builtin: Literal["web"] | None = None
 
     @model_validator(mode="after")
     def _one(self) -> "Server":
-        if (self.command is None) == (self.url is None):
+        if sum(x is not None for x in (self.command, self.url, self.builtin)) != 1:
             raise ValueError("a server needs exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
         if self.command is not None and any("\0" in part for part in self.command):
             raise ValueError("the command may not contain NUL bytes")

@@ -58,12 +58,13 @@ class Installer:
     # -- stage --------------------------------------------------------------------------
 
     async def build(self, archive: bytes) -> list[dict[str, Any]]:
-        """Describe a bundle's functions by importing it in the sandbox (`dreamer build`)."""
+        """Describe a bundle's functions by importing it in the sandbox (`dreamer build`);
+        for a tool bundle, its server's tools (tools.json)."""
         work = self._new_stage_dir()
         try:
             bundle, manifest = _unpack(archive, work, "building")
             if manifest.kind == "tool":
-                raise DreamerError("invalid_argument", f"{manifest.name} is a tool bundle: it has no functions to build; install it")
+                return await self._tools().build(bundle, manifest, work / "data")
             return await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
         finally:
             shutil.rmtree(work, ignore_errors=True)

@@ -13,8 +13,9 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
 from dreamer.kernel.audit.log import append as audit
@@ -23,6 +24,7 @@ from dreamer.kernel.bundles.manifest import Manifest
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.store.models import ToolBundle, ToolInstallation, utcnow
+from dreamer.kernel.tools import web
 from dreamer.kernel.tools.naming import split
 from dreamer.kernel.tools.registry import ToolRegistry
 from dreamer.kernel.tools.review import qualified_scope, tool_review
@@ -31,6 +33,40 @@ from dreamer.kernel.tools.skills import load_skills
 from dreamer.kernel.tools.transport import remote_http
 
 MAX_HEADERS = 20
+MAX_TOOLS_FILE_BYTES = 1024 * 1024
+
+
+class _ToolSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    description: str = Field(default="", max_length=2000)
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+    annotations: dict[str, Any] = Field(default_factory=dict)
+
+
+class _ToolsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    format: Literal[1]
+    tools: list[_ToolSpec] = Field(max_length=256)
+
+
+def load_tools_file(bundle: Path) -> list[dict[str, Any]] | None:
+    """A tool bundle's tools.json, validated, or None when it has none."""
+    path = bundle / "tools.json"
+    if not path.is_file():
+        return None
+    if path.stat().st_size > MAX_TOOLS_FILE_BYTES:
+        raise DreamerError("invalid_bundle", f"tools.json is larger than {MAX_TOOLS_FILE_BYTES // 1024} KiB")
+    try:
+        parsed = _ToolsFile.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise DreamerError("invalid_bundle", f"tools.json: field '{where}': {first['msg']}") from None
+    names = [t.name for t in parsed.tools]
+    if len({n.lower() for n in names}) != len(names):
+        raise DreamerError("invalid_bundle", "tools.json lists a tool name twice")
+    return [t.model_dump() for t in parsed.tools]
 
 
 class ToolInstaller:
@@ -66,8 +102,25 @@ class ToolInstaller:
             "review": tool_review(manifest_dict, tools, skills, problems), "upgrade": upgrade,
         }
 
+    async def build(self, bundle: Path, manifest: Manifest, scratch: Path) -> list[dict[str, Any]]:
+        """`dreamer build` of a tool bundle: its server's tools, listed live, for tools.json."""
+        tools, problems = await self._probe(manifest.model_dump(mode="json", exclude_none=True), bundle, scratch)
+        if problems:
+            raise DreamerError("invalid_bundle", f"{manifest.name}: {problems[0]}")
+        return tools
+
     async def _list(self, manifest: dict[str, Any], bundle: Path, scratch: Path) -> tuple[list[dict[str, Any]], list[str]]:
+        """The tools to review: tools.json when the bundle ships one (made by `dreamer build`),
+        else listed from the running server. Calls later go only to tools listed here."""
+        shipped = load_tools_file(bundle)
+        if shipped is not None:
+            return shipped, []
+        return await self._probe(manifest, bundle, scratch)
+
+    async def _probe(self, manifest: dict[str, Any], bundle: Path, scratch: Path) -> tuple[list[dict[str, Any]], list[str]]:
         server = manifest["server"]
+        if server.get("builtin"):
+            return [t.as_dict() for t in web.TOOLS.values()], []
         if server.get("url"):
             url = server["url"]
             transport = lambda fault: remote_http(url, {}, fault, timeout=self.settings.tool_connect_timeout_s)  # noqa: E731

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import jsonschema
@@ -33,6 +34,7 @@ from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
 from dreamer.kernel.sandbox.runtime import current_runtime
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Grant, ToolBundle, ToolInstallation
+from dreamer.kernel.tools import web
 from dreamer.kernel.tools.naming import qualified, split
 from dreamer.kernel.tools.sessions import ToolSession, TransportFactory, result_value
 from dreamer.kernel.tools.transport import Fault, remote_http, sandboxed_stdio
@@ -66,12 +68,16 @@ class InstalledTool:
     def url(self) -> str | None:
         return (self.manifest.get("server") or {}).get("url")
 
+    @property
+    def builtin(self) -> str | None:
+        return (self.manifest.get("server") or {}).get("builtin")
+
     def view(self) -> dict[str, Any]:
         """What `dreamer tools` shows; never the headers' values."""
         return {
             "name": self.server, "version": self.version, "kind": "tool", "title": self.title,
             "description": self.description, "publisher": self.publisher,
-            "transport": "streamable-http" if self.url else "stdio",
+            "transport": "streamable-http" if self.url else "kernel" if self.builtin else "stdio",
             "url": self.url,
             "tools": [
                 {**{k: t[k] for k in ("name", "description", "annotations")}, "qualified": qualified(self.server, t["name"]),
@@ -91,6 +97,8 @@ class Caller:
     agent: str | None = None
     invocation_id: str | None = None
     deadline: float | None = None
+    # The agent's syscall context, for built-in tools that use other syscalls' checks (web → net.fetch).
+    syscall: Any = None
 
 
 def installed_tool(row: ToolInstallation, bundle: ToolBundle) -> InstalledTool:
@@ -181,13 +189,19 @@ class ToolRegistry:
                     "tool_disabled",
                     f"the tool {name} is disabled by the user (`dreamer tools enable {server} {tool}` switches it on)",
                 )
-            session = await self.session(user_name, inst)
-            info = session.tools.get(tool)
-            if info is None:
-                raise DreamerError("not_found", f"the {server} tool server has no tool {tool!r}; its tools are: {', '.join(session.tools) or 'none'}")
-            validate_args(name, info.input_schema, args)
-            result = await session.call(tool, args, self._timeout(caller))
-            value = result_value(result, name)
+            if inst.builtin:
+                value = await self._builtin(user_id, name, tool, args, caller)
+            else:
+                session = await self.session(user_name, inst)
+                info = session.tools.get(tool)
+                if info is not None and inst.tools and tool not in {t["name"] for t in inst.tools}:
+                    # Only what the user reviewed at install may be called; a server that grew a tool since needs a new version.
+                    info = None
+                if info is None:
+                    raise DreamerError("not_found", f"the {server} tool server has no tool {tool!r}; its tools are: {', '.join(session.tools) or 'none'}")
+                validate_args(name, info.input_schema, args)
+                result = await session.call(tool, args, self._timeout(caller))
+                value = result_value(result, name)
         except DreamerError as exc:
             denied = exc.code in ("permission_denied", "tool_disabled")
             detail |= {"elapsed_ms": _ms(started), "outcome": exc.code}
@@ -196,6 +210,17 @@ class ToolRegistry:
         detail |= {"elapsed_ms": _ms(started), "outcome": "ok", "result_bytes": _size(value)}
         self._audit(user_id, caller, name, holder or scope, "allow", detail)
         return value
+
+    async def _builtin(self, user_id: int, name: str, tool: str, args: dict[str, Any], caller: Caller) -> Any:
+        info = web.TOOLS.get(tool)
+        if info is None:
+            raise DreamerError("not_found", f"the web tool has no tool {tool!r}; its tools are: {', '.join(web.TOOLS)}")
+        validate_args(name, info.input_schema, args)
+        context = caller.syscall
+        if context is None:
+            invoker = SimpleNamespace(settings=self.settings, cache=self.cache, store=self.store)
+            context = web.UserFetch(invoker, SimpleNamespace(user_id=user_id), caller.actor)
+        return await web.call(tool, args, context)
 
     def _grants(self, user_id: int, agent: str) -> frozenset[str]:
         if self.cache is not None:

@@ -22,6 +22,11 @@ HINT_NOTE = "from the server's own annotations: hints, not checked by dreamer"
 
 def server_facts(manifest: dict[str, Any]) -> dict[str, Any]:
     server = manifest.get("server") or {}
+    if server.get("builtin"):
+        return {
+            "transport": "kernel",
+            "runs": "inside the dreamer kernel; it reaches the internet only through the same net: checks as ctx.fetch",
+        }
     if server.get("url"):
         host = urlsplit(server["url"]).hostname or ""
         return {
@@ -37,7 +42,7 @@ def server_facts(manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def tool_row(server: str, tool: dict[str, Any], remote: bool) -> dict[str, Any]:
+def tool_row(server: str, tool: dict[str, Any], remote: bool, builtin: bool = False) -> dict[str, Any]:
     notes = tool.get("annotations") or {}
     read_only = notes.get("read_only_hint") is True
     # MCP's defaults: a tool not marked read-only may be destructive and open-world.
@@ -49,7 +54,9 @@ def tool_row(server: str, tool: dict[str, Any], remote: bool) -> dict[str, Any]:
         writes = "may change or delete data"
     else:
         writes = "may add data, not delete it"
-    if remote:
+    if builtin:
+        reaches = "the websites the calling agent holds net: grants for (enforced by the kernel)"
+    elif remote:
         reaches = "the remote server, and beyond it" if open_world else "the remote server only"
     else:
         reaches = "only its own data folder (sandboxed: this is enforced)"
@@ -71,7 +78,7 @@ def tool_review(
 ) -> dict[str, Any]:
     name = manifest["name"]
     facts = server_facts(manifest)
-    remote = facts["transport"] != "stdio"
+    remote = facts["transport"] == "streamable-http"
     return {
         "name": name,
         "title": manifest.get("title"),
@@ -83,7 +90,7 @@ def tool_review(
         "server": facts,
         # Each tool is a switch: on unless left out at install (--without tool:NAME.TOOL).
         "scopes": scope_rows([], [qualified_scope(name, t["name"]) for t in tools]),
-        "tools": [tool_row(name, t, remote) for t in tools],
+        "tools": [tool_row(name, t, remote, facts["transport"] == "kernel") for t in tools],
         "skills": [{"name": s["name"], "description": s["description"]} for s in skills],
         "problems": problems,
         "functions": [],

@@ -29,7 +29,10 @@ async def tools_call(ctx: SyscallContext, params: dict[str, Any]) -> dict[str, A
     name, args = params.get("tool"), params.get("args", {})
     if args is None:
         args = {}
-    caller = Caller(actor=f"agent:{ctx.agent}", agent=ctx.agent, invocation_id=ctx.invocation_id, deadline=ctx.caller.deadline)
+    caller = Caller(
+        actor=f"agent:{ctx.agent}", agent=ctx.agent, invocation_id=ctx.invocation_id,
+        deadline=ctx.caller.deadline, syscall=ctx,
+    )
     value = await _registry(ctx).call(ctx.who.user_id, ctx.who.user_name, name, args, caller)  # type: ignore[arg-type]
     return {"value": value}
 

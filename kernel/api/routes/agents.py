@@ -20,7 +20,10 @@ router = APIRouter(prefix="/v1", tags=["agents"])
 async def build(request: Request, k: KernelDep, _: PrincipalDep) -> dict[str, Any]:
     """Import a bundle's entry module in the sandbox and return its functions.json."""
     archive = await read_limited(request, k.settings.max_bundle_bytes)
-    return {"format": 1, "functions": await k.installer.build(archive)}
+    described = await k.installer.build(archive)
+    if described and "input_schema" in described[0]:
+        return {"format": 1, "tools": described}  # a tool bundle: its tools.json
+    return {"format": 1, "functions": described}
 
 
 @router.post("/bundles", status_code=201)
