@@ -65,6 +65,24 @@ def disable(server: str, tool: str, json_out: JsonOpt = False, user: UserOpt = N
     _switch(server, tool, False, json_out, user)
 
 
+@tools_app.command("uninstall")
+@guarded
+def uninstall(
+    server: str,
+    purge: Annotated[bool, typer.Option("--purge", help="Also delete the tool's data.")] = False,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Uninstall a tool server (an agent of the same name is not touched)."""
+    out = Output(json_out)
+    with client(user) as api:
+        answer = api.delete(f"/v1/tools/{server}", purge=str(purge).lower())
+    if json_out:
+        out.json(answer)
+        return
+    out.say(f"Uninstalled the tool server {escape(server)}" + (" and deleted its data." if purge else "; its data is kept."))
+
+
 @tools_app.command("headers")
 @guarded
 def headers(

@@ -272,7 +272,17 @@ class ToolRegistry:
             self._failed.pop(key, None)
             self._sessions[key] = session
             self.start_reaper()
+            if inst.url and not inst.tools and session.tools:
+                self._remember_tools(inst, session)
             return session
+
+    def _remember_tools(self, inst: InstalledTool, session: ToolSession) -> None:
+        """A remote server whose tools could not be listed at install (it wanted the user's
+        headers) gets them recorded on first connection, for `dreamer tools`, Sidekick and /mcp."""
+        with self.store.session() as s:
+            row = s.scalar(select(ToolBundle).where(ToolBundle.name == inst.server, ToolBundle.version == inst.version))
+            if row is not None and not row.tools:
+                row.tools = [t.as_dict() for t in session.tools.values()]
 
     def _transport(self, user_name: str, inst: InstalledTool) -> TransportFactory:
         server = inst.manifest.get("server") or {}

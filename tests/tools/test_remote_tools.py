@@ -55,6 +55,8 @@ def test_install_from_server_json_and_call_with_kernel_kept_headers(
     assert answer["result"] == {"city": "Lyon", "sky": "clear"}
     listed = next(s for s in tool_kernel.cli_json("tools") if s["name"] == "weather")
     assert listed["headers"] == ["X-Test-Key"]  # names only, never the values
+    # Listed at install was impossible (no header yet); the first connection recorded them.
+    assert [t["name"] for t in listed["tools"]] == ["forecast"]
     assert "k1" not in json.dumps(tool_kernel.cli_json("audit"))
 
 

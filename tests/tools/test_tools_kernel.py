@@ -108,3 +108,19 @@ def test_a_hung_server_times_out_without_blocking_others(kernel: KernelProc) -> 
     hung = call(kernel, "attempt", tool="echo.hang", args={})
     assert hung.startswith("timeout: echo.hang did not answer within")
     assert call(kernel, "echo", text="after") == {"text": "after after", "data_dir": "/data"}
+
+
+def test_upgrade_keeps_switches_and_uninstall_removes_the_server(kernel: KernelProc, tmp_path: Path) -> None:
+    import shutil
+
+    upgraded = tmp_path / "echo"
+    shutil.copytree(BUNDLES / "echo", upgraded)
+    manifest = upgraded / "agent.yaml"
+    manifest.write_text(manifest.read_text().replace("version: 1.0.0", "version: 1.0.1"))
+    listed = kernel.cli_json("install", str(upgraded), "--yes")
+    assert listed["version"] == "1.0.1"
+    assert {t["name"]: t["enabled"] for t in listed["tools"]}["write_note"] is False
+    assert call(kernel, "echo", text="v2") == {"text": "v2 v2", "data_dir": "/data"}
+    assert kernel.cli_json("tools", "uninstall", "echo")["uninstalled"] == "echo"
+    gone = call(kernel, "attempt", tool="echo.say", args={"text": "x"})
+    assert gone.startswith("not_found: you have no tool server named 'echo'")
