@@ -12,8 +12,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import HERE
 from kernelproc import KernelProc, free_port
+
+HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import BUNDLES
 from kernelproc import KernelProc, write_bundle
 
 USER = '''
@@ -33,6 +32,8 @@ def visible(ctx: Context) -> list:
 
 import json
 '''
+
+BUNDLES = Path(__file__).resolve().parent / "bundles"
 
 
 @pytest.fixture(scope="module")
