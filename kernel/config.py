@@ -89,7 +89,7 @@ class Settings:
     fetch_timeout_s: float = 60.0  # ceiling for one ctx.fetch, redirects included
     fetch_max_bytes: int = 10 * 1024 * 1024  # ceiling (and default) for one response body
     tool_call_timeout_s: float = 30.0  # one tool call (DREAMER_TOOL_TIMEOUT)
-    tool_connect_timeout_s: float = 20.0  # starting a tool server and listing its tools
+    tool_connect_timeout_s: float = 20.0  # starting a tool server and listing its tools (DREAMER_TOOL_CONNECT_TIMEOUT)
 
     @property
     def bundles_dir(self) -> Path:
@@ -159,6 +159,8 @@ def load_settings(**overrides: object) -> Settings:
     if os.environ.get("DREAMER_WARM_SECONDS"):
         values["warm_seconds"] = _number("DREAMER_WARM_SECONDS", float)
     if os.environ.get("DREAMER_TOOL_TIMEOUT"):
-        values["tool_call_timeout_s"] = values["tool_connect_timeout_s"] = _number("DREAMER_TOOL_TIMEOUT", float)
+        values["tool_call_timeout_s"] = _number("DREAMER_TOOL_TIMEOUT", float)
+    if os.environ.get("DREAMER_TOOL_CONNECT_TIMEOUT"):
+        values["tool_connect_timeout_s"] = _number("DREAMER_TOOL_CONNECT_TIMEOUT", float)
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

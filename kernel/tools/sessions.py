@@ -159,8 +159,11 @@ class ToolSession:
     async def close(self) -> None:
         self._stop.set()
         if self._owner is not None and not self._owner.done():
+            # A session that never became ready is stuck in its handshake: it cannot see the
+            # stop event, so it is cancelled (its transport still stops the server on the way out).
+            grace = 5.0 if self._ready.is_set() else 0.0
             try:
-                await asyncio.wait_for(asyncio.shield(self._owner), 5.0)
+                await asyncio.wait_for(asyncio.shield(self._owner), grace)
             except (TimeoutError, Exception):  # noqa: BLE001 - closing must not fail
                 self._owner.cancel()
                 with contextlib.suppress(BaseException):

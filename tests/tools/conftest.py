@@ -18,6 +18,6 @@ BUNDLES = HERE / "bundles"
 
 @pytest.fixture(scope="module")
 def tool_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    k = start_kernel(tmp_path_factory.mktemp("home"), {"DREAMER_TOOL_TIMEOUT": "8"})
+    k = start_kernel(tmp_path_factory.mktemp("home"), {"DREAMER_TOOL_TIMEOUT": "4"})
     yield k
     k.stop()
