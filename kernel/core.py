@@ -12,6 +12,9 @@ from sqlalchemy import select
 
 from dreamer.agents.bundles import starter_bundles, starter_tools
 from dreamer.kernel.config import Settings
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.data.demo import DEMO_CONNECTION, SCOPES_FILE, build_demo
+from dreamer.kernel.data.service import DataService
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Invoker, Principal, interrupted_on_restart
@@ -19,6 +22,7 @@ from dreamer.kernel.llm.gateway import Gateway
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
+from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tools.install import ToolInstaller
 from dreamer.kernel.tools.registry import ToolRegistry
 from dreamer.kernel.tracing import setup_tracing
@@ -40,9 +44,11 @@ class Kernel:
     installer: Installer
     tokens: TokenCache = field(default_factory=TokenCache)
     sidekick: Sidekick = field(init=False)
+    data: DataService = field(init=False)
 
     def __post_init__(self) -> None:
         self.sidekick = Sidekick(self.store, self.invoker)
+        self.data = self.invoker.data = DataService(self.store)
     llm: Gateway | None = None
     tools: ToolRegistry | None = None
 
@@ -57,18 +63,19 @@ class Kernel:
             warm_seconds=settings.warm_seconds,
             max_log_bytes=settings.limits.max_log_bytes,
         )
-        provider = setup_tracing(store, settings.otlp_endpoint)
+        writer = GroupWriter(store)
+        provider = setup_tracing(store, settings.otlp_endpoint, writer=writer)
         tracer = provider.get_tracer("dreamer.kernel")
         cache = InstallCache(store)
         kernel = cls(
             settings=settings,
             store=store,
             pool=pool,
-            invoker=Invoker(settings, store, pool, tracer, cache),
+            invoker=Invoker(settings, store, pool, tracer, cache, writer),
             installer=Installer(settings, store, sandbox, pool, cache),
         )
         kernel.llm = kernel.invoker.llm = Gateway.from_home(settings.home, store, tracer=tracer)
-        kernel.tools = kernel.invoker.tools = ToolRegistry(settings, store, sandbox, cache)
+        kernel.tools = kernel.invoker.tools = ToolRegistry(settings, store, sandbox, cache, kernel.invoker.writer)
         kernel.installer.tools = ToolInstaller(kernel.tools)
         kernel._provider = provider  # type: ignore[attr-defined]
         return kernel
@@ -78,6 +85,7 @@ class Kernel:
         lost = interrupted_on_restart(self.store)
         if lost:
             log.warning("%d invocations were interrupted by the last shutdown and are marked failed", lost)
+        self._ensure_demo_data()
         await self._bootstrap_local_user()
         self.pool.start_reaper()
 
@@ -89,7 +97,8 @@ class Kernel:
             await self.llm.aclose()
         provider = getattr(self, "_provider", None)
         if provider is not None:
-            provider.shutdown()
+            provider.shutdown()  # its last spans go through the writer, so before the writer closes
+        self.invoker.writer.close()
         self.store.dispose()
 
     def flush_traces(self) -> None:
@@ -108,6 +117,17 @@ class Kernel:
         who = Principal(user.id, user.name, user.timezone)
         for folder in [*starter_tools(), *starter_bundles()]:
             await self.installer.install_folder(who, folder)
+
+    def _ensure_demo_data(self) -> None:
+        """The demo HR database and its connection, made once per installation (the sql-explorer's starter data)."""
+        try:
+            self.data.describe(DEMO_CONNECTION)
+            return
+        except DreamerError:
+            pass
+        path = build_demo(self.settings.home / "data" / f"{DEMO_CONNECTION}.db")
+        self.data.add(DEMO_CONNECTION, f"sqlite:///{path}", scopes=SCOPES_FILE.read_text(),
+                      description="Demo HR data: employees, attendance, approved leave and absences (generated).")
 
     async def _bootstrap_local_user(self) -> None:
         """First start: the local administrator `me`, its token in credentials, the starter agents.

@@ -16,6 +16,8 @@ STATUS: dict[str, int] = {
     "conflict": 409,
     "invalid_argument": 422,
     "invalid_bundle": 422,
+    "sql_refused": 422,  # kernel/data: not a read-only query within the user's scope
+    "sql_error": 422,  # kernel/data: the database refused a query the guard let through
     "invalid_request": 400,
     "confirmation_required": 409,
     "call_cycle": 409,

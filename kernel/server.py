@@ -29,7 +29,18 @@ def serve(host: str, port: int) -> None:
         raise DreamerError("conflict", f"a kernel is already running for {settings.home} (pid {pid}); stop it with `dreamer down`")
     settings.pid_path.write_text(str(os.getpid()))
     try:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level=os.environ.get("DREAMER_LOG_LEVEL", "info"))
+        uvicorn.run(
+            create_app(settings),
+            host=host,
+            port=port,
+            log_level=os.environ.get("DREAMER_LOG_LEVEL", "info"),
+            # The standard event loop, even where uvloop is installed: libuv gives a
+            # subprocess socketpairs, not pipes, and the worker protocol's guarantees
+            # (and its hostile-agent tests) are written for pipes.
+            loop="asyncio",
+            # httptools parses HTTP/1.1 in C: a third of the HTTP floor of a warm call.
+            http="httptools",
+        )
     finally:
         if _running_pid(settings.pid_path) in (None, os.getpid()):
             settings.pid_path.unlink(missing_ok=True)

@@ -15,6 +15,7 @@ from dreamer.sdk.errors import (
     ResultInvalid,
 )
 from dreamer.sdk.fetch import Response
+from dreamer.sdk.questions import ask_user
 from dreamer.sdk.registry import REGISTRY
 
 __all__ = [
@@ -28,5 +29,6 @@ __all__ = [
     "ResultInvalid",
     "Response",
     "User",
+    "ask_user",
     "function",
 ]

@@ -17,6 +17,7 @@ from typing import Any, NoReturn, Protocol
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
+from dreamer.sdk.data import Data
 from dreamer.sdk.database import AgentDatabase
 from dreamer.sdk.errors import CallError, NotAvailable
 from dreamer.sdk.fetch import Response, fetch_params, response_from
@@ -115,6 +116,7 @@ class Context:
         self._database = database
         self._active = True
         self._tools = Tools(kernel)
+        self._data = Data(kernel, self._check_active)
 
     def __repr__(self) -> str:
         return f"<Context {self.agent}.{self.function} invocation={self.invocation_id} user={self.user.name}>"
@@ -181,6 +183,15 @@ class Context:
     def tools(self) -> Tools:
         """Tools (MCP servers) granted to this agent: `ctx.tools.call("server.tool", args)`."""
         return self._tools
+
+    @property
+    def data(self) -> Data:
+        """Databases the administrator connected (grant `data:<connection>`): `ctx.data.query("hr", sql)`.
+
+        catalog, schema, distinct, query and page; the kernel keeps the credentials and
+        lets the user see only the rows their role allows. See dreamer.sdk.data.
+        """
+        return self._data
 
     @property
     def mounts(self) -> dict[str, str]:

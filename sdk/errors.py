@@ -33,6 +33,8 @@ KINDS: frozenset[str] = frozenset(
         "fetch_failed",
         "budget_exceeded",
         "model_error",
+        "sql_refused",
+        "sql_error",
         "internal",
     }
 )

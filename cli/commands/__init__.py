@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from dreamer.cli.commands import agents, audit, bundles, chat, doctor, kernel, logs, permissions, tools, users
+from dreamer.cli.commands import data as data_commands
 from dreamer.cli.commands import memory as memory_commands
 
 
@@ -12,3 +13,4 @@ def register_all(app: typer.Typer) -> None:
     for module in (kernel, bundles, agents, permissions, logs, audit, users, doctor, chat, tools):
         module.register(app)
     memory_commands.register(app)
+    data_commands.register(app)

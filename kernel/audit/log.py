@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import Connection, func, insert, select, text
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.store.db import PG_AUDIT_LOCK
@@ -149,9 +149,8 @@ def _entry_hash(entry: Any, prev_hash: str) -> str:
     )
 
 
-def _lock_chain(session: Session) -> None:
-    """Hold the chain's database lock until this session's transaction ends."""
-    conn = session.connection()
+def _lock_chain(conn: Connection) -> None:
+    """Hold the chain's database lock until this transaction ends."""
     dialect = conn.dialect.name
     if dialect == "postgresql":
         conn.execute(_PG_LOCK, {"key": PG_AUDIT_LOCK})
@@ -170,7 +169,7 @@ _PG_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 
 
 def append(
-    session: Session,
+    session: Session | Connection,
     *,
     user_id: int | None,
     actor: str,
@@ -181,8 +180,8 @@ def append(
     detail: dict[str, Any] | None = None,
     invocation_id: str | None = None,
 ) -> AuditEntry:
-    """Add one entry to the chain within the caller's transaction (it commits with
-    the change it records, or not at all)."""
+    """Add one entry to the chain within the caller's transaction (a Session's or a
+    Connection's): it commits with the change it records, or not at all."""
     if decision not in DECISIONS:
         raise ValueError(f"An audit decision is 'allow' or 'deny', not {decision!r}.")
     if detail is not None and not isinstance(detail, dict):
@@ -200,16 +199,17 @@ def append(
     # Database lock first, then the thread lock: the thread lock is never held
     # while waiting on the database, so a transaction that appends twice cannot
     # deadlock against another thread waiting for its database lock.
-    _lock_chain(session)
+    conn = session.connection() if isinstance(session, Session) else session
+    _lock_chain(conn)
     with _append_lock:
-        last = session.connection().execute(_LAST).first()
+        last = conn.execute(_LAST).first()
         seq = 1 if last is None else last.seq + 1
         prev_hash = GENESIS_HASH if last is None else last.hash
         # Microseconds survive both backends; nothing finer is stored.
         at = datetime.now(timezone.utc)
         digest = compute_hash(prev_hash, seq=seq, at=at, **fields)
         # A Core insert: the ORM's unit of work costs more than the rest of the append.
-        session.connection().execute(
+        conn.execute(
             _INSERT, dict(seq=seq, at=at, prev_hash=prev_hash, hash=digest, **fields)
         )
     return AuditEntry(seq=seq, at=at, prev_hash=prev_hash, hash=digest, **fields)

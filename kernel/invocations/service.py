@@ -14,11 +14,12 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode, Tracer
-from sqlalchemy import bindparam, insert, update
+from sqlalchemy import Connection, bindparam, insert, update
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Limits, Settings
@@ -32,6 +33,7 @@ from dreamer.kernel.sandbox.mounts import fs_grants, mounts_for
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog
 from dreamer.kernel.store.text import storable_text
+from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
 
 if TYPE_CHECKING:
@@ -99,16 +101,25 @@ def new_invocation_id() -> str:
 
 class Invoker:
     def __init__(
-        self, settings: Settings, store: Store, pool: WorkerPool, tracer: Tracer, cache: InstallCache | None = None
+        self,
+        settings: Settings,
+        store: Store,
+        pool: WorkerPool,
+        tracer: Tracer,
+        cache: InstallCache | None = None,
+        writer: GroupWriter | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
+        # The call path's records go through one writer thread (group commit).
+        self.writer = writer or GroupWriter(store)
         self.pool = pool
         self.tracer = tracer
         self.cache = cache or InstallCache(store)
         self.syscalls: dict[str, Handler] = default_table()
         self.llm: Gateway | None = None  # the model gateway, set by Kernel.build; llm.complete uses it
         self.tools: ToolRegistry | None = None  # the tool registry, set by Kernel.build; tools.call uses it
+        self.data: Any = None  # the DataService (kernel/data), set by Kernel.build; the data.* syscalls use it
 
     async def invoke(
         self, who: Principal, agent: str, function: str, args: dict[str, Any], caller: Caller
@@ -130,7 +141,7 @@ class Invoker:
             },
         ) as span:
             try:
-                installed = self._admit(who, run, agent, function, args, caller)
+                installed = await self._admit(who, run, agent, function, args, caller)
             except DreamerError as exc:
                 span.set_status(Status(StatusCode.ERROR, exc.message))
                 span.set_attribute("error.type", exc.code)
@@ -170,55 +181,62 @@ class Invoker:
             except DreamerError as exc:
                 span.set_status(Status(StatusCode.ERROR, exc.message))
                 span.set_attribute("error.type", exc.code)
-                self._record_end(run, "failed", None, exc)
+                await self._record_end(run, "failed", None, exc)
                 raise DreamerError(exc.code, exc.message, invocation_id=run.id) from None
             except BaseException as exc:  # cancelled request, kernel shutting down
-                self._record_end(run, "failed", None, DreamerError("internal", f"interrupted: {type(exc).__name__}"))
+                # Queued, not awaited: this task is being cancelled; the writer commits it.
+                self.writer.submit(
+                    self._end_job(run, "failed", None, DreamerError("internal", f"interrupted: {type(exc).__name__}"))
+                )
                 raise
-            self._record_end(run, "succeeded", value, None)
+            await self._record_end(run, "succeeded", value, None)
             return Outcome(value=value, invocation_id=run.id)
 
     # -- checks ------------------------------------------------------------------------
 
-    def _admit(
+    async def _admit(
         self, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
     ) -> InstalledAgent:
-        """Check the call, audit the decision and record the invocation, in one transaction."""
+        """Check the call, then audit the decision and record the invocation in one transaction."""
         target = f"{agent}.{function}"
+        start = self._start_row(who, run, agent, function, args, caller)
         if caller.kind in ("user", "sidekick"):
             installed = self._installed(who, agent)
             spec = installed.function(function)
             if caller.kind == "sidekick" and not spec.get("exported"):
                 # Sidekick reaches agents only through what they export, like other agents do.
                 raise DreamerError("permission_denied", f"{target} is not exported, so Sidekick cannot call it")
-        else:
-            refusal = self._refusal(who, agent, function, caller, f"agent:{agent}.{function}")
-        with self.store.session() as s:
-            if caller.kind in ("user", "sidekick"):
-                actor = f"sidekick for {who.actor}" if caller.kind == "sidekick" else who.actor
-                audit(s, user_id=who.user_id, actor=actor, action="functions.call", target=target,
-                      decision="allow", invocation_id=run.id)
-                self._record_start(s, who, run, agent, function, args, caller)
-                return installed
+            actor = f"sidekick for {who.actor}" if caller.kind == "sidekick" else who.actor
 
-            actor = f"agent:{caller.agent}"
-            scope = f"agent:{agent}.{function}"
-            if isinstance(refusal, DreamerError):
-                # Written and committed before raising: a denial is a decision the log must keep.
-                audit(
-                    s, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                    scope=scope, decision="deny", detail={"reason": refusal.code}, invocation_id=caller.parent_id,
-                )
-            else:
-                installed, _spec, holder = refusal
-                audit(
-                    s, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                    scope=holder, decision="allow", invocation_id=caller.parent_id,
-                    detail={"invocation_id": run.id},
-                )
-                self._record_start(s, who, run, agent, function, args, caller)
+            def admitted(conn: Connection) -> None:
+                audit(conn, user_id=who.user_id, actor=actor, action="functions.call", target=target,
+                      decision="allow", invocation_id=run.id)
+                conn.execute(_INSERT_INVOCATION, start)
+
+            await self.writer.write(admitted)
+            return installed
+
+        refusal = self._refusal(who, agent, function, caller, f"agent:{agent}.{function}")
+        actor = f"agent:{caller.agent}"
+        scope = f"agent:{agent}.{function}"
         if isinstance(refusal, DreamerError):
+            reason = refusal.code
+
+            def denied(conn: Connection) -> None:
+                audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                      scope=scope, decision="deny", detail={"reason": reason}, invocation_id=caller.parent_id)
+
+            # Committed before raising: a denial is a decision the log must keep.
+            await self.writer.write(denied)
             raise refusal
+        installed, _spec, holder = refusal
+
+        def allowed_call(conn: Connection) -> None:
+            audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                  scope=holder, decision="allow", invocation_id=caller.parent_id, detail={"invocation_id": run.id})
+            conn.execute(_INSERT_INVOCATION, start)
+
+        await self.writer.write(allowed_call)
         return installed
 
     def _installed(self, who: Principal, agent: str) -> InstalledAgent:
@@ -306,37 +324,37 @@ class Invoker:
 
     # -- bookkeeping ----------------------------------------------------------------------
 
-    def _record_start(
-        self, s: Any, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
-    ) -> None:
+    def _start_row(
+        self, who: Principal, run: _Run, agent: str, function: str, args: dict[str, Any], caller: Caller
+    ) -> dict[str, Any]:
         ctx = trace.get_current_span().get_span_context()
         now = datetime.now(timezone.utc)
-        s.connection().execute(
-            _INSERT_INVOCATION,
-            dict(
-                id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
-                caller=caller.agent or caller.kind, parent_id=caller.parent_id, status="running",
-                attempt=1, created_at=now, started_at=now,
-                trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
-            ),
+        return dict(
+            id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
+            caller=caller.agent or caller.kind, parent_id=caller.parent_id, status="running",
+            attempt=1, created_at=now, started_at=now,
+            trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
         )
 
-    def _record_end(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> None:
+    def _end_job(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> Callable[[Connection], None]:
         values: dict[str, Any] = {
             "run_id": run.id, "status": status, "result": value, "finished_at": datetime.now(timezone.utc),
             "error_code": error.code if error else None, "error_message": error.message if error else None,
         }
-        with self.store.session() as s:
-            conn = s.connection()
+        logs = [
+            {"invocation_id": run.id, "at": at, "stream": stream, "level": level, "message": message}
+            for at, stream, level, message in run.logs
+        ]
+
+        def finish(conn: Connection) -> None:
             conn.execute(_FINISH_INVOCATION, values)
-            if run.logs:
-                conn.execute(
-                    _INSERT_LOG,
-                    [
-                        {"invocation_id": run.id, "at": at, "stream": stream, "level": level, "message": message}
-                        for at, stream, level, message in run.logs
-                    ],
-                )
+            if logs:
+                conn.execute(_INSERT_LOG, logs)
+
+        return finish
+
+    async def _record_end(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> None:
+        await self.writer.write(self._end_job(run, status, value, error))
 
 
 def _digest(folders: list[str]) -> str:

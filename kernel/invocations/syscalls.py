@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.manifest import IDENT_RE, NAME_RE
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.data.syscall import TABLE as DATA_SYSCALLS
 from dreamer.kernel.llm.syscall import llm_complete
 from dreamer.kernel.memory.syscall import memory_read, memory_write
 from dreamer.kernel.net.fetch import net_fetch
@@ -42,12 +43,8 @@ class SyscallContext:
         """The grant that allows `scope` for the running agent; audits and raises
         permission_denied when there is none."""
         holder = allowed(self.invoker.cache.grants(self.who.user_id, self.agent), scope)
-        with self.invoker.store.session() as s:
-            audit(
-                s, user_id=self.who.user_id, actor=f"agent:{self.agent}", action=action, target=target,
-                scope=holder or scope, decision="allow" if holder else "deny",
-                detail=detail or {}, invocation_id=self.invocation_id,
-            )
+        self._audit(action=action, target=target, scope=holder or scope, decision="allow" if holder else "deny",
+                    detail=detail)
         if holder is None:
             raise DreamerError(
                 "permission_denied",
@@ -58,11 +55,20 @@ class SyscallContext:
 
     def record(self, *, action: str, target: str, decision: str = "allow", detail: dict[str, Any] | None = None) -> None:
         """An audit entry for something a handler did (an outcome, not a permission check)."""
-        with self.invoker.store.session() as s:
-            audit(
-                s, user_id=self.who.user_id, actor=f"agent:{self.agent}", action=action, target=target,
-                decision=decision, detail=detail or {}, invocation_id=self.invocation_id,  # type: ignore[arg-type]
+        self._audit(action=action, target=target, scope=None, decision=decision, detail=detail)
+
+    def _audit(
+        self, *, action: str, target: str, scope: str | None, decision: str, detail: dict[str, Any] | None
+    ) -> None:
+        # Synchronous on purpose: the entry is committed before the handler goes on.
+        # It goes through the writer thread, so it never waits on SQLite's busy handler.
+        who, agent, invocation_id = self.who, self.agent, self.invocation_id
+        self.invoker.writer.write_now(
+            lambda conn: audit(
+                conn, user_id=who.user_id, actor=f"agent:{agent}", action=action, target=target, scope=scope,
+                decision=decision, detail=detail or {}, invocation_id=invocation_id,  # type: ignore[arg-type]
             )
+        )
 
 
 Handler = Callable[[SyscallContext, dict[str, Any]], Awaitable[Any]]
@@ -91,4 +97,5 @@ def default_table() -> dict[str, Handler]:
         "memory.write": memory_write,
         "tools.call": tools_call,
         "tools.list": tools_list,
+        **DATA_SYSCALLS,
     }

@@ -2,7 +2,7 @@
 
 A scope is what a user grants one agent: `agent:<name>[.<function>]`,
 `tool:<server>[.<tool>]`, `net:<host-glob>`, `llm`, `memory:read`, `memory:write`,
-`notify`, `schedule`, `fs:<path>`, `fs.ro:<path>`.
+`notify`, `schedule`, `fs:<path>`, `fs.ro:<path>`, `data:<connection>`.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     "schedule": re.compile(r"schedule"),
     "fs": re.compile(r"fs:(?P<target>/[^\x00\n]{0,1023})"),
     "fs.ro": re.compile(r"fs\.ro:(?P<target>/[^\x00\n]{0,1023})"),
+    "data": re.compile(rf"data:(?P<target>{_NAME})"),
 }
 
 
@@ -82,7 +83,7 @@ def parse_scope(text: object) -> Scope:
 
 
 def _risk(scope: Scope) -> Risk:
-    if scope.kind in ("net", "fs"):
+    if scope.kind in ("net", "fs", "data"):
         return "high"
     if scope.kind == "memory":
         return "high" if scope.target == "read" else "medium"
@@ -115,6 +116,8 @@ def _sentence(scope: Scope) -> str:
             return f"Read and change your files in {t}"
         case "fs.ro":
             return f"Read your files in {t}"
+        case "data":
+            return f"Query the {t} database, seeing only the rows your role there allows"
     return scope.text
 
 

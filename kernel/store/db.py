@@ -109,6 +109,10 @@ class Store:
         return self.url.render_as_string(hide_password=True)
 
     @property
+    def is_memory(self) -> bool:
+        return self.is_sqlite and _is_memory(self.url)
+
+    @property
     def is_sqlite(self) -> bool:
         return self.backend == "sqlite"
 

@@ -240,6 +240,29 @@ class Memory(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class DataConnection(Base):
+    """A database an administrator connected for the sql-explorer (issue 6).
+
+    `url` holds the credentials and never leaves the kernel; `scopes` is the YAML
+    text of the role scopes file and `scopes_version` its version (only a higher
+    version replaces it); `secrets` holds what the kernel made for the engine layer
+    (the PostgreSQL reader role and its password).
+    """
+
+    __tablename__ = "data_connections"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    url: Mapped[str] = mapped_column(Text)
+    schema_name: Mapped[str] = mapped_column(String(128))
+    description: Mapped[str] = mapped_column(Text, default="")
+    scopes: Mapped[str] = mapped_column(Text, default="")
+    scopes_version: Mapped[int] = mapped_column(Integer, default=0)
+    secrets: Mapped[dict] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class ToolBundle(Base):
     """A tool bundle (an MCP server plus skills) copied into $DREAMER_HOME/tool-bundles/NAME/VERSION.
 

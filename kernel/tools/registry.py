@@ -34,6 +34,7 @@ from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
 from dreamer.kernel.sandbox.runtime import current_runtime
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Grant, ToolBundle, ToolInstallation
+from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tools import web
 from dreamer.kernel.tools.naming import qualified, split
 from dreamer.kernel.tools.sessions import ToolSession, TransportFactory, result_value
@@ -126,9 +127,13 @@ def stdio_argv(command: list[str]) -> list[str]:
 
 
 class ToolRegistry:
-    def __init__(self, settings: Settings, store: Store, sandbox: Sandbox, cache: InstallCache | None = None) -> None:
+    def __init__(
+        self, settings: Settings, store: Store, sandbox: Sandbox, cache: InstallCache | None = None,
+        writer: GroupWriter | None = None,
+    ) -> None:
         self.settings = settings
         self.cache = cache
+        self.writer = writer  # the kernel's group writer: audit entries share its commits
         self.store = store
         self.sandbox = sandbox
         self._sessions: dict[tuple[str, str, str], ToolSession] = {}
@@ -205,10 +210,10 @@ class ToolRegistry:
         except DreamerError as exc:
             denied = exc.code in ("permission_denied", "tool_disabled")
             detail |= {"elapsed_ms": _ms(started), "outcome": exc.code}
-            self._audit(user_id, caller, name, holder or scope, "deny" if denied else "allow", detail)
+            await self._audit(user_id, caller, name, holder or scope, "deny" if denied else "allow", detail)
             raise
         detail |= {"elapsed_ms": _ms(started), "outcome": "ok", "result_bytes": _size(value)}
-        self._audit(user_id, caller, name, holder or scope, "allow", detail)
+        await self._audit(user_id, caller, name, holder or scope, "allow", detail)
         return value
 
     async def _builtin(self, user_id: int, name: str, tool: str, args: dict[str, Any], caller: Caller) -> Any:
@@ -218,7 +223,7 @@ class ToolRegistry:
         validate_args(name, info.input_schema, args)
         context = caller.syscall
         if context is None:
-            invoker = SimpleNamespace(settings=self.settings, cache=self.cache, store=self.store)
+            invoker = SimpleNamespace(settings=self.settings, cache=self.cache, store=self.store, writer=self.writer)
             context = web.UserFetch(invoker, SimpleNamespace(user_id=user_id), caller.actor)
         return await web.call(tool, args, context)
 
@@ -236,12 +241,18 @@ class ToolRegistry:
                 raise DreamerError("timeout", "the invocation has no time left for a tool call")
         return timeout
 
-    def _audit(self, user_id: int, caller: Caller, name: str, scope: str, decision: str, detail: dict[str, Any]) -> None:
-        with self.store.session() as s:
+    async def _audit(self, user_id: int, caller: Caller, name: str, scope: str, decision: str, detail: dict[str, Any]) -> None:
+        def entry(conn: Any) -> None:
             audit(
-                s, user_id=user_id, actor=caller.actor, action="tools.call", target=name, scope=scope,
+                conn, user_id=user_id, actor=caller.actor, action="tools.call", target=name, scope=scope,
                 decision=decision, detail=detail, invocation_id=caller.invocation_id,  # type: ignore[arg-type]
             )
+
+        if self.writer is not None:
+            await self.writer.write(entry)
+            return
+        with self.store.session() as s:
+            entry(s)
 
     # -- sessions ----------------------------------------------------------------------
 

@@ -105,9 +105,16 @@ class UserFetch:
         return scope
 
     def record(self, *, action: str, target: str, decision: str = "allow", detail: dict[str, Any] | None = None) -> None:
-        with self.invoker.store.session() as s:
-            audit(s, user_id=self.who.user_id, actor=self.actor, action=action, target=target,
+        def entry(conn: Any) -> None:
+            audit(conn, user_id=self.who.user_id, actor=self.actor, action=action, target=target,
                   decision=decision, detail=detail or {})  # type: ignore[arg-type]
+
+        # Synchronous like SyscallContext's: committed before the fetch goes on.
+        if self.invoker.writer is not None:
+            self.invoker.writer.write_now(entry)
+            return
+        with self.invoker.store.session() as s:
+            entry(s)
 
 
 async def call(tool: str, args: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tracing.semconv import SERVICE_NAME
 from dreamer.kernel.tracing.store_exporter import StoreSpanExporter
 
@@ -39,16 +40,19 @@ def traces_endpoint(endpoint: str) -> str:
     return endpoint.rstrip("/") + TRACES_PATH
 
 
-def setup_tracing(store: Store, otlp_endpoint: str | None = None, *, batch: bool = True) -> TracerProvider:
+def setup_tracing(
+    store: Store, otlp_endpoint: str | None = None, *, batch: bool = True, writer: GroupWriter | None = None
+) -> TracerProvider:
     """A tracer provider that stores every finished span and, given an endpoint,
     also ships spans over OTLP/HTTP. It is not installed globally: callers keep
     it and use `provider.get_tracer("dreamer.kernel")`.
 
     With `batch`, spans are written by a background thread, off the call path;
-    readers call `provider.force_flush()` first to see the latest ones."""
+    readers call `provider.force_flush()` first to see the latest ones. Given the
+    kernel's writer, span batches join its queue instead of racing it for the store."""
     resource = Resource.create({SERVICE_NAME_KEY: SERVICE_NAME, SERVICE_VERSION: _kernel_version()})
     provider = TracerProvider(resource=resource)
-    exporter = StoreSpanExporter(store)
+    exporter = StoreSpanExporter(store, writer)
     provider.add_span_processor(
         BatchSpanProcessor(exporter, schedule_delay_millis=250) if batch else SimpleSpanProcessor(exporter)
     )

@@ -18,11 +18,12 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import format_span_id, format_trace_id
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Span
+from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tracing.semconv import DREAMER_INVOCATION_ID
 from dreamer.kernel.store.text import storable_text
 
@@ -80,20 +81,27 @@ def span_row(span: ReadableSpan) -> Span:
     )
 
 
+_INSERT_SPANS = insert(Span.__table__)
+
+
 class StoreSpanExporter(SpanExporter):
     """Writes each batch of finished spans to the `spans` table in one transaction."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, writer: GroupWriter | None = None) -> None:
         self._store = store
+        self._writer = writer
         self._stopped = False
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if self._stopped:
             return SpanExportResult.FAILURE
         try:
-            rows = [span_row(span) for span in spans]
-            with self._store.session() as session:
-                session.add_all(rows)
+            rows = [span_dict(span_row(span)) for span in spans]
+            if self._writer is not None:
+                self._writer.write_now(lambda conn: conn.execute(_INSERT_SPANS, rows))
+            else:
+                with self._store.session() as session:
+                    session.connection().execute(_INSERT_SPANS, rows)
         except Exception as error:  # tracing must never break the call it traces
             log.warning("could not store %d span(s): %s", len(spans), error)
             return SpanExportResult.FAILURE

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-PREFERRED_KEYS = ("summary", "message", "reply", "text")
+PREFERRED_KEYS = ("summary", "answer", "message", "reply", "text")
 MAX_ITEMS = 8
 
 

@@ -18,6 +18,7 @@ from dreamer.kernel.llm import Gateway
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.tools.registry import Caller as ToolCaller
 from dreamer.sidekick.chat.conversations import open_conversation, recent_history, record_turn, save_summary
+from dreamer.sidekick.chat.questions import question_from
 from dreamer.sidekick.chat.replies import step_line
 from dreamer.sidekick.memory.chat import memory_turn
 from dreamer.sidekick.planner import Clarification, OfflinePlanner, Plan, PlanContext, Planner, Step, Tool, resume
@@ -133,6 +134,11 @@ class Sidekick:
                 call = await self._run(who, step, tool)
                 calls.append(call)
                 yield {"event": "tool_result", **call}
+                asked = question_from(step, call.get("result"), tool, context) if call["ok"] else None
+                if asked is not None:  # the function needs the user's choice before it can answer
+                    plan = Plan(pending=asked)
+                    yield _question_event(asked)
+                    break
                 lines.append(step_line(tool.summary, call["ok"], call.get("result"), call.get("error")))
 
         reply = _reply(plan, lines)
@@ -239,7 +245,8 @@ def _public_pending(pending: Clarification | None) -> dict[str, Any] | None:
 def _reply(plan: Plan, lines: Sequence[str]) -> str:
     if plan.pending is not None:
         options = "".join(f"\n  {i}. {o.label}" for i, o in enumerate(plan.pending.options, 1))
-        return plan.pending.question + options
+        done = "".join(f"{line}\n" for line in lines)  # steps that ran before a function asked
+        return done + plan.pending.question + options
     if lines:
         return "\n".join(lines)
     return plan.reply or "Done."

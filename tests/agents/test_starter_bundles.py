@@ -18,10 +18,11 @@ AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
 
 def test_starter_bundles_come_after_the_agents_they_call() -> None:
     bundles = starter_bundles()
-    assert [b.name for b in bundles] == ["grocery", "recipes", "notes", "calendar"]
+    assert [b.name for b in bundles] == ["grocery", "recipes", "notes", "calendar", "sql_explorer"]
     for bundle in bundles:
         manifest = load_manifest(bundle)
-        assert manifest.name == bundle.name
+        # A folder is a Python package, so sql-explorer lives in agents/sql_explorer.
+        assert manifest.name == bundle.name.replace("_", "-")
         # entry grocery.server is the file grocery/server.py inside the bundle
         module = bundle.joinpath(*manifest.entry.split(".")).with_suffix(".py")
         assert module.is_file(), module
@@ -31,7 +32,7 @@ def test_starter_bundles_come_after_the_agents_they_call() -> None:
 
 
 def test_manifests_declare_exactly_what_the_agents_use() -> None:
-    grocery, recipes, notes, calendar = (load_manifest(b) for b in starter_bundles())
+    grocery, recipes, notes, calendar, sql_explorer = (load_manifest(b) for b in starter_bundles())
     assert (grocery.version, grocery.publisher, grocery.kind) == ("1.0.0", "dreamer", "agent")
     assert grocery.permissions.required == [] and grocery.permissions.optional == []
     assert (recipes.version, recipes.publisher, recipes.kind) == ("1.1.0", "dreamer", "agent")
@@ -44,6 +45,9 @@ def test_manifests_declare_exactly_what_the_agents_use() -> None:
     assert calendar.permissions.optional == ["agent:notes.search", "agent:grocery.list_items"]
     assert calendar.entry == "calendar_agent.server"  # a package called calendar would hide the stdlib's
     assert notes.triggers == [] and calendar.triggers == []
+    # The demo data is its whole job; a model is optional (and costs money, so a starter never gets it unasked).
+    assert sql_explorer.name == "sql-explorer" and sql_explorer.entry == "sql_explorer.server"
+    assert sql_explorer.permissions.required == ["data:hr-demo"] and sql_explorer.permissions.optional == ["llm"]
 
 
 def test_every_folder_under_agents_is_a_package() -> None:

@@ -47,6 +47,9 @@ class KernelProc:
 
     def cli(self, *args: str, token: str | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
         env = dict(self.env)
+        # rich wraps tables to the terminal; without one its width depends on how pytest
+        # runs (serially or under xdist), so fix it for output the tests read.
+        env["COLUMNS"] = "200"
         if token:
             env["DREAMER_TOKEN"] = token
         return subprocess.run([DREAMER, *args], env=env, capture_output=True, text=True, input=input, timeout=120)

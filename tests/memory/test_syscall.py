@@ -28,6 +28,7 @@ from dreamer.kernel.llm.config import LLMConfig  # noqa: E402
 from dreamer.kernel.llm.gateway import Gateway  # noqa: E402
 from dreamer.kernel.memory.service import memories, remember  # noqa: E402
 from dreamer.kernel.store.db import Store  # noqa: E402
+from dreamer.kernel.store.writer import GroupWriter  # noqa: E402
 from dreamer.kernel.store.models import AuditEntry, Grant, LlmUsage  # noqa: E402
 
 DIET = {
@@ -39,12 +40,17 @@ DIET = {
 
 @dataclass
 class Kernel:
-    """What a syscall handler reaches through ctx.invoker: the store, the grant cache, the model."""
+    """What a syscall handler reaches through ctx.invoker: the store, the grant cache, the
+    model, and the writer that commits audit entries."""
 
     store: Store
     cache: InstallCache
     llm: Gateway | None = None
     syscalls: dict[str, Any] = field(default_factory=default_table)
+    writer: GroupWriter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.writer = GroupWriter(self.store)
 
 
 @pytest.fixture

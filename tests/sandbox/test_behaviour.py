@@ -119,6 +119,7 @@ def test_environment_is_clean(sandbox: Sandbox, layout: Layout, monkeypatch: pyt
         "LANG",
         "PYTHONDONTWRITEBYTECODE",
         "PYTHONUNBUFFERED",
+        "PYDANTIC_DISABLE_PLUGINS",
         "PYTHONPATH",
         "DREAMER_AGENT_DIR",
         "DREAMER_DATA_DIR",

@@ -1,0 +1,176 @@
+"""The pieces of the SQL guard in-process: the scopes file as hostile input, validator
+refusals, the offline compiler of the semantic model, the result pages, the kernel's
+connection registry, and an agent's question turned into Sidekick's."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from dreamer.kernel.data.results import Results
+from dreamer.kernel.data.scopes import parse_scopes
+from dreamer.kernel.data.service import DataService
+from dreamer.kernel.data.validator import parse_query
+from dreamer.kernel.errors import DreamerError
+from dreamer.sidekick.chat.questions import question_from
+from dreamer.sidekick.planner.base import PlanContext, Step, Tool
+
+from hr_testkit import Demo
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "agents" / "sql_explorer"))
+from sql_explorer import semantic  # noqa: E402
+
+
+@pytest.mark.parametrize("text, words", [
+    ("version: 0\nroles: {}\n", "version"),
+    ("[1, 2]", "mapping"),
+    ("version: 1\nroles: {a: {tables: {employees: {column: department}}}}\n", "equals, one_of or in"),
+    ("version: 1\nroles: {a: {tables: {employees: {column: x, in: attendance.employee_id}, "
+     "attendance: {column: employee_id, in: employees.employee_id}}}}\n", "circle"),
+    ("version: 1\nroles: {a: {tables: {salaries: all}}}\n", "does not have"),
+    ("version: 1\nroles: {a: {tables: '*'}}\nusers: {bob: b}\n", "must map to one of the roles"),
+    ("version: 1\nroles: {'Robert); DROP': {tables: '*'}}\n", "role name"),
+    ("version: 1\nroles: {a: {tables: {employees: {column: 'x; --', equals: 1}}}}\n", "must name a column"),
+    ("version: 1\n: [\n", "not valid YAML"),
+])
+def test_a_bad_scopes_file_is_refused_in_one_sentence(text: str, words: str) -> None:
+    with pytest.raises(DreamerError) as err:
+        parse_scopes(text, {"employees", "attendance"})
+    assert err.value.code == "invalid_argument" and words in err.value.message
+
+
+@pytest.mark.parametrize("sql, words", [
+    ("", "empty"),
+    ("SELECT 1 FROM employees\x00", "NUL"),
+    ("SELECT " + "1+" * 12000 + "1", "longer than"),
+    ("SELECT pg_catalog.lower(name) FROM employees", "schema-qualified function"),
+    ("SELECT * FROM json_each('[1]')", "no table functions"),
+    ("SELECT * FROM employees FOR UPDATE", "locking"),
+    ("UPDATE employees SET salary = 0", "only queries"),
+    ("SELECT * FROM employees WHERE name = ?", "PLACEHOLDER"),
+    ("SELEC name FROM", "could not be parsed"),
+])
+def test_the_validator_says_why(sql: str, words: str) -> None:
+    with pytest.raises(DreamerError) as err:
+        parse_query(sql, "sqlite")
+    assert err.value.code == "sql_refused" and words in err.value.message
+
+
+def _values(demo: Demo) -> semantic.Values:
+    import sqlite3
+
+    def names(dim: semantic.Dimension) -> dict[str, list[str]]:
+        with sqlite3.connect(demo.conn.path) as db:
+            if not dim.label:
+                return {v: [v] for (v,) in db.execute(f"SELECT DISTINCT {dim.column} FROM {dim.table}")}
+            out: dict[str, list[str]] = {}
+            for code, name, _ in db.execute(f"SELECT {dim.column}, {dim.label}, COUNT(*) FROM {dim.table} "
+                                            f"GROUP BY 1, 2 ORDER BY 3 DESC"):
+                out.setdefault(code, []).append(name)
+            return out
+
+    return semantic.Values(names)
+
+
+def test_the_semantic_model_compiles_questions_without_a_model(sqlite_demo: Demo) -> None:
+    model, today, values = semantic.load(), date(2026, 11, 15), _values(sqlite_demo)
+    asked = semantic.compile_question(model, "how many employees in operations were absent last month?", today, values)
+    assert isinstance(asked, semantic.Choice) and [m.code for m in asked.matches] == ["D035", "D042", "D047"]
+    done = semantic.compile_question(model, "how many employees in operations were absent last month?", today,
+                                     values, {"department": "D042"})
+    assert isinstance(done, semantic.Compiled) and done.measure.name == "absence_count"
+    assert "COUNT(DISTINCT absence_records.employee_id)" in done.sql and "'2026-10-01'" in done.sql
+    typo = semantic.compile_question(model, "how many sick absences in operatons and logistics in october", today, values)
+    assert isinstance(typo, semantic.Compiled) and typo.filters["department"][0] == "D042"
+    assert typo.filters["reason"][0] == "SICK"
+    assert isinstance(semantic.compile_question(model, "who is the best manager?", today, values), semantic.NeedsModel)
+    hostile = semantic.compile_question(model, "how many employees were absent", today, values,
+                                        {"department": "D042' OR 1=1 --"})
+    assert isinstance(hostile, semantic.NeedsModel)
+
+
+def test_result_pages_belong_to_their_user() -> None:
+    results = Results()
+    kept = results.keep(("c", "r", "sql", "v1"), user_id=1, connection="c", columns=["n"],
+                        rows=[[i] for i in range(120)], truncated=False, written="w", secured="s")
+    assert results.get(kept.id, 1).page(3, 50)["rows"] == [[i] for i in range(100, 120)]
+    assert results.cached(("c", "r", "sql", "v1"), 1) is kept and results.cached(("c", "r", "sql", "v2"), 1) is None
+    with pytest.raises(DreamerError):
+        results.get(kept.id, 2)
+    with pytest.raises(DreamerError):
+        kept.page(4, 50)
+
+
+def test_connections_are_declared_once_and_scopes_only_move_forward(sqlite_demo: Demo, tmp_path: Path) -> None:
+    from dreamer.kernel.store.db import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'kernel.db'}")
+    store.migrate()
+    try:
+        data = DataService(store)
+        scopes = (Path(__file__).resolve().parents[2] / "kernel" / "data" / "demo_scopes.yaml").read_text()
+        data.add("hr", f"sqlite:///{sqlite_demo.conn.path}", scopes=scopes)
+        assert data.list()[0]["scopes_version"] == 1
+        with pytest.raises(DreamerError) as err:
+            data.add("hr", f"sqlite:///{sqlite_demo.conn.path}")
+        assert err.value.code == "conflict"
+        with pytest.raises(DreamerError) as err:
+            data.set_scopes("hr", scopes)
+        assert err.value.code == "conflict" and "raise `version`" in err.value.message
+        data.set_scopes("hr", scopes.replace("version: 1", "version: 2").replace("  me: hr_admin\n", ""))
+        with pytest.raises(DreamerError) as err:
+            data.catalog("hr", "me")
+        assert err.value.code == "permission_denied" and "no scope" in err.value.message
+        assert data.query("hr", "ops_manager", "SELECT COUNT(*) FROM employees", 1).result.rows == [[22]]
+        again = data.query("hr", "ops_manager", "SELECT COUNT(*) FROM employees", 1)
+        assert again.cached
+        with pytest.raises(DreamerError) as err:  # a runaway query is stopped, and the kernel says so
+            data.query("hr", "ops_manager", "SELECT COUNT(*) FROM attendance a, attendance b, attendance c", 1)
+        assert err.value.code == "timeout"
+        with pytest.raises(DreamerError) as err:
+            data.add("other", "mysql://u:p@h/db")
+        assert err.value.code == "not_available"
+    finally:
+        store.dispose()
+
+
+def test_an_agents_question_becomes_sidekicks_and_bad_ones_do_not() -> None:
+    tool = Tool("sql-explorer", "ask", "Answer a question.", {"type": "object", "properties": {
+        "question": {"type": "string"}, "choices": {"type": "object"}}, "required": ["question"]})
+    step = Step("sql-explorer", "ask", {"question": "q"})
+    good = {"ask_user": {"question": "Which?", "options": [{"label": "A", "args": {"choices": {"d": "1"}}},
+                                                           {"label": "B", "args": {"choices": {"d": "2"}}}]}}
+    asked = question_from(step, good, tool, PlanContext())
+    assert asked is not None and asked.options[1].step.args == {"question": "q", "choices": {"d": "2"}}
+    for bad in ({"ask_user": "x"}, {"ask_user": {"question": "?", "options": []}},
+                {"ask_user": {"question": "?", "options": [{"label": "A", "args": {"sql": "DROP"}}]}},
+                {"ask_user": {"question": "?", "options": [{"label": "A", "args": {}}]}, "other": 1}):
+        assert question_from(step, bad, tool, PlanContext()) is None
+
+
+def test_a_postgresql_connection_gets_its_own_reader_and_loses_it_on_removal(postgres_demo: Demo, tmp_path: Path) -> None:
+    import psycopg
+
+    from dreamer.kernel.data import engine_pg
+    from dreamer.kernel.store.db import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'kernel.db'}")
+    store.migrate()
+    admin = engine_pg.psycopg_dsn(postgres_demo.conn.url)
+    try:
+        data = DataService(store)
+        scopes = (Path(__file__).resolve().parents[2] / "kernel" / "data" / "demo_scopes.yaml").read_text()
+        with_password = admin.replace("postgres@", "postgres:s3cret-pw@")  # trust auth ignores it; the kernel keeps it
+        shown = data.add("hr-pg", with_password + "?schema=hr", scopes=scopes)
+        assert "s3cret-pw" not in str(shown) and "s3cret-pw" not in str(data.list()) and shown["schema"] == "hr"
+        ran = data.query("hr-pg", "ops_manager", "SELECT COUNT(DISTINCT department), COUNT(*) FROM hr.employees", 1)
+        assert ran.result.rows == [[1, 22]] and '"hr"."employees"' in ran.guarded.secured
+        reader = data.connection("hr-pg").secrets["reader"]
+        data.remove("hr-pg")
+        with psycopg.connect(admin) as db:
+            assert db.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (reader,)).fetchone() is None
+    finally:
+        store.dispose()
