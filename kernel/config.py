@@ -150,7 +150,7 @@ def load_settings(**overrides: object) -> Settings:
     values: dict[str, object] = {
         "home": home,
         "database_url": url,
-        "sandbox": os.environ.get("DREAMER_SANDBOX", "bwrap"),
+        "sandbox": os.environ.get("DREAMER_SANDBOX", "auto"),
         "otlp_endpoint": os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
     }
     values["limits"] = _limits()

@@ -1,5 +1,7 @@
-"""Choosing a backend by name (DREAMER_SANDBOX): `bwrap` by default, `docker` when asked
-for, `none` only on request; and finding out which of them work on this machine."""
+"""Choosing a backend by name (DREAMER_SANDBOX): `auto` by default (bwrap when it is
+installed, else docker when an engine answers), `bwrap` or `docker` when asked for,
+`none` only on request and never chosen automatically; and finding out which of them
+work on this machine."""
 
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ class BackendStatus(TypedDict):
 
 
 def get_sandbox(name: str) -> Sandbox:
+    if name == "auto":
+        return _automatic()
     if name == "bwrap":
         path = shutil.which("bwrap")
         if path is None:
@@ -41,7 +45,22 @@ def get_sandbox(name: str) -> Sandbox:
         return open_docker_sandbox()
     if name == "none":
         return UnconfinedSandbox()
-    raise DreamerError("sandbox_unavailable", f"unknown sandbox {name!r}; choose one of: {', '.join(NAMES)}")
+    raise DreamerError("sandbox_unavailable", f"unknown sandbox {name!r}; choose one of: auto, {', '.join(NAMES)}")
+
+
+def _automatic() -> Sandbox:
+    """bwrap, else docker; never `none`, which runs agents unconfined and must be asked for."""
+    if shutil.which("bwrap") is not None:
+        return get_sandbox("bwrap")
+    try:
+        return get_sandbox("docker")
+    except DreamerError as docker_error:
+        raise DreamerError(
+            "sandbox_unavailable",
+            f"no sandbox works here: bubblewrap is not installed (Debian package bubblewrap) and "
+            f"docker is not usable ({docker_error.message.rstrip('.')}); install one of them, "
+            "or set DREAMER_SANDBOX=none to run agents unconfined (unsafe)",
+        ) from None
 
 
 async def check_backend(name: str, limits: Limits | None = None, active: Sandbox | None = None) -> BackendStatus:

@@ -41,6 +41,24 @@ def test_missing_bwrap_names_the_package_and_the_way_out(tmp_path: Path, monkeyp
     )
 
 
+def test_auto_prefers_bwrap_when_it_is_installed() -> None:
+    assert get_sandbox("auto").name == "bwrap"
+
+
+def test_auto_without_bwrap_or_an_engine_names_both_and_never_falls_back_to_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No bwrap and no docker client on PATH, and an engine address where nothing listens.
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/nothing.sock")
+    with pytest.raises(DreamerError) as caught:
+        get_sandbox("auto")
+    assert caught.value.code == "sandbox_unavailable"
+    message = caught.value.message
+    assert "bubblewrap" in message and "docker" in message and "DREAMER_SANDBOX=none" in message
+    assert "\n" not in message
+
+
 def test_none_warns_on_every_start(layout: Layout, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="dreamer.sandbox")
     sandbox = get_sandbox("none")
