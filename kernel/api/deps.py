@@ -9,7 +9,7 @@ from fastapi import Depends, Header, Request
 from dreamer.kernel.core import Kernel
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Principal
-from dreamer.kernel.users.service import get_user, user_for_token
+from dreamer.kernel.users.service import bearer_user, get_user
 
 
 async def kernel(request: Request) -> Kernel:
@@ -22,16 +22,7 @@ async def principal(
     x_dreamer_user: Annotated[str | None, Header()] = None,
 ) -> Principal:
     k: Kernel = request.app.state.kernel
-    scheme, _, token = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or not token:
-        raise DreamerError("unauthorized", "no API token; send `Authorization: Bearer <token>` (the CLI reads it from $DREAMER_HOME/credentials)")
-    user = k.tokens.get(token.strip())
-    if user is None:
-        with k.store.session() as s:
-            found = user_for_token(s, token.strip())
-            if found is None:
-                raise DreamerError("unauthorized", "the API token is not valid for this kernel")
-            user = k.tokens.put(token.strip(), found)
+    user = bearer_user(k.tokens, k.store, authorization)
     if x_dreamer_user and x_dreamer_user != user.name:
         if not user.is_admin:
             raise DreamerError("forbidden", "only an administrator may act for another user")

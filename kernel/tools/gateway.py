@@ -30,6 +30,7 @@ from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Caller, Principal
 from dreamer.kernel.tools.naming import qualified
 from dreamer.kernel.tools.registry import Caller as ToolCaller
+from dreamer.kernel.users.service import bearer_user
 
 log = logging.getLogger("dreamer.tools")
 
@@ -86,21 +87,12 @@ class Gateway:
         await self.manager.handle_request(scope, receive, send)
 
     def _principal(self, scope: Scope) -> Principal | DreamerError:
-        from dreamer.kernel.users.service import user_for_token
-
         k = self._kernel()
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
-        scheme, _, token = headers.get("authorization", "").partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
-            return DreamerError("unauthorized", "the MCP gateway needs `Authorization: Bearer <your dreamer API token>`")
-        user = k.tokens.get(token)
-        if user is None:
-            with k.store.session() as s:
-                found = user_for_token(s, token)
-                if found is None:
-                    return DreamerError("unauthorized", "the API token is not valid for this kernel")
-                user = k.tokens.put(token, found)
+        try:
+            user = bearer_user(k.tokens, k.store, headers.get("authorization"))
+        except DreamerError as exc:
+            return exc
         return Principal(user.id, user.name, user.timezone)
 
     # -- the MCP server's handlers ------------------------------------------------------

@@ -28,12 +28,13 @@ def _client(kernel: KernelProc, token: str) -> Client:
     return Client(streamable_http_client(f"{kernel.url}/mcp", http_client=http), cache=None)
 
 
-async def _list_and_call(kernel: KernelProc, token: str) -> tuple[list[str], object, object]:
+async def _list_and_call(kernel: KernelProc, token: str) -> tuple[list[str], object, object, object]:
     async with _client(kernel, token) as client:
         listed = await client.list_tools()
         added = await client.call_tool("grocery.add_items", {"items": ["oat milk"]})
         missing = await client.call_tool("bob-agent.secret_plan", {})
-    return [t.name for t in listed.tools], added, missing
+        written = await client.call_tool("files.write_file", {"path": "mcp.txt", "text": "from an MCP client"})
+    return [t.name for t in listed.tools], added, missing, written
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +47,16 @@ def bob_token(tool_kernel: KernelProc, tmp_path_factory: pytest.TempPathFactory)
 
 
 def test_external_client_lists_the_users_functions_and_calls_one(tool_kernel: KernelProc, bob_token: str) -> None:
-    names, added, missing = asyncio.run(_list_and_call(tool_kernel, tool_kernel.token))
+    names, added, missing, written = asyncio.run(_list_and_call(tool_kernel, tool_kernel.token))
     assert {"grocery.add_items", "grocery.list_items"} <= set(names)
     assert "bob-agent.secret_plan" not in names  # another user's agent
     assert not added.is_error, added
     assert "oat milk" in json.dumps(added.structured_content)
     assert missing.is_error and "not_found" in missing.content[0].text
+    # The user's tools are there too, and run in the user's sandbox.
+    assert {"files.write_file", "calendar.list_events", "web.fetch"} <= set(names)
+    assert not written.is_error, written
+    assert tool_kernel.cli_json("call-tool", "files", "read_file", '{"path": "mcp.txt"}')["result"]["text"] == "from an MCP client"
     items = tool_kernel.cli_json("call", "grocery", "list_items")["result"]
     assert "oat milk" in json.dumps(items)
 
