@@ -125,3 +125,20 @@ def test_upgrade_keeps_switches_and_uninstall_removes_the_server(kernel: KernelP
     assert kernel.cli_json("tools", "uninstall", "echo")["uninstalled"] == "echo"
     gone = call(kernel, "attempt", tool="echo.say", args={"text": "x"})
     assert gone.startswith("not_found: you have no tool server named 'echo'")
+
+
+@pytest.mark.parametrize(("mode", "says"), [("crash_on_start", "exited with status 3"), ("garbage", "not JSON-RPC")])
+def test_a_server_that_fails_at_install_is_refused_clearly(kernel: KernelProc, tmp_path: Path, mode: str, says: str) -> None:
+    import shutil
+
+    bad = tmp_path / "broken"
+    shutil.copytree(BUNDLES / "echo", bad)
+    manifest = bad / "agent.yaml"
+    text = manifest.read_text().replace("name: echo", "name: broken").replace("echo_server]", f"echo_server, {mode}]")
+    manifest.write_text(text)
+    done = kernel.cli("install", str(bad), "--yes", "--json")
+    assert done.returncode != 0
+    error = json.loads(done.stdout or done.stderr)["error"]
+    assert error["code"] == "invalid_bundle" and says in error["message"]
+    assert "broken" not in {s["name"] for s in kernel.cli_json("tools")}
+    assert kernel.cli_json("call-tool", "calendar", "list_events")["result"] == {"events": []}
