@@ -162,6 +162,9 @@ class Client:
     def add_user(self, name: str) -> Any:
         return self.post("/v1/users", {"name": name})
 
+    def set_password(self, name: str, password: str) -> Any:
+        return self.request("PUT", f"/v1/users/{quote(name, safe='')}/password", json_body={"password": password})
+
     def build(self, archive: bytes) -> Any:
         return self.request("POST", "/v1/build", content=archive, content_type="application/gzip")
 

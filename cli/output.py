@@ -42,6 +42,11 @@ class Output:
         if not self.json_mode:
             self.out.print(text)
 
+    def say_part(self, text: str) -> None:
+        """Part of a line (a streamed reply): no newline; silent in --json mode."""
+        if not self.json_mode:
+            self.out.print(text, end="")
+
     def note(self, text: str) -> None:
         """A side remark on stderr (shown in both modes)."""
         self.err.print(text)

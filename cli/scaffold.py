@@ -1,18 +1,14 @@
-"""`dreamer init NAME`: write a new agent bundle from the template in cli/templates.py."""
+"""`dreamer init NAME`: write a new agent bundle from the template in sdk/templates.py."""
 
 from __future__ import annotations
 
-import keyword
 import re
-import sys
 from pathlib import Path
 
-from dreamer.cli.templates import FILES
 from dreamer.kernel.bundles.manifest import NAME_RE
+from dreamer.sdk.templates import bundle_files, module_name, title_for
 
-# Top-level modules the worker itself imports; an agent package with one of
-# these names would shadow it (or be shadowed) inside the sandbox.
-_TAKEN = frozenset({"dreamer", "pydantic", "pydantic_core", "typing_extensions", "annotated_types", "typing_inspection"})
+__all__ = ["ScaffoldError", "module_name", "scaffold", "title_for"]
 
 
 class ScaffoldError(ValueError):
@@ -22,24 +18,6 @@ class ScaffoldError(ValueError):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-def module_name(name: str) -> str:
-    """The Python package name for an agent name: dashes become underscores, clashes get "_agent"."""
-    module = name.replace("-", "_")
-    if keyword.iskeyword(module) or module in sys.stdlib_module_names or module in _TAKEN:
-        module += "_agent"
-    return module
-
-
-def title_for(name: str) -> str:
-    return " ".join(part.capitalize() for part in name.split("-") if part)
-
-
-def render(text: str, values: dict[str, str]) -> str:
-    for placeholder, value in values.items():
-        text = text.replace(placeholder, value)
-    return text
 
 
 def scaffold(name: str, dest: Path) -> Path:
@@ -59,13 +37,12 @@ def scaffold(name: str, dest: Path) -> Path:
         raise ScaffoldError("conflict", f"{dest} already exists and is not a folder.")
     if dest.is_dir() and any(dest.iterdir()):
         raise ScaffoldError("conflict", f"{dest} already exists and is not empty; choose a new folder.")
-    values = {"{{name}}": name, "{{module}}": module_name(name), "{{title}}": title_for(name)}
     try:
         dest.mkdir(parents=True, exist_ok=True)
-        for rel, text in FILES.items():
-            path = dest / render(rel, values)
+        for rel, text in bundle_files(name).items():
+            path = dest / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render(text, values), encoding="utf-8")
+            path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ScaffoldError("invalid_argument", f"Could not write the new agent to {dest}: {exc.strerror}.") from None
     return dest

@@ -12,6 +12,7 @@ STATUS: dict[str, int] = {
     "forbidden": 403,
     "permission_denied": 403,
     "tool_disabled": 403,
+    "csrf_failed": 403,  # a browser request without its session's CSRF token (web app)
     "not_found": 404,
     "conflict": 409,
     "invalid_argument": 422,

@@ -21,7 +21,7 @@ from dreamer.sdk.data import Data
 from dreamer.sdk.database import AgentDatabase
 from dreamer.sdk.errors import CallError, NotAvailable
 from dreamer.sdk.fetch import Response, fetch_params, response_from
-from dreamer.sdk.llm import llm_answer, llm_params
+from dreamer.sdk.llm import llm_answer, llm_params, tool_turn_answer, tool_turn_params
 from dreamer.sdk.memory import read_answer, read_params, write_params
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -168,6 +168,19 @@ class Context:
             raise CallError("protocol_error", f"the kernel's answer to agents.call of {agent}.{function} has no value")
         return answer["value"]
 
+    def granted(self, scope: str) -> bool:
+        """Whether the user granted this agent `scope` (or a broader scope that covers it).
+
+        For optional permissions: check first and skip the step, instead of trying it
+        and leaving a refusal in the user's audit log. Revocations apply at once, so
+        the answer holds for this moment only; the use itself is checked again.
+        """
+        self._check_active("ctx.granted")
+        if not isinstance(scope, str):
+            raise TypeError("ctx.granted(scope) takes a scope string such as 'memory:read'")
+        answer = self._kernel.request("grants.check", {"scope": scope})
+        return bool(isinstance(answer, dict) and answer.get("granted"))
+
     def log(self, message: str, level: str = "info", **fields: Any) -> None:
         """Write a line to this invocation's log (`dreamer logs --run ID`).
 
@@ -233,6 +246,28 @@ class Context:
         self._check_active("ctx.llm")
         params, model = llm_params(prompt, schema, variant, system, max_tokens, temperature)
         return llm_answer(self._kernel.request("llm.complete", params), "schema" in params, model)
+
+    def llm_tools(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        system: str | None = None,
+        variant: str = "standard",
+        max_tokens: int = 1024,
+    ) -> dict[str, Any]:
+        """One turn of a tool-use conversation with the installation's model (grant `llm`).
+
+        `messages`: {"role": "user"|"assistant", "content"} turns; an assistant turn
+        may carry "tool_calls" [{"id", "name", "arguments"}], answered by
+        {"role": "tool", "tool_call_id", "content", "is_error"} turns. `tools`:
+        [{"name", "description", "parameters": JSON schema}]. Returns {"text",
+        "tool_calls": [{"id", "name", "arguments", "error"}], "usage", "stop_reason",
+        "model"}. Running the tools is the agent's own business, in its sandbox.
+        Raises CallError like `ctx.llm`.
+        """
+        self._check_active("ctx.llm_tools")
+        params = tool_turn_params(messages, tools, system, variant, max_tokens)
+        return tool_turn_answer(self._kernel.request("llm.complete", params))
 
     def sidekick(self, question: str, schema: dict[str, Any] | type[Any] | None = None) -> Any:
         """Ask what Sidekick remembers about the user ("I'm vegetarian", "I live in Lyon").

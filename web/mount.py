@@ -1,28 +1,33 @@
-"""The web app's place in the kernel. The real app (chat, install review,
-permissions) is issue 8; until then / says so plainly and points at the API."""
+"""The web app's place in the kernel: pages at /, their files at /static.
+
+No build step: Jinja2 templates rendered by the kernel, a little plain JavaScript, one
+stylesheet, all served from web/static (installations may be offline; nothing from a CDN).
+"""
 
 from __future__ import annotations
 
-from fastapi import FastAPI
-from fastapi.responses import HTMLResponse
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
 
-PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>dreamer</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem;color:#1d2430}
-h1{font-size:1.6rem;margin-bottom:.2rem} code{background:#f2f4f7;padding:.1rem .3rem;border-radius:4px}
-.muted{color:#5b6472} a{color:#2f5bd3}
-</style></head><body>
-<h1>dreamer kernel is running</h1>
-<p class="muted">The web app (chat with Sidekick, install review, permissions) is not built yet.</p>
-<p>Use the command line meanwhile: <code>dreamer agents</code>, <code>dreamer call grocery list_items</code>,
-<code>dreamer permissions</code>, <code>dreamer audit verify</code>.</p>
-<p>The HTTP API is described at <a href="/docs">/docs</a> (OpenAPI: <a href="/openapi.json">/openapi.json</a>).</p>
-</body></html>"""
+from dreamer.kernel.errors import DreamerError
+from dreamer.web.auth import NeedsSignIn
+from dreamer.web.pages import error_page, router
+from dreamer.web.render import HERE
 
 
 def mount_web(app: FastAPI) -> None:
-    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def index() -> str:
-        return PAGE
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    api_error = app.exception_handlers[DreamerError]
+
+    @app.exception_handler(NeedsSignIn)
+    async def needs_sign_in(_: Request, exc: NeedsSignIn) -> Response:
+        return exc.response
+
+    @app.exception_handler(DreamerError)
+    async def dreamer_error(request: Request, exc: DreamerError) -> Response:
+        # A page (not /v1) that fails shows a page; the API keeps its JSON errors.
+        if request.url.path.startswith(("/v1", "/healthz", "/mcp")):
+            return await api_error(request, exc)
+        return error_page(request, exc)

@@ -47,16 +47,24 @@ def _remember(user: str | None, done: dict[str, Any]) -> None:
 
 def _stream_turn(api: Client, out: Output, text: str, conversation: str | None) -> dict[str, Any]:
     done: dict[str, Any] = {}
+    open_line = False  # streamed text waiting for its newline
     for name, data in api.chat_events(text, conversation):
+        if name == "text":
+            out.say_part(escape(data.get("delta", "")))
+            open_line = True
+            continue
+        if open_line:
+            out.say("")
+            open_line = False
         if name == "tool_call":
             args = json.dumps(data.get("args", {}), ensure_ascii=False)
             out.note(f"→ {data['agent']}.{data['function']} {args}")
-        elif name == "text":
-            out.say(escape(data.get("delta", "")))
         elif name == "error":
             out.say(f"[red]{escape(data.get('message', 'failed'))}[/]")
         elif name == "done":
             done = data
+    if open_line:
+        out.say("")
     return done
 
 

@@ -1,8 +1,10 @@
-"""`dreamer users add NAME` (and `users list`): people on this installation."""
+"""`dreamer users add NAME`, `users list`, `users passwd NAME`: people on this installation."""
 
 from __future__ import annotations
 
 from typing import Annotated
+
+import sys
 
 import typer
 from rich.markup import escape
@@ -45,7 +47,33 @@ def list_users(json_out: JsonOpt = False, user: UserOpt = None) -> None:
     out.table(make_table(["name", "admin"], [[u.get("name"), bool(u.get("is_admin"))] for u in items]))
 
 
+def passwd(
+    name: Annotated[str, typer.Argument(help="Whose web sign-in password to set.")],
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the password from standard input instead of asking.")
+    ] = False,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Set the password NAME signs in to the web app with (ends that user's browser sessions)."""
+    out = Output(json_out)
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    elif sys.stdin.isatty():
+        password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
+    else:
+        out.error("invalid_argument", "No terminal to ask for the password; pass it with --password-stdin.")
+        raise typer.Exit(2)
+    with client(user) as api:
+        done = api.set_password(name, password)
+    if json_out:
+        out.json(done)
+        return
+    out.say(f"Set the web password of [bold]{escape(name)}[/]; they sign in at the kernel's address with it.")
+
+
 def register(app: typer.Typer) -> None:
     users_app.command("add")(guarded(add))
     users_app.command("list")(guarded(list_users))
+    users_app.command("passwd")(guarded(passwd))
     app.add_typer(users_app, name="users")

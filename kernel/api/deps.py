@@ -9,7 +9,12 @@ from fastapi import Depends, Header, Request
 from dreamer.kernel.core import Kernel
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Principal
-from dreamer.kernel.users.service import bearer_user, get_user
+from dreamer.kernel.users.service import KnownUser, bearer_user, get_user
+from dreamer.kernel.users.sessions import SignedIn, find_session
+
+SESSION_COOKIE = "dreamer_session"
+CSRF_HEADER = "x-csrf-token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 async def kernel(request: Request) -> Kernel:
@@ -22,7 +27,18 @@ async def principal(
     x_dreamer_user: Annotated[str | None, Header()] = None,
 ) -> Principal:
     k: Kernel = request.app.state.kernel
-    user = bearer_user(k.tokens, k.store, authorization)
+    scheme, _, token = (authorization or "").partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        signed_in = browser_session(request)
+        if signed_in is None:
+            raise DreamerError("unauthorized", "no API token; send `Authorization: Bearer <token>` (the CLI reads it from $DREAMER_HOME/credentials)")
+        # A cookie rides along on any request the browser makes, including one a hostile
+        # page triggers; only this session's own pages know the CSRF token.
+        if request.method not in SAFE_METHODS and not signed_in.csrf_ok(request.headers.get(CSRF_HEADER)):
+            raise DreamerError("csrf_failed", "the request lacks this session's CSRF token; reload the page and try again")
+        user = KnownUser(signed_in.user_id, signed_in.user_name, signed_in.timezone, signed_in.is_admin)
+    else:
+        user = bearer_user(k.tokens, k.store, authorization)
     if x_dreamer_user and x_dreamer_user != user.name:
         if not user.is_admin:
             raise DreamerError("forbidden", "only an administrator may act for another user")
@@ -30,6 +46,18 @@ async def principal(
             other = get_user(s, x_dreamer_user)
             return Principal(other.id, other.name, other.timezone, via=user.name)
     return Principal(user.id, user.name, user.timezone)
+
+
+def browser_session(request: Request) -> SignedIn | None:
+    """The web app session the request's cookie names, looked up once per request."""
+    if not hasattr(request.state, "web_session"):
+        secret = request.cookies.get(SESSION_COOKIE)
+        found = None
+        if secret:
+            with request.app.state.kernel.store.session() as s:
+                found = find_session(s, secret)
+        request.state.web_session = found
+    return request.state.web_session
 
 
 async def admin(who: Annotated[Principal, Depends(principal)], request: Request) -> Principal:

@@ -17,7 +17,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.archive import extract, install_copy, pack, remove_tree, tree_digest
@@ -34,7 +35,7 @@ from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.mounts import fs_grants
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.store.models import BundleVersion, Grant, Installation, utcnow
+from dreamer.kernel.store.models import AuditEntry, BundleVersion, Grant, Installation, utcnow
 from dreamer.kernel.workers.pool import WorkerPool
 
 if TYPE_CHECKING:
@@ -173,9 +174,12 @@ class Installer:
                     # shown in the upgrade review that is being approved now.
                     wanted = (previous & declared) | set(required) | ((declared - old_declared) - set(without))
                     wanted -= set(without)
+                    # Folders the user chose under a declared fs:* stay while it is declared.
+                    wanted |= {g for g in previous if _admitted(g, declared)}
                     inst.bundle_id = bv.id
                     inst.updated_at = utcnow()
                     action = "upgrade"
+                wanted = {w for w in wanted if not parse_scope(w).is_chooser}  # fs:* names no folder to grant
                 s.execute(delete(Grant).where(Grant.user_id == who.user_id, Grant.agent == name))
                 s.add_all(Grant(user_id=who.user_id, agent=name, scope=scope) for scope in sorted(wanted))
                 audit(
@@ -232,16 +236,22 @@ class Installer:
     def permissions(self, who: Principal, agent: str | None = None) -> list[dict[str, Any]]:
         with self.store.session() as s:
             agents = [get_installed(s, who.user_id, agent)] if agent else list_installed(s, who.user_id)
+            used = last_used(s, who.user_id, [a.name for a in agents])
             rows = []
             for a in agents:
                 grants = {g.scope: g for g in grants_of(s, who.user_id, a.name)}
-                for row in scope_rows(a.required, a.optional):
+                listed = scope_rows(a.required, a.optional)
+                declared = {row["scope"] for row in listed}
+                # Folders granted under a declared fs:* are listed after the declared scopes.
+                listed += scope_rows([], sorted(set(grants) - declared))
+                for row in listed:
                     g = grants.get(row["scope"])
                     rows.append(
                         {
                             "agent": a.name, "scope": row["scope"], "sentence": row["sentence"], "risk": row["risk"],
                             "required": row["required"], "granted": g is not None,
                             "granted_at": g.granted_at.isoformat() if g else None,
+                            "last_used_at": used.get((a.name, row["scope"])),
                         }
                     )
             return rows
@@ -253,7 +263,11 @@ class Installer:
             declared = [*installed.required, *installed.optional]
             # A grant names a declared scope, or a broader one that covers declared scopes:
             # `grant recipes agent:grocery` re-grants every declared agent:grocery.* scope.
+            if wanted.is_chooser:
+                raise DreamerError("invalid_argument", f"{scope} names no folder; grant a folder, e.g. {wanted.kind}:/home/me/project")
             matching = [d for d in declared if d == scope or wanted.covers(parse_scope(d))]
+            if not matching and _admitted(scope, declared):
+                matching = [scope]  # a folder the user chose, under a declared fs:* / fs.ro:*
             if not matching:
                 raise DreamerError(
                     "invalid_argument",
@@ -339,6 +353,20 @@ class Installer:
                 continue
 
 
+def last_used(session: Session, user_id: int, agents: list[str]) -> dict[tuple[str, str], str]:
+    """(agent, scope) → when the agent last used that grant: its newest allowed syscall in the audit log."""
+    if not agents:
+        return {}
+    actors = {f"agent:{a}": a for a in agents}
+    rows = session.execute(
+        select(AuditEntry.actor, AuditEntry.scope, func.max(AuditEntry.at))
+        .where(AuditEntry.user_id == user_id, AuditEntry.actor.in_(list(actors)), AuditEntry.decision == "allow",
+               AuditEntry.scope.is_not(None))
+        .group_by(AuditEntry.actor, AuditEntry.scope)
+    )
+    return {(actors[actor], scope): at.isoformat() for actor, scope, at in rows}
+
+
 def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:  # noqa: ARG001
     bundle = extract(archive, work / "bundle")
     return bundle, load_manifest(bundle)
@@ -349,3 +377,12 @@ def _parse(scope: str):  # noqa: ANN202 - returns Scope
         return parse_scope(scope)
     except ScopeError as exc:
         raise DreamerError("invalid_argument", str(exc)) from None
+
+
+def _admitted(scope: str, declared: set[str] | list[str]) -> bool:
+    """Whether `scope` is a folder the user may grant under a declared fs:* / fs.ro:*."""
+    try:
+        wanted = parse_scope(scope)
+    except ScopeError:
+        return False
+    return any(parse_scope(d).admits(wanted) for d in declared)

@@ -21,6 +21,7 @@ from dreamer.kernel.llm.syscall import llm_complete
 from dreamer.kernel.memory.syscall import memory_read, memory_write
 from dreamer.kernel.net.fetch import net_fetch
 from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.scopes import parse_scope
 from dreamer.kernel.tools.syscall import tools_call, tools_list
 
 if TYPE_CHECKING:
@@ -87,10 +88,26 @@ async def agents_call(ctx: SyscallContext, params: dict[str, Any]) -> Any:
     return {"value": outcome.value, "invocation_id": outcome.invocation_id}
 
 
+async def grants_check(ctx: SyscallContext, params: dict[str, Any]) -> dict[str, Any]:
+    """Whether the running agent holds a scope, so it can skip an optional step instead of
+    trying it and being refused. Not audited: it reads the agent's own grants and
+    reaches nothing; what it then does with a scope is checked and audited as always."""
+    scope = params.get("scope")
+    if not isinstance(scope, str) or not scope or len(scope) > 500:
+        raise DreamerError("invalid_argument", "grants.check needs 'scope', a scope such as memory:read")
+    try:
+        parse_scope(scope)
+    except ValueError as exc:
+        raise DreamerError("invalid_argument", f"{scope[:80]!r} is not a scope: {exc}") from None
+    holder = allowed(ctx.invoker.cache.grants(ctx.who.user_id, ctx.agent), scope)
+    return {"granted": holder is not None, "by": holder}
+
+
 def default_table() -> dict[str, Handler]:
     """Every syscall this kernel serves. Modules that add one register it here."""
     return {
         "agents.call": agents_call,
+        "grants.check": grants_check,
         "net.fetch": net_fetch,
         "llm.complete": llm_complete,
         "memory.read": memory_read,

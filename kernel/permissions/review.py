@@ -18,7 +18,8 @@ def scope_rows(required: list[str], optional: list[str], without: set[str] | Non
                 "sentence": scope.sentence,
                 "risk": scope.risk,
                 "required": is_required,
-                "granted_by_default": is_required or text not in (without or set()),
+                # fs:* / fs.ro:* are never granted as such: the user grants folders later.
+                "granted_by_default": (is_required or text not in (without or set())) and not scope.is_chooser,
             }
         )
     return rows

@@ -3,6 +3,10 @@
 A scope is what a user grants one agent: `agent:<name>[.<function>]`,
 `tool:<server>[.<tool>]`, `net:<host-glob>`, `llm`, `memory:read`, `memory:write`,
 `notify`, `schedule`, `fs:<path>`, `fs.ro:<path>`, `data:<connection>`.
+
+`fs:*` / `fs.ro:*` in a manifest name no folder: they say the agent works on
+folders the user chooses later (`dreamer grant coder fs:/home/me/src/app`). They
+are never granted themselves; they admit a grant of one real folder.
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     "memory": re.compile(r"memory:(?P<target>read|write)"),
     "notify": re.compile(r"notify"),
     "schedule": re.compile(r"schedule"),
-    "fs": re.compile(r"fs:(?P<target>/[^\x00\n]{0,1023})"),
-    "fs.ro": re.compile(r"fs\.ro:(?P<target>/[^\x00\n]{0,1023})"),
+    "fs": re.compile(r"fs:(?P<target>\*|/[^\x00\n]{0,1023})"),
+    "fs.ro": re.compile(r"fs\.ro:(?P<target>\*|/[^\x00\n]{0,1023})"),
     "data": re.compile(rf"data:(?P<target>{_NAME})"),
 }
 
@@ -47,10 +51,23 @@ class Scope:
     def sentence(self) -> str:
         return _sentence(self)
 
+    @property
+    def is_chooser(self) -> bool:
+        """`fs:*` / `fs.ro:*`: folders the user chooses later, not a folder."""
+        return self.kind in ("fs", "fs.ro") and self.target == "*"
+
+    def admits(self, wanted: "Scope") -> bool:
+        """Whether a declared `fs:*` / `fs.ro:*` lets the user grant the folder `wanted` names."""
+        if not self.is_chooser or wanted.is_chooser:
+            return False
+        return wanted.kind == self.kind or (self.kind == "fs" and wanted.kind == "fs.ro")
+
     def covers(self, wanted: "Scope") -> bool:
         """Whether holding this scope allows what `wanted` asks for."""
         if self.kind != wanted.kind:
             return False
+        if self.is_chooser or wanted.is_chooser:
+            return self.text == wanted.text
         if self.kind in ("agent", "tool"):
             return self.target == wanted.target and self.member in (None, wanted.member)
         if self.kind == "net":
@@ -113,9 +130,9 @@ def _sentence(scope: Scope) -> str:
         case "schedule":
             return "Run on its own, on a schedule or when triggered"
         case "fs":
-            return f"Read and change your files in {t}"
+            return "Read and change the folders you grant it later" if t == "*" else f"Read and change your files in {t}"
         case "fs.ro":
-            return f"Read your files in {t}"
+            return "Read the folders you grant it later" if t == "*" else f"Read your files in {t}"
         case "data":
             return f"Query the {t} database, seeing only the rows your role there allows"
     return scope.text

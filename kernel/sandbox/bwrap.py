@@ -15,7 +15,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-from dreamer.kernel.sandbox import pids
+from dreamer.kernel.sandbox import pids, seccomp
 from dreamer.kernel.sandbox.base import Launch, Sandbox, SandboxSpec
 from dreamer.kernel.sandbox.confined import AGENT_DIR, DATA_DIR, confinement
 from dreamer.kernel.sandbox.mounts import MOUNT_ROOT, check_target, pin
@@ -118,7 +118,16 @@ class BwrapSandbox(Sandbox):
         for mount in spec.mounts:
             check_target(mount.target)
         # Last, so that nothing after the descriptors are opened can fail and leak them.
-        fds = pin(spec.mounts)
+        filter_fd = seccomp.program_fd()
+        try:
+            fds = pin(spec.mounts)
+        except BaseException:
+            if filter_fd is not None:
+                os.close(filter_fd)
+            raise
+        if filter_fd is not None:
+            # Loaded by bwrap just before it runs the worker: the sandbox's own setup is done by then.
+            args += ["--seccomp", str(filter_fd)]
         if spec.mounts:
             args += ["--dir", MOUNT_ROOT]
         for mount, fd in zip(spec.mounts, fds):
@@ -128,4 +137,5 @@ class BwrapSandbox(Sandbox):
         # bwrap itself gets an empty environment: nothing of the kernel's reaches it.
         # --die-with-parent ties the sandbox to the kernel thread that forked it,
         # which is the event loop's, alive as long as the kernel.
-        return Launch(argv=[*args, "--", *command], env={}, cwd=data, pass_fds=tuple(fds))
+        passed = (*fds, filter_fd) if filter_fd is not None else tuple(fds)
+        return Launch(argv=[*args, "--", *command], env={}, cwd=data, pass_fds=passed)

@@ -133,7 +133,7 @@ def mounts_for(grants: Iterable[str], home: Path) -> list[Mount]:
             scope = parse_scope(text)
         except ScopeError as exc:
             raise DreamerError("invalid_argument", str(exc)) from None
-        if scope.kind not in FS_KINDS:
+        if scope.kind not in FS_KINDS or scope.is_chooser:
             continue
         folder = checked_folder(scope, home)
         writable[folder] = writable.get(folder, False) or scope.kind == "fs"

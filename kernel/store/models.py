@@ -50,6 +50,24 @@ class User(Base):
     is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
     timezone: Mapped[str] = mapped_column(String(64), default="UTC")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # argon2id hash for signing in to the web app; None: no password set (kernel/users/passwords.py).
+    password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
+
+
+class WebSession(Base):
+    """A signed-in browser. The cookie holds a secret whose sha256 is kept here, so a
+    leaked store does not leak sessions; deleting the row signs the browser out at once."""
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)  # public id, for listing and revoking
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    secret_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    csrf: Mapped[str] = mapped_column(String(64))
+    how: Mapped[str] = mapped_column(String(16))  # password | localhost
+    user_agent: Mapped[str] = mapped_column(String(300), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class ApiToken(Base):

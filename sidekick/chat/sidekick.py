@@ -15,6 +15,7 @@ from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.registry import list_installed
 from dreamer.kernel.invocations.service import Caller, Invoker, Principal
 from dreamer.kernel.llm import Gateway
+from dreamer.kernel.memory.service import memories, remember
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.tools.registry import Caller as ToolCaller
 from dreamer.sidekick.chat.conversations import open_conversation, recent_history, record_turn, save_summary
@@ -94,12 +95,14 @@ class Sidekick:
         calls: list[dict[str, Any]] = []
         # An open question is answered the same way whoever asked it (a confirmed step runs below).
         answered = _answer(pending, text, context) if gateway is not None else None
+        streamed = False  # the model's reply already reached the client as text deltas
         if gateway is not None and answered is None:
             plan = Plan(reply="Done.")
             try:
                 async for event in self._model_turn(who, conv.id, text, tools, context, gateway):
                     if event["event"] == "reply":
                         plan = Plan(reply=event["text"], pending=event["pending"])
+                        streamed = bool(event.get("streamed"))
                         continue
                     if event["event"] == "tool_result":
                         calls.append({k: v for k, v in event.items() if k != "event"})
@@ -142,7 +145,8 @@ class Sidekick:
                 lines.append(step_line(tool.summary, call["ok"], call.get("result"), call.get("error")))
 
         reply = _reply(plan, lines)
-        yield {"event": "text", "delta": reply}
+        if not streamed or lines:
+            yield {"event": "text", "delta": reply}
         pending_dict = plan.pending.to_dict() if plan.pending else None
         record_turn(self.store, conv.id, text, reply, {"calls": calls}, pending_dict)
         yield {
@@ -168,7 +172,15 @@ class Sidekick:
         async def call(step: Step) -> dict[str, Any]:
             return await self._run(who, step, by_name.get(step.name))
 
-        async for event in self.model_loop.run(text, tools, history, call, gateway, who.user_id, context):
+        async def keep(fact: str) -> str:
+            # The loop offers this only while the model has seen nothing but the user's words.
+            added = remember(self.store, who.user_id, f"sidekick for {who.actor}", fact, source="user", via="chat")
+            return "remembered" if added.created else "already remembered"
+
+        facts = [fact.text for fact in memories(self.store, who.user_id)]
+        async for event in self.model_loop.run(
+            text, tools, history, call, gateway, who.user_id, context, facts=facts, remember=keep
+        ):
             if event["event"] == "summary":
                 save_summary(self.store, conversation_id, event["text"], event["through"])
             else:

@@ -133,9 +133,13 @@ class Worker:
 
 
 def kernel_call(workers: dict[str, Worker], caller: str, granted: set[str]) -> SyscallHandler:
-    """Answer `agents.call` the way the kernel does: check the grant, then invoke the callee."""
+    """Answer `agents.call` the way the kernel does (check the grant, then invoke the
+    callee), and `grants.check` from the same grants."""
 
     def handle(method: str, params: dict[str, Any]) -> Any:
+        if method == "grants.check":
+            holder = allowed(granted, params["scope"])
+            return {"granted": holder is not None, "by": holder}
         agent, function = params["agent"], params["function"]
         scope = f"agent:{agent}.{function}"
         if allowed(granted, scope) is None:

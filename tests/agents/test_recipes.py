@@ -197,6 +197,9 @@ def remembered(recipes: Worker, facts: list[str] | None) -> list[dict]:
         return {"facts": facts, "answer": None, "model": None}
 
     recipes.syscalls["memory.read"] = read
+    # ctx.granted("memory:read") asks first; say yes even when the read is then refused,
+    # as when a grant is revoked between the two.
+    recipes.syscalls["grants.check"] = lambda method, params: {"granted": True, "by": params["scope"]}
     return asked
 
 
@@ -221,6 +224,7 @@ def test_plan_dinner_without_memory_plans_as_before(recipes: Worker) -> None:
     remembered(recipes, None)
     refused_plans = [recipes.invoke("plan_dinner", {"day": d, "add_to_grocery_list": False}) for d in days]
     del recipes.syscalls["memory.read"]
+    recipes.syscalls["grants.check"] = lambda method, params: {"granted": False, "by": None}
     unserved = [recipes.invoke("plan_dinner", {"day": d, "add_to_grocery_list": False}) for d in days]
     remembered(recipes, [])
     nothing = [recipes.invoke("plan_dinner", {"day": d, "add_to_grocery_list": False}) for d in days]

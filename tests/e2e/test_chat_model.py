@@ -64,6 +64,9 @@ def test_the_model_adds_items_through_the_kernel(model_kernel: KernelProc, fake:
     (call,) = done["calls"]
     assert (call["agent"], call["function"], call["ok"]) == ("grocery", "add_items", True)
     assert done["reply"] == "Added milk and eggs." and done["pending"] is None
+    # The reply reached the stream as the model wrote it, in pieces, and only once.
+    deltas = [e["delta"] for e in events if "delta" in e]
+    assert len(deltas) > 1 and "".join(deltas) == "Added milk and eggs."
     assert "milk" in grocery_items(model_kernel) and "eggs" in grocery_items(model_kernel)
     # The real result of the sandboxed call went back to the model.
     (tool_message,) = [m for m in fake.requests[1].body["messages"] if m["role"] == "tool"]

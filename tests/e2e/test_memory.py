@@ -108,6 +108,8 @@ def test_the_whole_story(kernel: KernelProc) -> None:
     assert wanted["memory:read"]["required"] is False and wanted["memory:read"]["granted"] is False
     before = dinners(kernel)
     assert all(d["respecting"] == [] for d in before)
+    # It checks the optional grant first (ctx.granted), so planning leaves no refusals behind.
+    assert not any(e["actor"] == "agent:recipes" and e["decision"] == "deny" for e in audit(kernel))
     assert any(conflicts(BY_NAME[d["recipe"]["name"]], MEAT_OR_FISH) for d in before)
     # ...and once the user grants it, no dinner has meat or fish in it.
     kernel.cli_json("grant", "recipes", "memory:read")

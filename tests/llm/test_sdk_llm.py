@@ -105,8 +105,10 @@ def test_llm_after_the_invocation_ended(tmp_path: Path) -> None:
         ({"prompt": "a", "messages": [{"role": "user", "content": "b"}]}, "llm.complete: give either 'prompt' or 'messages'"),
         ({"prompt": "a", "variant": "turbo"}, "llm.complete: variant: Input should be 'fast', 'standard' or 'powerful'"),
         ({"prompt": "a", "max_tokens": 0}, "llm.complete: max_tokens: Input should be greater than or equal to 1"),
-        ({"messages": [{"role": "system", "content": "b"}]}, "llm.complete: messages.0.role: Input should be 'user' or 'assistant'"),
-        ({"prompt": "a", "tools": []}, "llm.complete: tools: Extra inputs are not permitted"),
+        ({"messages": [{"role": "system", "content": "b"}]}, "llm.complete: messages.0.role: Input should be 'user', 'assistant' or 'tool'"),
+        ({"messages": [{"role": "tool", "content": "b"}]}, "llm.complete: messages.0: a tool turn needs the tool_call_id it answers"),
+        ({"prompt": "a", "tools": [{"name": "x"}], "schema": {"type": "object"}}, "llm.complete: give either 'tools' or 'schema', not both"),
+        ({"prompt": "a", "tool_choice": "x"}, "llm.complete: tool_choice: Extra inputs are not permitted"),
     ],
 )
 def test_syscall_params_are_checked(params: dict[str, Any], message: str) -> None:

@@ -66,17 +66,19 @@ class Calls:
 
 
 async def run_loop(loop: ModelLoop, gateway: Gateway, user_id: int, text: str, calls: Calls,
-                   history: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                   history: list[dict[str, Any]] | None = None, **memory: Any) -> list[dict[str, Any]]:
     try:
-        return [e async for e in loop.run(text, TOOLS, history or [], calls, gateway, user_id)]
+        return [e async for e in loop.run(text, TOOLS, history or [], calls, gateway, user_id, **memory)]
     finally:
         await gateway.aclose()
 
 
 def drive(fake: FakeLLMServer, provider: str, store: Store, user_id: int, text: str, calls: Calls,
-          *, loop: ModelLoop | None = None, history: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+          *, loop: ModelLoop | None = None, history: list[dict[str, Any]] | None = None,
+          **memory: Any) -> list[dict[str, Any]]:
+    """`memory`: the loop's `facts` and `remember`, when a test gives Sidekick a memory."""
     gateway = gateway_for(fake, provider, store)
-    return asyncio.run(run_loop(loop or ModelLoop(), gateway, user_id, text, calls, history))
+    return asyncio.run(run_loop(loop or ModelLoop(), gateway, user_id, text, calls, history, **memory))
 
 
 def tool_results(provider: str, body: dict[str, Any]) -> list[tuple[str, bool]]:
@@ -96,6 +98,11 @@ def system_of(provider: str, body: dict[str, Any]) -> str:
     if provider == "anthropic":
         return "".join(part["text"] for part in body.get("system") or [])
     return next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
+
+
+def reply_of(events: list[dict[str, Any]]) -> dict[str, Any]:
+    assert events[-1]["event"] == "reply"
+    return events[-1]
 
 
 def names(events: list[dict[str, Any]]) -> list[str]:

@@ -6,16 +6,12 @@ from __future__ import annotations
 import json
 
 from llm_server import Call, FakeLLMServer, Text, ToolCalls
-from model_testkit import Calls, drive, names, system_of, tool_results
+from model_testkit import Calls, drive, names, reply_of, system_of, tool_results
 
 from dreamer.kernel.store.db import Store
 from dreamer.sidekick.planner import Clarification, PlanContext, resume
 from dreamer.sidekick.planner.model import ModelLoop
 
-
-def reply_of(events: list[dict]) -> dict:
-    assert events[-1]["event"] == "reply"
-    return events[-1]
 
 
 def test_a_multi_step_plan_runs_independent_calls_together(
@@ -33,12 +29,19 @@ def test_a_multi_step_plan_runs_independent_calls_together(
     )
     events = drive(fake, provider, sqlite_store, user_id, "what's up tomorrow? and add pasta", calls)
 
-    assert names(events) == ["tool_call", "tool_call", "tool_result", "tool_result", "tool_call", "tool_result", "reply"]
+    assert [n for n in names(events) if n != "text"] == [
+        "tool_call", "tool_call", "tool_result", "tool_result", "tool_call", "tool_result", "reply"
+    ]
+    # The final answer was streamed: its deltas came before the reply and make up its text.
+    deltas = [e["delta"] for e in events if e["event"] == "text"]
+    assert len(deltas) > 1 and names(events).index("text") > names(events).index("tool_result")
+    assert "".join(deltas) == "You have a dinner tomorrow; I added pasta to your list."
+    assert all(r.stream for r in fake.requests)
     assert [s.name for s in calls.steps] == ["grocery.list_items", "calendar.agenda", "grocery.add_items"]
     assert calls.steps[1].args == {"day": "2025-06-06"}
     assert events[2]["ok"] and events[2]["result"] == {"items": ["milk"]}
     assert reply_of(events) == {"event": "reply", "text": "You have a dinner tomorrow; I added pasta to your list.",
-                                "pending": None}
+                                "pending": None, "streamed": True}
     first, second, third = (r.body for r in fake.requests)
     offered = {t["name"] if provider == "anthropic" else t["function"]["name"] for t in first["tools"]}
     assert offered == {"grocery__add_items", "grocery__list_items", "grocery__clear", "calendar__agenda", "ask_user"}

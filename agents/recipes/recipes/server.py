@@ -243,6 +243,8 @@ def _remembered_diet(ctx: Context) -> Restrictions:
     """What Sidekick remembers that rules recipes out. memory:read is optional: without
     it (or without a kernel that keeps a memory) dinner is planned as before."""
     try:
+        if not ctx.granted("memory:read"):
+            return restrictions([])
         facts = ctx.sidekick("What does the user not eat or prefer for dinner?")
     except (CallError, NotAvailable) as exc:
         ctx.log("planning without Sidekick's memory", level="debug", kind=exc.kind)

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 
 from dreamer.kernel.api.deps import AdminDep, KernelDep
 from dreamer.kernel.api.routes.system import VERSION
+from dreamer.kernel.sandbox import seccomp
 from dreamer.kernel.sandbox.select import available_backends
 
 router = APIRouter(tags=["system"])
@@ -23,7 +24,7 @@ async def doctor(k: KernelDep, _: AdminDep) -> dict[str, Any]:
     active = k.pool.sandbox
     backends = await available_backends(k.settings.limits, active=active)
     return {
-        "sandbox": {"active": active.name, "backends": backends},
+        "sandbox": {"active": active.name, "backends": backends, "seccomp": seccomp.status()},
         "store": {"backend": k.store.backend, "url": k.store.safe_url},
         # Which model provider is active (never the key: only where it is read from).
         "llm": k.llm.describe() if k.llm is not None else {"provider": "offline", "available": False},

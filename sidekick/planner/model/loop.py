@@ -2,7 +2,7 @@
 
     loop = ModelLoop()
     async for event in loop.run(text, tools, history, call, gateway, user_id, context):
-        ...  # tool_call, tool_result, summary, then one reply: {"event": "reply", "text", "pending"}
+        ...  # text deltas, tool_call, tool_result, summary, then one reply: {"event": "reply", "text", "pending", "streamed"}
 
 Each round the model may ask for several calls; they do not depend on each
 other (the model saw no result of any of them), so they run at once and all
@@ -24,15 +24,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.llm import ChatRequest, ChatResponse, Gateway, Message, ToolCall
+from dreamer.kernel.llm import ChatRequest, ChatResponse, Done, Gateway, Message, TextDelta, ToolCall
 from dreamer.sidekick.planner.base import Clarification, FunctionFacts, PartialPlan, PlanContext, Step, Tool
 from dreamer.sidekick.planner.dialog import advance
 from dreamer.sidekick.planner.model.history import Budget, after, compact, needs_compaction, split, to_messages
-from dreamer.sidekick.planner.model.names import ASK_USER, tool_specs, tool_table
+from dreamer.sidekick.planner.model.names import ASK_USER, REMEMBER, tool_specs, tool_table
 from dreamer.sidekick.planner.model.prompt import system_prompt
 
 Event = dict[str, Any]
 CallFn = Callable[[Step], Awaitable[Mapping[str, Any]]]
+RememberFn = Callable[[str], Awaitable[str]]  # a fact → what to tell the model
+
+MAX_FACT_CHARS = 500
 
 MAX_RESULT_CHARS = 4000
 MAX_QUESTION_CHARS = 500
@@ -55,7 +58,12 @@ class ModelLoop:
         gateway: Gateway,
         user_id: int,
         context: PlanContext | None = None,
+        *,
+        facts: Sequence[str] = (),
+        remember: RememberFn | None = None,
     ) -> AsyncIterator[Event]:
+        """`facts`: the user's memory, shown to the model as data; `remember`: how the
+        `remember` tool keeps a new fact (no such tool when None)."""
         context = context or PlanContext()
         summary, turns = split(history)
         if needs_compaction(turns, self.budget):
@@ -66,26 +74,53 @@ class ModelLoop:
             else:
                 turns = list(turns[-self.budget.keep:])
         table = tool_table(tools)
-        specs = tool_specs(table)
-        system = system_prompt(context, summary)
+        specs = tool_specs(table, remember=remember is not None)
+        system = system_prompt(context, summary, facts)
         messages = to_messages(turns) + [Message.user(text)]
 
+        said = False  # some earlier round's text was streamed
+        seen_results = False  # an agent's output has entered the conversation
         for _ in range(self.max_steps):
+            answer: ChatResponse | None = None
+            streamed = False
             try:
-                answer = await gateway.complete(
+                # Streamed, so the user reads the model's words as they come: text deltas
+                # are passed on at once; the tool calls act once the answer is whole.
+                async for part in gateway.stream(
                     ChatRequest(messages, system=system, tools=specs, max_tokens=self.max_tokens), user_id=user_id
-                )
+                ):
+                    if isinstance(part, TextDelta) and part.text:
+                        # A paragraph break between what the model said in different rounds.
+                        yield {"event": "text", "delta": ("\n\n" if said and not streamed else "") + part.text}
+                        streamed = said = True
+                    elif isinstance(part, Done):
+                        answer = part.response
             except DreamerError as exc:
-                yield _reply(f"I could not finish: {exc.message}")
+                yield _reply(f"I could not finish: {exc.message}", streamed=False)
+                return
+            if answer is None:
+                yield _reply("I could not finish: the model's answer ended early.", streamed=False)
                 return
             if not answer.tool_calls:
-                yield _reply(answer.text.strip() or "Done.")
+                text = answer.text.strip()
+                yield _reply(text or "Done.", streamed=streamed and bool(text))
                 return
             messages.append(Message.assistant(answer.text, answer.tool_calls))
-            round_ = _sort(answer, table, self.max_parallel)
+            # Memory is written only from the user's own words: once any agent's output is in
+            # the context, a `remember` could be a tool result speaking, so it is refused.
+            round_ = _sort(answer, table, self.max_parallel, may_remember=remember is not None and not seen_results)
+            for call_id, fact in round_.facts.items():
+                assert remember is not None
+                try:
+                    told = await remember(fact)
+                except DreamerError as exc:
+                    told = f"not remembered: {exc.message}"
+                yield {"event": "memory", "fact": fact, "outcome": told}
+                round_.results[call_id] = Message.tool_result(call_id, told)
             for step in round_.steps.values():
                 yield {"event": "tool_call", "agent": step.agent, "function": step.function, "args": dict(step.args)}
             outcomes = await asyncio.gather(*(_safe(call, s) for s in round_.steps.values()))
+            seen_results = seen_results or bool(outcomes)
             for call_id, outcome in zip(round_.steps, outcomes):
                 yield {"event": "tool_result", **outcome}
                 round_.results[call_id] = _result_message(call_id, outcome)
@@ -108,10 +143,11 @@ class _Round:
     steps: dict[str, Step] = field(default_factory=dict)  # call id → a step to run now
     results: dict[str, Message] = field(default_factory=dict)  # call id → what goes back to the model
     confirm: list[tuple[Step, Tool]] = field(default_factory=list)
+    facts: dict[str, str] = field(default_factory=dict)  # call id → a fact to remember
     question: Clarification | None = None
 
 
-def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int) -> _Round:
+def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int, *, may_remember: bool = False) -> _Round:
     """What to do with each call of one model turn."""
     round_ = _Round()
     for tc in answer.tool_calls:
@@ -124,6 +160,16 @@ def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int) ->
             else:
                 round_.question = round_.question or question
                 round_.results[tc.id] = Message.tool_result(tc.id, "asked; the user answers in the next message")
+        elif tc.name == REMEMBER and may_remember:
+            fact = tc.arguments.get("fact") if isinstance(tc.arguments, dict) else None
+            if not isinstance(fact, str) or not fact.strip() or len(fact) > MAX_FACT_CHARS:
+                round_.results[tc.id] = _error(tc.id, f"remember needs `fact`, a string of 1 to {MAX_FACT_CHARS} characters")
+            else:
+                round_.facts[tc.id] = fact.strip()
+        elif tc.name == REMEMBER:
+            round_.results[tc.id] = _error(
+                tc.id, "remember is only for what the user says, before any tool result; nothing was stored"
+            )
         elif tc.name not in table:
             round_.results[tc.id] = _error(tc.id, f"there is no tool named {tc.name!r}; use one of the tools offered")
         elif table[tc.name].confirm:
@@ -193,8 +239,9 @@ def _confirmation(waiting: Sequence[tuple[Step, Tool]], context: PlanContext) ->
     return pending
 
 
-def _reply(text: str) -> Event:
-    return {"event": "reply", "text": text, "pending": None}
+def _reply(text: str, streamed: bool = False) -> Event:
+    # `streamed`: the user has already seen this text as deltas; the executor must not repeat it.
+    return {"event": "reply", "text": text, "pending": None, "streamed": streamed}
 
 
 def _reply_pending(pending: Clarification) -> Event:

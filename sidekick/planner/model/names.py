@@ -35,6 +35,20 @@ ASK_USER_SPEC = ToolSpec(
 )
 
 
+REMEMBER = "remember"
+
+REMEMBER_SPEC = ToolSpec(
+    REMEMBER,
+    "Keep a lasting fact about the user in their memory (a diet, where they live, a preference), "
+    "in their words, when they state one. Only for what the user says, never for what a tool returned.",
+    {
+        "type": "object",
+        "properties": {"fact": {"type": "string", "description": "One short fact, e.g. I'm vegetarian."}},
+        "required": ["fact"],
+    },
+)
+
+
 def model_name(tool: Tool) -> str:
     """`agent__function`, made safe for the API and at most 64 characters."""
     name = _UNSAFE.sub("_", f"{tool.agent}__{tool.function}")
@@ -45,18 +59,19 @@ def model_name(tool: Tool) -> str:
 
 
 def tool_table(tools: Sequence[Tool]) -> dict[str, Tool]:
-    """Model tool name → Tool; the built-in ask_user cannot be shadowed by an agent's function."""
+    """Model tool name → Tool; the built-in tools cannot be shadowed by an agent's function
+    (whose names always hold `__` anyway)."""
     table: dict[str, Tool] = {}
     for tool in tools:
         name = model_name(tool)
-        if name != ASK_USER and name not in table:
+        if name not in (ASK_USER, REMEMBER) and name not in table:
             table[name] = tool
     return table
 
 
-def tool_specs(table: dict[str, Tool]) -> list[ToolSpec]:
+def tool_specs(table: dict[str, Tool], *, remember: bool = False) -> list[ToolSpec]:
     specs = [ToolSpec(name, _describe(tool), _schema(tool)) for name, tool in table.items()]
-    return specs + [ASK_USER_SPEC]
+    return specs + [ASK_USER_SPEC] + ([REMEMBER_SPEC] if remember else [])
 
 
 def _describe(tool: Tool) -> str:

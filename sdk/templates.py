@@ -1,13 +1,22 @@
-"""The files `dreamer init NAME` writes, as strings.
+"""The files of a new agent bundle, as strings: what `dreamer init NAME` writes,
+and what the coder agent's `scaffold_agent` starts from inside its sandbox (the
+SDK is the one part of dreamer every sandbox sees, hence it lives here).
 
 Kept as one module rather than a folder tree because setup.py turns every
-folder under cli/ into a package, and a folder named `{{module}}` cannot be one.
+folder into a package, and a folder named `{{module}}` cannot be one.
 
 Placeholders, replaced in paths and contents: `{{name}}` (the agent name, as in
 agent.yaml), `{{module}}` (the Python package holding the code) and `{{title}}`.
 """
 
 from __future__ import annotations
+
+import keyword
+import sys
+
+# Top-level modules the worker itself imports; an agent package with one of
+# these names would shadow it (or be shadowed) inside the sandbox.
+_TAKEN = frozenset({"dreamer", "pydantic", "pydantic_core", "typing_extensions", "annotated_types", "typing_inspection"})
 
 AGENT_YAML = """\
 name: {{name}}
@@ -38,6 +47,13 @@ and Sidekick see, and its type hints become the parameter schema.
 """
 
 from __future__ import annotations
+
+import keyword
+import sys
+
+# Top-level modules the worker itself imports; an agent package with one of
+# these names would shadow it (or be shadowed) inside the sandbox.
+_TAKEN = frozenset({"dreamer", "pydantic", "pydantic_core", "typing_extensions", "annotated_types", "typing_inspection"})
 
 from dreamer.sdk import Context, function
 
@@ -79,3 +95,31 @@ FILES: dict[str, str] = {
     "{{module}}/__init__.py": PACKAGE_INIT,
     "{{module}}/server.py": SERVER_PY,
 }
+
+
+def module_name(name: str) -> str:
+    """The Python package name for an agent name: dashes become underscores, clashes get "_agent"."""
+    module = name.replace("-", "_")
+    if keyword.iskeyword(module) or module in sys.stdlib_module_names or module in _TAKEN:
+        module += "_agent"
+    return module
+
+
+def title_for(name: str) -> str:
+    return " ".join(part.capitalize() for part in name.split("-") if part)
+
+
+def render(text: str, values: dict[str, str]) -> str:
+    for placeholder, value in values.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+def bundle_files(name: str, overrides: dict[str, str] | None = None) -> dict[str, str]:
+    """{relative path: contents} of a new bundle named `name` (a valid agent name).
+
+    `overrides` replaces or adds files, keyed by their template path
+    (`{{module}}/server.py`), placeholders allowed in their contents too.
+    """
+    values = {"{{name}}": name, "{{module}}": module_name(name), "{{title}}": title_for(name)}
+    return {render(rel, values): render(text, values) for rel, text in {**FILES, **(overrides or {})}.items()}

@@ -1,0 +1,1 @@
+"""The coder agent: a sandboxed coding agent over the user's repositories."""

@@ -1,0 +1,134 @@
+"""Who is signed in to the web app: a session cookie, a password sign-in, and the
+automatic sign-in of a lone local user on localhost.
+
+The session itself lives in the kernel store (kernel/users/sessions.py); the API's
+`principal` dependency accepts the same cookie, so the pages' scripts call /v1 like the CLI.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from urllib.parse import parse_qs
+
+from fastapi import Request
+from fastapi.responses import RedirectResponse, Response
+from sqlalchemy import func, select
+
+from dreamer.kernel.api.deps import SESSION_COOKIE, browser_session
+from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.store.models import User
+from dreamer.kernel.users.passwords import check_password
+from dreamer.kernel.users.sessions import LIFETIME, SignedIn, find_session, open_session, revoke_session
+
+LOGIN_COOKIE = "dreamer_login"  # the sign-in form's own CSRF token (double submit), before any session exists
+LOOPBACK_ADDRESSES = frozenset({"127.0.0.1", "::1"})
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+MAX_FORM_BYTES = 16_384
+
+
+class NeedsSignIn(Exception):
+    """Raised by a page that nobody is signed in to; answered with a redirect to /login."""
+
+    def __init__(self, response: Response) -> None:
+        self.response = response
+
+
+def principal_of(signed_in: SignedIn) -> Principal:
+    return Principal(signed_in.user_id, signed_in.user_name, signed_in.timezone)
+
+
+def from_localhost(request: Request) -> bool:
+    """The request comes from this machine and names it (a DNS-rebinding page names another host)."""
+    header = (request.headers.get("host") or "").lower()
+    host = header.split("]")[0] + "]" if header.startswith("[") else header.rsplit(":", 1)[0]
+    return bool(request.client) and request.client.host in LOOPBACK_ADDRESSES and host in LOOPBACK_HOSTS
+
+
+def lone_user_without_password(request: Request) -> User | None:
+    with request.app.state.kernel.store.session() as s:
+        if s.scalar(select(func.count()).select_from(User)) != 1:
+            return None
+        user = s.scalar(select(User))
+        if user is None or user.password_hash:
+            return None
+        s.expunge(user)
+        return user
+
+
+def set_session_cookie(response: Response, request: Request, secret: str) -> None:
+    response.set_cookie(
+        SESSION_COOKIE, secret, max_age=int(LIFETIME.total_seconds()), httponly=True, samesite="strict",
+        secure=request.url.scheme == "https", path="/",
+    )
+
+
+def page_session(request: Request) -> SignedIn:
+    """The signed-in user of a page request; signs a lone local user in, else sends to /login."""
+    found = browser_session(request)
+    if found is not None:
+        return found
+    user = lone_user_without_password(request) if from_localhost(request) else None
+    if user is None:
+        raise NeedsSignIn(RedirectResponse(f"/login?next={request.url.path}", status_code=303))
+    with request.app.state.kernel.store.session() as s:
+        secret, found = open_session(s, s.get(User, user.id), "localhost", request.headers.get("user-agent", ""))
+        audit(s, user_id=user.id, actor=f"user:{user.name}", action="sessions.open", target=found.session_id,
+              decision="allow", detail={"how": "localhost"})
+    request.state.web_session = found
+    request.state.new_session_secret = secret
+    return found
+
+
+async def read_form(request: Request) -> dict[str, str]:
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            return {}
+    fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=20)
+    return {key: values[0] for key, values in fields.items()}
+
+
+def login_token(request: Request) -> str:
+    return request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
+
+
+def login_cookie(response: Response, request: Request, token: str) -> None:
+    response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", secure=request.url.scheme == "https",
+                        path="/login", max_age=3600)
+
+
+async def sign_in(request: Request) -> tuple[SignedIn | None, str | None, str]:
+    """Check a posted sign-in form. Returns (session, error, cookie secret)."""
+    form = await read_form(request)
+    expected = request.cookies.get(LOGIN_COOKIE) or ""
+    offered = form.get("csrf", "")
+    if not expected or not hmac.compare_digest(expected.encode(), offered.encode()):
+        return None, "The sign-in form expired. Please try again.", ""
+    name = form.get("name", "").strip().lower()[:64]
+    with request.app.state.kernel.store.session() as s:
+        user = s.scalar(select(User).where(User.name == name))
+        if not check_password(user, form.get("password", "")):
+            audit(s, user_id=user.id if user else None, actor=f"web:{name or '?'}", action="sessions.open",
+                  target="web", decision="deny", detail={"how": "password"})
+            return None, "That name and password do not match.", ""
+        secret, found = open_session(s, user, "password", request.headers.get("user-agent", ""))
+        audit(s, user_id=user.id, actor=f"user:{user.name}", action="sessions.open", target=found.session_id,
+              decision="allow", detail={"how": "password"})
+    return found, None, secret
+
+
+async def sign_out(request: Request) -> bool:
+    """End the session a posted sign-out form names; refused without its CSRF token."""
+    form = await read_form(request)
+    secret = request.cookies.get(SESSION_COOKIE)
+    with request.app.state.kernel.store.session() as s:
+        found = find_session(s, secret)
+        if found is None:
+            return True
+        if not found.csrf_ok(form.get("csrf")):
+            return False
+        revoke_session(s, found.user_id, found.session_id)
+    return True

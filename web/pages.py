@@ -1,0 +1,188 @@
+"""The pages. Each reads through the same API handlers the CLI calls (kernel/api/routes),
+acting as the signed-in user; every change a page makes is a fetch of /v1 from its script."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from dreamer.kernel.api.routes import agents as agents_api
+from dreamer.kernel.api.routes import audit as audit_api
+from dreamer.kernel.api.routes import chat as chat_api
+from dreamer.kernel.api.routes import invocations as invocations_api
+from dreamer.kernel.api.routes import permissions as permissions_api
+from dreamer.kernel.api.routes import sessions as sessions_api
+from dreamer.kernel.api.schemas import QueryBody
+from dreamer.kernel.core import Kernel
+from dreamer.kernel.errors import DreamerError
+from dreamer.web.auth import (
+    from_localhost, login_cookie, login_token, page_session, principal_of, set_session_cookie, sign_in, sign_out,
+)
+from dreamer.web.render import _plain, page
+
+router = APIRouter(include_in_schema=False)
+
+
+def _kernel(request: Request) -> Kernel:
+    return request.app.state.kernel
+
+
+def _safe_next(target: str | None) -> str:
+    # Only a path on this site: "//evil.example" or "https://..." would leave it.
+    return target if target and target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, next: str = "/") -> Response:
+    token = login_token(request)
+    response = page(request, "login.html", None, csrf=token, next=_safe_next(next), error=None,
+                    local=from_localhost(request))
+    login_cookie(response, request, token)
+    return response
+
+
+@router.post("/login", response_class=HTMLResponse)
+async def login(request: Request, next: str = "/") -> Response:
+    signed_in, error, secret = await sign_in(request)
+    if signed_in is None:
+        token = login_token(request)
+        response = page(request, "login.html", None, csrf=token, next=_safe_next(next), error=error,
+                        local=from_localhost(request))
+        response.status_code = 403 if "expired" in (error or "") else 401
+        login_cookie(response, request, token)
+        return response
+    response = RedirectResponse(_safe_next(next), status_code=303)
+    set_session_cookie(response, request, secret)
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    if not await sign_out(request):
+        return page(request, "error.html", None, title="Not signed out",
+                    message="The sign-out form lacked this session's CSRF token. Reload the page and try again.",
+                    status=403)
+    response = RedirectResponse("/login", status_code=303)
+    response.delete_cookie("dreamer_session", path="/")
+    return response
+
+
+@router.get("/", response_class=HTMLResponse)
+def chat_new(request: Request) -> Response:
+    return _chat(request, None)
+
+
+@router.get("/chat/{conversation_id}", response_class=HTMLResponse)
+def chat_conversation(request: Request, conversation_id: str) -> Response:
+    return _chat(request, conversation_id)
+
+
+def _chat(request: Request, conversation_id: str | None) -> Response:
+    who = page_session(request)
+    k, p = _kernel(request), principal_of(who)
+    conversation: dict[str, Any] | None = None
+    if conversation_id:
+        conversation = chat_api.conversation(conversation_id, k, p)
+    model = k.invoker.llm.describe() if getattr(k.invoker, "llm", None) is not None else {"available": False}
+    return page(
+        request, "chat.html", who,
+        conversations=chat_api.conversations(k, p, 30), conversation=conversation,
+        offline=not model.get("available"), examples=_examples(k, p),
+    )
+
+
+def _examples(k: Kernel, p: Any) -> list[str]:
+    """A few things to try, taken from the user's agents' own examples (no templates with slots)."""
+    found: list[str] = []
+    for agent in agents_api.agents(k, p):
+        for fn in agent["functions"]:
+            plain = _plain(fn.get("examples", []))
+            if fn["exported"] and plain and not fn["confirm"]:
+                found.append(plain[0])
+    return found[:4]
+
+
+@router.get("/agents", response_class=HTMLResponse)
+def agents_page(request: Request) -> Response:
+    who = page_session(request)
+    return page(request, "agents.html", who, agents=agents_api.agents(_kernel(request), principal_of(who)))
+
+
+@router.get("/agents/{agent}", response_class=HTMLResponse)
+def agent_page(request: Request, agent: str) -> Response:
+    who = page_session(request)
+    k, p = _kernel(request), principal_of(who)
+    return page(request, "agent.html", who, agent=agents_api.agent(agent, k, p),
+                permissions=permissions_api.permissions(k, p, agent))
+
+
+DATA_ROWS = 100
+
+
+@router.get("/agents/{agent}/data", response_class=HTMLResponse)
+async def agent_data_page(request: Request, agent: str, table: str | None = None) -> Response:
+    """A read-only look at the agent's own database (what `dreamer database` shows, for people)."""
+    who = page_session(request)
+    k, p = _kernel(request), principal_of(who)
+    about = agents_api.agent(agent, k, p)
+    listed = await agents_api.database(agent, QueryBody(
+        query="SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"), k, p)
+    tables = [row[0] if isinstance(row, list) else row.get("name") for row in listed.get("rows", [])]
+    shown = None
+    table = table if table is not None else (tables[0] if tables else None)
+    if table is not None:
+        if table not in tables:  # only names the database itself listed reach the SQL below
+            raise DreamerError("not_found", f"{agent} has no table named {table!r}")
+        quoted = '"' + table.replace('"', '""') + '"'
+        shown = await agents_api.database(agent, QueryBody(query=f"SELECT * FROM {quoted} LIMIT {DATA_ROWS}"), k, p)
+    return page(request, "agent_data.html", who, agent=about, tables=tables, table=table, shown=shown,
+                limit=DATA_ROWS)
+
+
+@router.get("/install", response_class=HTMLResponse)
+def install_page(request: Request) -> Response:
+    who = page_session(request)
+    return page(request, "install.html", who)
+
+
+@router.get("/permissions", response_class=HTMLResponse)
+def permissions_page(request: Request) -> Response:
+    who = page_session(request)
+    rows = permissions_api.permissions(_kernel(request), principal_of(who))
+    by_agent: dict[str, list[dict[str, Any]]] = {}
+    by_scope: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        by_agent.setdefault(row["agent"], []).append(row)
+        if row["granted"]:
+            holder = by_scope.setdefault(row["scope"], {"sentence": row["sentence"], "risk": row["risk"], "agents": []})
+            holder["agents"].append(row["agent"])
+    return page(request, "permissions.html", who, by_agent=by_agent, by_scope=dict(sorted(by_scope.items())))
+
+
+@router.get("/activity", response_class=HTMLResponse)
+def activity_page(request: Request) -> Response:
+    who = page_session(request)
+    k, p = _kernel(request), principal_of(who)
+    return page(request, "activity.html", who, invocations=invocations_api.invocations(k, p, None, 50),
+                audit=audit_api.entries(k, p, 50, None), chain=audit_api.verify_chain(k, p))
+
+
+@router.get("/activity/{invocation_id}", response_class=HTMLResponse)
+def invocation_page(request: Request, invocation_id: str) -> Response:
+    who = page_session(request)
+    run = invocations_api.invocation(invocation_id, _kernel(request), principal_of(who))
+    return page(request, "invocation.html", who, run=run)
+
+
+@router.get("/account", response_class=HTMLResponse)
+def account_page(request: Request) -> Response:
+    who = page_session(request)
+    return page(request, "account.html", who, sessions=sessions_api.sessions(_kernel(request), principal_of(who)))
+
+
+def error_page(request: Request, exc: DreamerError) -> Response:
+    who = getattr(request.state, "web_session", None)
+    title = "Not found" if exc.status == 404 else "Something went wrong"
+    return page(request, "error.html", who, title=title, message=exc.message, status=exc.status)

@@ -1,0 +1,88 @@
+// Install from a bundle file: upload (stage) → show the review → approve with the chosen switches.
+"use strict";
+
+const uploadForm = document.getElementById("upload-form");
+const reviewBox = document.getElementById("review");
+let staged = null;
+
+function scopeRow(row, optional) {
+  const li = document.getElementById("scope-row").content.firstElementChild.cloneNode(true);
+  li.querySelector(".sentence").textContent = row.sentence;
+  li.querySelector("code").textContent = row.scope;
+  const risk = li.querySelector(".risk");
+  risk.textContent = `${row.risk} risk`;
+  risk.classList.add(row.risk);
+  const need = li.querySelector(".need");
+  if (optional) {
+    const box = el("input", { type: "checkbox", "data-scope": row.scope, role: "switch" });
+    box.checked = true;
+    need.append(el("label", { class: "switch" }, box, el("span", { text: "optional" })));
+  } else {
+    need.textContent = "required";
+  }
+  return li;
+}
+
+function showReview(data) {
+  const r = data.review, up = data.upgrade;
+  document.getElementById("r-title").textContent = `${r.title || r.name} ${r.version}`;
+  document.getElementById("r-desc").textContent = r.description || "";
+  document.getElementById("r-publisher").textContent =
+    `Published by ${r.publisher || "an unknown publisher"}` + (r.publisher_verified ? " (verified)" : " (not verified: a local bundle's publisher is only its claim)");
+  const scopes = document.getElementById("r-scopes");
+  scopes.replaceChildren();
+  // On an upgrade, only what changed is asked about; kept grants stay.
+  const rows = up ? up.scopes_added : r.scopes;
+  const upgradeNote = document.getElementById("r-upgrade");
+  if (up) {
+    upgradeNote.hidden = false;
+    upgradeNote.textContent = `Upgrade from ${up.from_version} to ${up.to_version}. ` +
+      (up.scopes_added.length ? "It asks for new permissions below." : "It asks for no new permissions.") +
+      (up.scopes_removed.length ? ` No longer needs: ${up.scopes_removed.join(", ")}.` : "") +
+      (up.functions_added.length ? ` New functions: ${up.functions_added.join(", ")}.` : "");
+    document.getElementById("r-scopes-title").textContent = "New permissions it asks for";
+  }
+  for (const row of rows) scopes.append(scopeRow(row, !row.required));
+  document.getElementById("r-none").hidden = rows.length > 0;
+  const fns = document.getElementById("r-functions");
+  fns.replaceChildren();
+  for (const f of r.functions.filter((f) => f.exported)) {
+    fns.append(el("li", {}, el("code", { text: f.name }), " ", el("span", { class: "muted small", text: f.description || "" })));
+  }
+  reviewBox.hidden = false;
+  reviewBox.scrollIntoView({ behavior: "smooth" });
+}
+
+uploadForm.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const file = document.getElementById("bundle").files[0];
+  if (!file) return;
+  const button = uploadForm.querySelector("button");
+  button.disabled = true;
+  try {
+    staged = await api("POST", "/v1/bundles", await file.arrayBuffer(), { headers: { "Content-Type": "application/gzip" } });
+    showReview(staged);
+  } catch (error) {
+    toast(error.message);
+  } finally {
+    button.disabled = false;
+  }
+});
+
+document.getElementById("approve").addEventListener("click", async () => {
+  if (!staged) return;
+  const without = [...reviewBox.querySelectorAll("input[data-scope]")].filter((b) => !b.checked).map((b) => b.dataset.scope);
+  try {
+    const agent = await api("POST", "/v1/agents", { bundle_id: staged.bundle_id, approve: true, without });
+    location.href = `/agents/${encodeURIComponent(agent.name)}`;
+  } catch (error) {
+    toast(error.message);
+  }
+});
+
+document.getElementById("decline").addEventListener("click", () => {
+  staged = null;
+  reviewBox.hidden = true;
+  uploadForm.reset();
+  toast("Nothing was installed.");
+});
