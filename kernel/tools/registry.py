@@ -202,6 +202,8 @@ class ToolRegistry:
                 if info is not None and inst.tools and tool not in {t["name"] for t in inst.tools}:
                     # Only what the user reviewed at install may be called; a server that grew a tool since needs a new version.
                     info = None
+                if info is None and tool in session.refused:
+                    raise DreamerError("conflict", f"{name} cannot be used: {session.refused[tool]}")
                 if info is None:
                     raise DreamerError("not_found", f"the {server} tool server has no tool {tool!r}; its tools are: {', '.join(session.tools) or 'none'}")
                 validate_args(name, info.input_schema, args)

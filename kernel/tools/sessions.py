@@ -50,22 +50,22 @@ class ToolInfo:
         }
 
 
-def tool_infos(tools: list[mcp_types.Tool], server: str) -> tuple[dict[str, ToolInfo], list[str]]:
-    """The usable tools a server declares, and one sentence per tool that cannot be used."""
+def tool_infos(tools: list[mcp_types.Tool], server: str) -> tuple[dict[str, ToolInfo], dict[str, str]]:
+    """The usable tools a server declares, and for each tool that cannot be used, one sentence why."""
     found: dict[str, ToolInfo] = {}
-    problems: list[str] = []
+    problems: dict[str, str] = {}
     seen: dict[str, int] = {}
     for tool in tools[: MAX_TOOLS + 1]:
         seen[tool.name.lower()] = seen.get(tool.name.lower(), 0) + 1
-    if len(tools) > MAX_TOOLS:
-        problems.append(f"{server} declares more than {MAX_TOOLS} tools; only the first {MAX_TOOLS} are used")
+    for extra in tools[MAX_TOOLS:]:
+        problems[extra.name] = f"{server} declares more than {MAX_TOOLS} tools; only the first {MAX_TOOLS} are used"
     for tool in tools[:MAX_TOOLS]:
         name = tool.name
         if seen[name.lower()] > 1:
-            problems.append(f"{server} declares more than one tool named {name[:64]!r}; none of them can be used")
+            problems[name] = f"{server} declares more than one tool named {name[:64]!r}; none of them can be used"
             continue
         if not usable_tool_name(name):
-            problems.append(f"{server} declares a tool named {name[:64]!r}, which is not a usable tool name")
+            problems[name] = f"{server} declares a tool named {name[:64]!r}, which is not a usable tool name"
             continue
         schema = tool.input_schema if isinstance(tool.input_schema, dict) else {"type": "object"}
         notes = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
@@ -79,7 +79,7 @@ class ToolSession:
     transport: TransportFactory
     fault: Fault = field(default_factory=Fault)
     tools: dict[str, ToolInfo] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # tool name → why it cannot be used
     started_at: float = field(default_factory=time.monotonic)
     last_used: float = field(default_factory=time.monotonic)
     _client: Client | None = None
@@ -88,6 +88,10 @@ class ToolSession:
     _done: asyncio.Event = field(default_factory=asyncio.Event)
     _owner: asyncio.Task[None] | None = None
     _error: BaseException | None = None
+
+    @property
+    def problems(self) -> list[str]:
+        return list(dict.fromkeys(self.refused.values()))
 
     @property
     def alive(self) -> bool:
@@ -175,8 +179,8 @@ class ToolSession:
                 _Streams(streams), mode="legacy", cache=None
             ) as client:
                 listed = await client.list_tools()
-                self.tools, self.problems = tool_infos(list(listed.tools), self.server)
-                for problem in self.problems:
+                self.tools, self.refused = tool_infos(list(listed.tools), self.server)
+                for problem in dict.fromkeys(self.refused.values()):
                     log.warning("%s", problem)
                 self._client = client
                 self._ready.set()

@@ -66,6 +66,7 @@ def test_colliding_tool_names_are_reported_and_the_rest_work(tmp_path: Path) -> 
         await session.open(20)
         assert "say" not in session.tools and "write_note" in session.tools
         assert any("more than one tool named 'Say'" in p for p in session.problems)
+        assert session.refused["say"] == "echo declares more than one tool named 'say'; none of them can be used"
         await session.close()
 
     asyncio.run(main())

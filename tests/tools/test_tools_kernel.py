@@ -142,3 +142,19 @@ def test_a_server_that_fails_at_install_is_refused_clearly(kernel: KernelProc, t
     assert error["code"] == "invalid_bundle" and says in error["message"]
     assert "broken" not in {s["name"] for s in kernel.cli_json("tools")}
     assert kernel.cli_json("call-tool", "calendar", "list_events")["result"] == {"events": []}
+
+
+def test_colliding_tool_names_are_refused_by_name_and_the_rest_work(kernel: KernelProc, tmp_path: Path) -> None:
+    import shutil
+
+    twin = tmp_path / "twin"
+    shutil.copytree(BUNDLES / "echo", twin)
+    manifest = twin / "agent.yaml"
+    manifest.write_text(manifest.read_text().replace("name: echo", "name: twin").replace("echo_server]", "echo_server, collide]"))
+    done = kernel.cli("install", str(twin), "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "more than one tool named 'say'" in done.stdout  # the review says so before approval
+    refused = kernel.cli("call-tool", "twin", "say", '{"text": "x"}', "--json")
+    error = json.loads(refused.stdout or refused.stderr)["error"]
+    assert error["code"] == "conflict" and "twin declares more than one tool named 'say'" in error["message"]
+    assert kernel.cli_json("call-tool", "twin", "write_note", '{"text": "ok"}')["result"] == "ok\n"
