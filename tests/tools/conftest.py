@@ -10,6 +10,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
+sys.path.insert(0, str(HERE.parent / "sandbox"))  # docker_engine: the engine the docker tests use
 
 from kernelproc import KernelProc, start_kernel  # noqa: E402
 

@@ -92,3 +92,27 @@ def test_arguments_are_validated_against_the_input_schema() -> None:
     with pytest.raises(DreamerError) as caught:
         validate_args("x.y", {"type": "nonsense"}, {})
     assert caught.value.code == "tool_error"
+
+
+def test_a_stdio_server_in_the_docker_sandbox(tmp_path: Path) -> None:
+    from docker_engine import engine_unavailable
+
+    reason = engine_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+
+    async def main() -> None:
+        sandbox = get_sandbox("docker")
+        registry = ToolRegistry(Settings(home=tmp_path, database_url="sqlite://", sandbox="docker"), None, sandbox)  # type: ignore[arg-type]
+        (tmp_path / "data").mkdir()
+        session = ToolSession("echo", registry.stdio_transport("echo", BUNDLES / "echo", ["python", "-m", "echo_server"], tmp_path / "data"))
+        await session.open(120)
+        try:
+            answer = await session.call("write_note", {"text": "in a container"}, 30)
+            assert result_value(answer, "echo.write_note") == "in a container\n"
+            assert (tmp_path / "data" / "note.txt").read_text() == "in a container\n"
+        finally:
+            await session.close()
+            sandbox.close()  # type: ignore[attr-defined]
+
+    asyncio.run(main())
