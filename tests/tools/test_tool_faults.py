@@ -116,3 +116,24 @@ def test_a_stdio_server_in_the_docker_sandbox(tmp_path: Path) -> None:
             sandbox.close()  # type: ignore[attr-defined]
 
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("name", ["calendar", "files"])
+def test_shipped_tools_json_matches_the_live_server(tmp_path: Path, name: str) -> None:
+    """The built-in tools ship tools.json (so installing them starts no server); it must be
+    what the server declares, or `dreamer build agents/tools/NAME` was forgotten."""
+    import json
+
+    from dreamer.agents.bundles import starter_tools
+    from dreamer.kernel.bundles.manifest import load_manifest
+
+    (bundle,) = [b for b in starter_tools() if b.name == name]
+    command = load_manifest(bundle).server.command  # type: ignore[union-attr]
+
+    async def main() -> dict:
+        session = ToolSession(name, _registry(tmp_path).stdio_transport(name, bundle, command, tmp_path))
+        await session.open(30)
+        await session.close()
+        return {"format": 1, "tools": [t.as_dict() for t in session.tools.values()]}
+
+    assert asyncio.run(main()) == json.loads((bundle / "tools.json").read_text())
