@@ -60,6 +60,20 @@ def test_install_review_shows_tools_with_hints(kernel: KernelProc) -> None:
     assert echo["transport"] == "stdio"
 
 
+def test_the_review_reads_annotations_as_hints(kernel: KernelProc) -> None:
+    from dreamer.kernel.bundles.archive import pack
+
+    with kernel.client() as http:
+        staged = http.post("/v1/bundles", content=pack(BUNDLES / "echo"), headers={"Content-Type": "application/gzip"}).json()
+    review = staged["review"]
+    assert review["kind"] == "tool" and "inside your sandbox" in review["server"]["runs"]
+    rows = {t["name"]: t for t in review["tools"]}
+    assert rows["say"]["writes"] == "reads only" and rows["write_note"]["writes"] == "may change or delete data"
+    assert rows["crash"]["destructive_hint"] is True  # no annotations: MCP's cautious defaults
+    assert rows["say"]["reaches"].startswith("only its own data folder") and "not checked" in rows["say"]["hints"]
+    assert {r["scope"] for r in review["scopes"]} == {f"tool:echo.{n}" for n in rows}  # each tool a switch
+
+
 def test_agent_calls_a_granted_tool_in_the_sandbox(kernel: KernelProc) -> None:
     assert call(kernel, "echo", text="hi") == {"text": "hi hi", "data_dir": "/data"}
     assert call(kernel, "visible") == ["echo.say", "echo.write_note", "echo.crash", "echo.hang"]
