@@ -12,7 +12,7 @@ HERE = Path(__file__).resolve().parent
 
 # Install order matters: an agent comes after the agents it asks to call. recipes
 # asks for agent:grocery.add_items; calendar for agent:notes.search and agent:grocery.list_items.
-STARTERS: tuple[str, ...] = ("grocery", "recipes", "notes", "calendar", "sql_explorer")
+STARTERS: tuple[str, ...] = ("grocery", "recipes", "notes", "calendar", "sql_explorer", "watch")
 # The built-in tool bundles (kind: tool), installed before the agents.
 TOOLS: tuple[str, ...] = ("calendar", "files", "web")
 

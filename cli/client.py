@@ -228,8 +228,15 @@ class Client:
     def chat_events(self, message: str, conversation_id: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
         """Sidekick's answer as it streams: (event name, data) pairs."""
         body = {"message": message, "conversation_id": conversation_id, "stream": True}
+        return self.events("POST", "/v1/chat", body)
+
+    def events(self, method: str, path: str, body: Any = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """A server-sent event stream: (event name, data) pairs."""
         try:
-            with self._http.stream("POST", "/v1/chat", json=body, headers={"Accept": "text/event-stream"}) as response:
+            with self._http.stream(
+                method, path, json=body, headers={"Accept": "text/event-stream"},
+                timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT_S),
+            ) as response:
                 if response.status_code >= 400:
                     response.read()
                     raise error_from_response(response)
@@ -246,4 +253,26 @@ class Client:
             raise unreachable(self.url) from None
         except httpx.TimeoutException:
             raise CLIError("timeout", f"The kernel at {self.url} did not answer in time.") from None
+        except httpx.RemoteProtocolError:
+            raise CLIError("kernel_unreachable", f"The kernel at {self.url} closed the stream before it ended.") from None
 
+    def follow_logs(self, invocation_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        return self.events("GET", f"/v1/invocations/{_seg(invocation_id)}/logs")
+
+    def cancel(self, invocation_id: str) -> Any:
+        return self.post(f"/v1/invocations/{_seg(invocation_id)}/cancel")
+
+    def feed(self, limit: int | None = None) -> Any:
+        return self.get("/v1/feed", limit=limit)
+
+    def triggers(self, agent: str | None = None) -> Any:
+        return self.get("/v1/triggers", agent=agent)
+
+    def trigger_run(self, agent: str, name: str) -> Any:
+        return self.post(f"/v1/agents/{_seg(agent)}/triggers/{_seg(name)}/run")
+
+    def trigger_update(self, agent: str, name: str, changes: dict[str, Any]) -> Any:
+        return self.request("PATCH", f"/v1/agents/{_seg(agent)}/triggers/{_seg(name)}", json_body=changes)
+
+    def share(self, body: dict[str, Any]) -> Any:
+        return self.post("/v1/inputs", body)

@@ -88,6 +88,11 @@ class Settings:
     otlp_endpoint: str | None = None
     fetch_timeout_s: float = 60.0  # ceiling for one ctx.fetch, redirects included
     fetch_max_bytes: int = 10 * 1024 * 1024  # ceiling (and default) for one response body
+    background_per_user: int = 4  # background invocations of one user running at once
+    background_per_agent: int = 2  # ... and of one of their agents
+    max_queued_per_agent: int = 1000  # background invocations of one (user, agent) waiting at once
+    webhook_max_bytes: int = 256 * 1024  # the largest body a webhook accepts
+    retry_delay_s: float = 1.0  # before a background invocation's 2nd attempt; doubles for each further one
     tool_call_timeout_s: float = 30.0  # one tool call (DREAMER_TOOL_TIMEOUT)
     tool_connect_timeout_s: float = 20.0  # starting a tool server and listing its tools (DREAMER_TOOL_CONNECT_TIMEOUT)
 
@@ -156,6 +161,15 @@ def load_settings(**overrides: object) -> Settings:
     values["limits"] = _limits()
     if os.environ.get("DREAMER_MAX_CALL_DEPTH"):
         values["max_call_depth"] = _number("DREAMER_MAX_CALL_DEPTH", int)
+    for name, attr, kind in (
+        ("DREAMER_BACKGROUND_PER_USER", "background_per_user", int),
+        ("DREAMER_BACKGROUND_PER_AGENT", "background_per_agent", int),
+        ("DREAMER_RETRY_DELAY", "retry_delay_s", float),
+        ("DREAMER_WEBHOOK_MAX_BYTES", "webhook_max_bytes", int),
+        ("DREAMER_MAX_QUEUED_PER_AGENT", "max_queued_per_agent", int),
+    ):
+        if os.environ.get(name):
+            values[attr] = _number(name, kind)
     if os.environ.get("DREAMER_WARM_SECONDS"):
         values["warm_seconds"] = _number("DREAMER_WARM_SECONDS", float)
     if os.environ.get("DREAMER_TOOL_TIMEOUT"):

@@ -19,10 +19,14 @@ from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Invoker, Principal, interrupted_on_restart
 from dreamer.kernel.llm.gateway import Gateway
+from dreamer.kernel.runs.runner import BackgroundRunner
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
 from dreamer.kernel.store.writer import GroupWriter
+from dreamer.kernel.tasks.syscall import stop_all as stop_tasks
+from dreamer.kernel.triggers.cron import CronScheduler
+from dreamer.kernel.triggers.service import TriggerService
 from dreamer.kernel.tools.install import ToolInstaller
 from dreamer.kernel.tools.registry import ToolRegistry
 from dreamer.kernel.tracing import setup_tracing
@@ -44,13 +48,23 @@ class Kernel:
     installer: Installer
     tokens: TokenCache = field(default_factory=TokenCache)
     sidekick: Sidekick = field(init=False)
+    runner: BackgroundRunner = field(init=False)
+    triggers: TriggerService = field(init=False)
     data: DataService = field(init=False)
+    llm: Gateway | None = None
+    tools: ToolRegistry | None = None
 
     def __post_init__(self) -> None:
         self.sidekick = Sidekick(self.store, self.invoker)
         self.data = self.invoker.data = DataService(self.store)
-    llm: Gateway | None = None
-    tools: ToolRegistry | None = None
+        self.runner = BackgroundRunner(
+            self.store, self.invoker,
+            per_user=self.settings.background_per_user, per_agent=self.settings.background_per_agent,
+        )
+        self.invoker.on_queued = self.runner.wake
+        self.invoker.kernel = self
+        self.triggers = TriggerService(self)
+        self.installer.on_change = self.triggers.sync_agent
 
     @classmethod
     def build(cls, settings: Settings) -> "Kernel":
@@ -86,10 +100,17 @@ class Kernel:
         if lost:
             log.warning("%d invocations were interrupted by the last shutdown and are marked failed", lost)
         self._ensure_demo_data()
+        self.triggers.cron = CronScheduler(self.triggers)
+        self.triggers.cron.start()
         await self._bootstrap_local_user()
         self.pool.start_reaper()
+        self.runner.start()
 
     async def stop(self) -> None:
+        await stop_tasks()
+        if self.triggers.cron is not None:
+            self.triggers.cron.stop()
+        await self.runner.stop()
         await self.pool.close()
         if self.tools is not None:
             await self.tools.close()

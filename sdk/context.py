@@ -28,10 +28,7 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 # member -> why it is missing. One place to update as the pieces arrive.
 MISSING: dict[str, str] = {
-    "post": "the user's feed arrives with issue 4",
-    "task": "Sidekick tasks arrive with issue 4",
     "emit_reward": "rewards are recorded with issue 4",
-    "emit_event": "events between agents arrive with issue 10",
 }
 
 
@@ -94,6 +91,10 @@ class Context:
         caller: the agent that called this function through the kernel, or None
             when a person or Sidekick did.
         function: the name of the function being run.
+        attempt: 1 for the first run; a background function the kernel runs again
+            (after a failure or a kernel restart, per its `retries`) sees 2, 3, ...
+        trigger: what started this invocation when a trigger did: {"type", "name"}
+            (type cron, webhook, input or event); None for a direct call.
     """
 
     def __init__(
@@ -106,8 +107,12 @@ class Context:
         kernel: Kernel,
         database: AgentDatabase,
         caller: str | None = None,
+        attempt: int = 1,
+        trigger: dict[str, Any] | None = None,
     ) -> None:
         self.user = user
+        self.attempt = attempt
+        self.trigger = trigger
         self.invocation_id = invocation_id
         self.agent = agent
         self.function = function
@@ -298,13 +303,39 @@ class Context:
         self._check_active("ctx.remember")
         self._kernel.request("memory.write", write_params(fact))
 
-    def post(self, *args: Any, **kwargs: Any) -> Any:
-        """`ctx.post(text, priority)`: post to the user's feed (grant `notify`)."""
-        _missing("post")
+    def post(self, text: str, priority: str = "normal", attachments: list[Any] | None = None) -> int:
+        """Put a message in the user's feed (`dreamer feed`); return the post's id.
 
-    def task(self, *args: Any, **kwargs: Any) -> Any:
-        """`ctx.task(prompt, tools=[...], on_complete="handler")`: start a Sidekick task."""
-        _missing("task")
+        Needs the grant `notify`. `priority` is "normal" or "urgent". `attachments`
+        is a list of JSON values (links as {"url": ..., "title": ...}, small data);
+        text and attachments together are capped by the kernel. Raises CallError
+        with `kind` permission_denied or invalid_argument.
+        """
+        self._check_active("ctx.post")
+        answer = self._kernel.request(
+            "posts.create", {"text": text, "priority": priority, "attachments": _jsonable(attachments or [], "attachments")}
+        )
+        return int(answer["id"]) if isinstance(answer, dict) and "id" in answer else 0
+
+    def task(self, prompt: str, tools: list[str] | None = None, on_complete: str | None = None) -> str:
+        """Hand Sidekick a job in words; returns the task's id at once.
+
+        Sidekick works on it in the kernel (with the model, or the offline planner when
+        none is configured), calling only the exported functions of this agent named in
+        `tools` (all of them when None), as Sidekick for the user. When it ends,
+        `on_complete` (a function of this agent taking one argument) runs in the
+        background with {"task_id", "ok", "reply", "calls", "needs_user"}; `needs_user`
+        holds the question or confirmation the task stopped at, since nobody is there
+        to answer. Needs the `llm` grant. Raises CallError (permission_denied,
+        invalid_argument, not_found).
+        """
+        self._check_active("ctx.task")
+        if not isinstance(prompt, str):
+            raise TypeError("ctx.task(prompt, ...) takes the task as a string")
+        answer = self._kernel.request("tasks.create", {"prompt": prompt, "tools": tools, "on_complete": on_complete})
+        if not isinstance(answer, dict) or not isinstance(answer.get("task_id"), str):
+            raise CallError("protocol_error", "the kernel's answer to tasks.create has no task_id")
+        return answer["task_id"]
 
     def fetch(
         self,
@@ -335,9 +366,27 @@ class Context:
         """`ctx.emit_reward(value)`: record how well this invocation went."""
         _missing("emit_reward")
 
-    def emit_event(self, *args: Any, **kwargs: Any) -> Any:
-        """`ctx.emit_event(name, payload)`: emit an event other agents' triggers can react to."""
-        _missing("emit_event")
+    def emit_event(self, name: str, data: Any = None) -> list[str]:
+        """Emit an event this agent declares in agent.yaml (`events: [article.saved]`).
+
+        Every agent of the user with an `event` trigger on `<this agent>.<name>`
+        (and the `schedule` grant) gets a background invocation of its entrypoint
+        with {"event", "agent", "data"}; returns their invocation ids. Raises
+        CallError with `kind` invalid_argument (an undeclared event) or depth_exceeded
+        (events that keep setting each other off).
+        """
+        self._check_active("ctx.emit_event")
+        answer = self._kernel.request("events.emit", {"event": name, "data": _jsonable(data, "data")})
+        return list(answer.get("invocations", [])) if isinstance(answer, dict) else []
+
+
+def _jsonable(value: Any, what: str) -> Any:
+    try:
+        converted = to_jsonable_python(value)
+        json.dumps(converted, allow_nan=False)
+    except (PydanticSerializationError, TypeError, ValueError) as exc:
+        raise TypeError(f"{what} cannot be sent as JSON: {exc}") from None
+    return converted
 
 
 def _jsonable_fields(fields: dict[str, Any]) -> dict[str, Any]:

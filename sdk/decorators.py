@@ -31,6 +31,7 @@ NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 SLOT_RE = re.compile(r"\{([^{}]*)\}")
 MAX_EXAMPLES = 50
 MAX_EXAMPLE_CHARS = 300
+MAX_RETRIES = 10
 
 
 @overload
@@ -44,6 +45,7 @@ def function(
     background: bool = False,
     examples: Sequence[str] | None = None,
     confirm: bool = False,
+    retries: int = 0,
 ) -> Callable[[F], F]: ...
 
 
@@ -55,6 +57,7 @@ def function(
     background: bool = False,
     examples: Sequence[str] | None = None,
     confirm: bool = False,
+    retries: int = 0,
 ) -> Any:
     """Register a function of this agent. Use as `@function` or `@function(...)`.
 
@@ -63,11 +66,15 @@ def function(
     examples: phrases that ask for it, with {parameter} slots
         ("add {items} to my grocery list"); the offline planner matches them.
     confirm: Sidekick asks the user before each call (sending, deleting, paying).
+    retries: (background functions) how many times the kernel runs it again after a
+        failed or interrupted attempt, so at most 1 + retries attempts; `ctx.attempt` says which.
     """
 
     def decorate(func: F) -> F:
         REGISTRY.add(
-            describe(func, exported=exported, background=background, examples=examples, confirm=confirm)
+            describe(
+                func, exported=exported, background=background, examples=examples, confirm=confirm, retries=retries
+            )
         )
         return func
 
@@ -87,6 +94,7 @@ def describe(
     background: bool = False,
     examples: Sequence[str] | None = None,
     confirm: bool = False,
+    retries: int = 0,
 ) -> RegisteredFunction:
     """Everything the worker needs to know about one function; DefinitionError if it cannot."""
     if isinstance(func, (staticmethod, classmethod)) or not inspect.isfunction(func):
@@ -101,6 +109,10 @@ def describe(
     for option, value in (("exported", exported), ("background", background), ("confirm", confirm)):
         if not isinstance(value, bool):
             raise DefinitionError(f"@function option {option} of {name} must be True or False, not {value!r}")
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:
+        raise DefinitionError(f"@function option retries of {name} must be a whole number from 0 to {MAX_RETRIES}, not {retries!r}")
+    if retries and not background:
+        raise DefinitionError(f"{name} sets retries but is not background=True; only background functions are retried")
 
     signature = inspect.signature(func)
     params = list(signature.parameters.values())
@@ -119,6 +131,7 @@ def describe(
         exported=exported,
         background=background,
         confirm=confirm,
+        retries=retries,
         examples=_check_examples(name, examples, [p.name for p in params[1:]]),
         is_async=inspect.iscoroutinefunction(func),
     )

@@ -26,6 +26,7 @@ class RegisteredFunction:
     confirm: bool
     examples: tuple[str, ...]
     is_async: bool
+    retries: int = 0
 
     @property
     def origin(self) -> str:
@@ -42,6 +43,7 @@ class RegisteredFunction:
             "background": self.background,
             "confirm": self.confirm,
             "examples": list(self.examples),
+            "retries": self.retries,
         }
 
     def validate(self, raw_args: Any) -> dict[str, Any]:

@@ -157,6 +157,8 @@ class _InvokeParams(BaseModel):
     args: Any = Field(default_factory=dict)
     user: _InvokeUser
     caller: str | None = None
+    attempt: int = 1
+    trigger: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,8 @@ class Worker:
             kernel=self.syscalls,
             database=self.database,
             caller=params.caller,
+            attempt=params.attempt,
+            trigger=params.trigger,
         )
         try:
             return self._run(request.id, entry, ctx, kwargs)

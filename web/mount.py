@@ -28,6 +28,6 @@ def mount_web(app: FastAPI) -> None:
     @app.exception_handler(DreamerError)
     async def dreamer_error(request: Request, exc: DreamerError) -> Response:
         # A page (not /v1) that fails shows a page; the API keeps its JSON errors.
-        if request.url.path.startswith(("/v1", "/healthz", "/mcp")):
+        if request.url.path.startswith(("/v1", "/healthz", "/mcp", "/hooks")):
             return await api_error(request, exc)
         return error_page(request, exc)

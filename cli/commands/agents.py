@@ -78,6 +78,12 @@ def call(
         answer = api.call(agent, function, arguments)
     answer = answer if isinstance(answer, dict) else {"result": answer, "invocation_id": None}
     result, invocation_id = answer.get("result"), answer.get("invocation_id")
+    if answer.get("status") == "queued":
+        if json_out:
+            out.json({"result": None, "invocation_id": invocation_id, "status": "queued"})
+            return
+        out.say(f"Queued as {escape(str(invocation_id))}; `dreamer logs --run {escape(str(invocation_id))}` follows it.")
+        return
     if json_out:
         out.json({"result": result, "invocation_id": invocation_id})
         return

@@ -56,6 +56,19 @@ def logs(
     out = Output(json_out)
     with client(user) as api:
         answer = api.invocation(run) if run else api.invocations(agent=agent, limit=limit)
+        if run and isinstance(answer, dict) and answer.get("status") in ("queued", "running"):
+            # Not over yet: follow its log lines live until it ends.
+            if not json_out:
+                out.say(f"[dim]following {escape(run)} ({escape(cell_text(answer.get('status')))}); Ctrl-C stops following, not the run[/]")
+            for event, data in api.follow_logs(run):
+                if event == "log" and not json_out:
+                    out.say(escape(_log_line(data)))
+                elif event == "end":
+                    break
+            answer = api.invocation(run)
+            if not json_out:
+                _show_run(out, answer if isinstance(answer, dict) else {}, with_logs=False)
+                return
     if json_out:
         out.json(answer)
         return
@@ -83,7 +96,7 @@ def _styled(status: str) -> Text:
     return Text(status, style=STATUS_STYLE.get(status, ""))
 
 
-def _show_run(out: Output, inv: dict[str, Any]) -> None:
+def _show_run(out: Output, inv: dict[str, Any], with_logs: bool = True) -> None:
     status = cell_text(inv.get("status"))
     style = STATUS_STYLE.get(status, "bold")
     out.say(
@@ -100,6 +113,11 @@ def _show_run(out: Output, inv: dict[str, Any]) -> None:
     elif "result" in inv:
         out.say("result:")
         out.pretty_json(inv.get("result"))
+    attempt, most = inv.get("attempt"), inv.get("max_attempts")
+    if inv.get("background") and isinstance(attempt, int) and isinstance(most, int):
+        out.say(f"attempt {attempt} of at most {most}")
+    if not with_logs:
+        return
     lines = inv.get("logs") or []
     if lines:
         out.say("logs:")
@@ -117,5 +135,22 @@ def _log_line(line: Any) -> str:
     return " ".join(part for part in (at, level, cell_text(line.get("message"))) if part)
 
 
+def cancel(
+    run: Annotated[str, typer.Argument(metavar="ID", help="The background invocation to cancel.")],
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Cancel a queued or running background invocation."""
+    out = Output(json_out)
+    with client(user) as api:
+        answer = api.cancel(run)
+    if json_out:
+        out.json(answer)
+        return
+    was = cell_text(answer.get("was")) if isinstance(answer, dict) else ""
+    out.say(f"Cancelled {escape(run)}" + (f" (it was {escape(was)})." if was else "."))
+
+
 def register(app: typer.Typer) -> None:
     app.command("logs")(guarded(logs))
+    app.command("cancel")(guarded(cancel))

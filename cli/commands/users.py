@@ -72,7 +72,24 @@ def passwd(
     out.say(f"Set the web password of [bold]{escape(name)}[/]; they sign in at the kernel's address with it.")
 
 
+def timezone(
+    zone: Annotated[str | None, typer.Argument(metavar="[ZONE]", help="An IANA name such as Europe/Paris; leave out to show yours.")] = None,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Show or set your time zone; cron triggers run in it."""
+    out = Output(json_out)
+    with client(user) as api:
+        answer = api.request("PATCH", "/v1/me", json_body={"timezone": zone}) if zone else api.me()
+    if json_out:
+        out.json(answer)
+        return
+    name = answer.get("timezone") if isinstance(answer, dict) else None
+    out.say(f"Your time zone is {escape(str(name or 'UTC'))}.")
+
+
 def register(app: typer.Typer) -> None:
+    app.command("timezone")(guarded(timezone))
     users_app.command("add")(guarded(add))
     users_app.command("list")(guarded(list_users))
     users_app.command("passwd")(guarded(passwd))

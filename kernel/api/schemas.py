@@ -39,6 +39,7 @@ class QueryBody(_Body):
 class CallResult(BaseModel):
     result: Any
     invocation_id: str
+    status: str = "succeeded"  # "queued" for a background function: follow it with GET /v1/invocations/{id}
 
 
 def agent_view(a: InstalledAgent, grants: list[str]) -> dict[str, Any]:

@@ -38,6 +38,8 @@ class FunctionSpec(BaseModel):
     exported: bool = False
     background: bool = False
     confirm: bool = False
+    # Background functions only: attempts after the first one (failures and interruptions alike).
+    retries: Annotated[int, Field(ge=0, le=10)] = 0
     examples: Annotated[list[Example], Field(max_length=50)] = Field(default_factory=list)
 
     @field_validator("parameters")

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
+from dreamer.kernel.triggers.grammar import ScheduleError, check_content_type, check_event, check_schedule
 
 NAME_RE = r"^[a-z][a-z0-9-]{1,62}$"
 SEMVER_RE = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
@@ -74,13 +75,39 @@ class AgentLimits(_Strict):
     call_timeout_s: float | None = _limit(0.1, 7 * 24 * 3600)
 
 
+TRIGGER_FIELDS = {"cron": {"schedule"}, "webhook": set(), "input": {"content_types"}, "event": {"event"}}
+
+
 class Trigger(_Strict):
+    """cron: `schedule` (crontab, the user's time zone); webhook: nothing more;
+    input: `content_types` it accepts; event: `event` as AGENT.EVENT."""
+
     type: Literal["cron", "webhook", "input", "event"]
     entrypoint: Annotated[str, Field(pattern=IDENT_RE)]
-    name: Annotated[str, Field(min_length=1, max_length=100)]
+    name: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[^\x00-\x1f/]+$")]
     schedule: str | None = None
     event: str | None = None
-    content_types: list[str] | None = None
+    content_types: list[str] | None = Field(default=None, max_length=20)
+
+    @model_validator(mode="after")
+    def _fields_of_type(self) -> "Trigger":
+        needed = TRIGGER_FIELDS[self.type]
+        for extra in ("schedule", "event", "content_types"):
+            value = getattr(self, extra)
+            if extra in needed and not value:
+                raise ValueError(f"a {self.type} trigger needs '{extra}'")
+            if extra not in needed and value is not None:
+                raise ValueError(f"a {self.type} trigger takes no '{extra}'")
+        try:
+            if self.schedule is not None:
+                self.schedule = check_schedule(self.schedule)
+            if self.event is not None:
+                check_event(self.event, qualified=True)
+            if self.content_types is not None:
+                self.content_types = [check_content_type(c) for c in self.content_types]
+        except ScheduleError as exc:
+            raise ValueError(str(exc)) from None
+        return self
 
 
 class Server(_Strict):
@@ -114,11 +141,26 @@ class Manifest(_Strict):
     permissions: Permissions = Field(default_factory=Permissions)
     limits: AgentLimits | None = None
     triggers: list[Trigger] = Field(default_factory=list, max_length=50)
+    events: list[str] = Field(default_factory=list, max_length=50)  # the events this agent emits
+
+    @field_validator("events")
+    @classmethod
+    def _event_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            check_event(name, qualified=False)
+        if len(set(value)) != len(value):
+            raise ValueError("an event is listed twice")
+        return value
 
     @model_validator(mode="after")
     def _kind_fields(self) -> "Manifest":
         if self.kind == "agent" and not self.entry:
             raise ValueError("an agent needs 'entry', the module that defines its functions")
+        names = [t.name for t in self.triggers]
+        if len(set(names)) != len(names):
+            raise ValueError("two triggers have the same name; each needs its own")
+        if self.triggers and "schedule" not in self.permissions.all:
+            raise ValueError("an agent with triggers must ask for the 'schedule' permission (required or optional)")
         if self.kind == "tool" and self.server is None:
             raise ValueError("a tool needs 'server' (command or url)")
         if self.kind == "tool" and (self.permissions.all or self.triggers or self.entry):

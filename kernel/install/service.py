@@ -14,6 +14,7 @@ import json
 import shutil
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,8 @@ class Installer:
         self.cache = cache or InstallCache(store)
         self._lock = asyncio.Lock()  # installs are rare; one at a time keeps bundles/ consistent
         self.tools: ToolInstaller | None = None  # tool bundles (kind: tool), set by Kernel.build
+        # Called after an install, upgrade or uninstall (the kernel syncs the agent's triggers).
+        self.on_change: Callable[[Principal, str], Awaitable[None]] | None = None
 
     # -- stage --------------------------------------------------------------------------
 
@@ -83,11 +86,18 @@ class Installer:
                 (bundle / "functions.json").write_text(dump_functions(specs))
                 functions = load_functions(bundle)
             fn_dicts = [f.model_dump() for f in functions or []]
+            by_name = {f["name"]: f for f in fn_dicts}
             for trigger in manifest.triggers:
-                if trigger.entrypoint not in {f["name"] for f in fn_dicts}:
+                if trigger.entrypoint not in by_name:
                     raise DreamerError(
                         "invalid_bundle", f"agent.yaml: trigger {trigger.name!r} names entrypoint "
-                        f"{trigger.entrypoint!r}, which is not a function of the bundle"
+                        f"{trigger.entrypoint!r}, which is not a function in functions.json"
+                    )
+                required = by_name[trigger.entrypoint].get("parameters", {}).get("required") or []
+                if len(required) > 1:
+                    raise DreamerError(
+                        "invalid_bundle", f"agent.yaml: trigger {trigger.name!r}: entrypoint {trigger.entrypoint} "
+                        f"needs {len(required)} arguments, but a trigger passes at most one (what fired it)"
                     )
             manifest_dict = manifest.model_dump(mode="json", exclude_none=True)
             staged = {
@@ -190,6 +200,8 @@ class Installer:
             self.cache.forget(who.user_id, name)
             shutil.rmtree(work, ignore_errors=True)
         self.settings.agent_data_dir(who.user_name, name).mkdir(parents=True, exist_ok=True)
+        if self.on_change is not None:
+            await self.on_change(who, name)
         with self.store.session() as s:
             return get_installed(s, who.user_id, name)
 
@@ -229,6 +241,8 @@ class Installer:
             await self.pool.evict(who.user_name, agent)
             if purge:
                 shutil.rmtree(self.settings.agent_data_dir(who.user_name, agent).parent, ignore_errors=True)
+        if self.on_change is not None:
+            await self.on_change(who, agent)
         return {"uninstalled": agent, "purged": purge}
 
     # -- grants -------------------------------------------------------------------------------
@@ -266,8 +280,10 @@ class Installer:
             if wanted.is_chooser:
                 raise DreamerError("invalid_argument", f"{scope} names no folder; grant a folder, e.g. {wanted.kind}:/home/me/project")
             matching = [d for d in declared if d == scope or wanted.covers(parse_scope(d))]
-            if not matching and _admitted(scope, declared):
-                matching = [scope]  # a folder the user chose, under a declared fs:* / fs.ro:*
+            if not matching and (_admitted(scope, declared) or any(parse_scope(d).covers(wanted) for d in declared)):
+                # A folder the user chose under a declared fs:* / fs.ro:*, or less than the agent
+                # asks for (`net:127.0.0.1` under a declared `net:*`).
+                matching = [scope]
             if not matching:
                 raise DreamerError(
                     "invalid_argument",

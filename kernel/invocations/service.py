@@ -12,14 +12,14 @@ import math
 import shlex
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode, Tracer
-from sqlalchemy import Connection, bindparam, insert, update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Limits, Settings
@@ -28,6 +28,7 @@ from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
 from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.runs.retry import RETRIABLE, retry_delay
 from dreamer.kernel.sandbox.base import SandboxSpec
 from dreamer.kernel.sandbox.mounts import fs_grants, mounts_for
 from dreamer.kernel.store.db import Store
@@ -57,17 +58,20 @@ class Principal:
 
 @dataclass(frozen=True)
 class Caller:
-    kind: Literal["user", "agent", "sidekick"]
+    kind: Literal["user", "agent", "sidekick", "trigger"]
     agent: str | None = None
     chain: tuple[str, ...] = ()  # agents on the call stack, outermost first
     parent_id: str | None = None
     deadline: float | None = None  # time.monotonic() by which the outermost call must end
+    # kind "trigger": {"type", "name", "depth"} of the trigger that fired.
+    trigger: dict[str, Any] | None = None
 
 
 @dataclass
 class Outcome:
     value: Any
     invocation_id: str
+    status: str = "succeeded"  # or "queued": a background function answers at once
 
 
 @dataclass
@@ -76,20 +80,44 @@ class _Run:
 
     id: str
     logs: list[tuple[datetime, str, str, str]] = field(default_factory=list)
+    queued: bool = False  # admitted as a background invocation: the runner will run it
+    attempt: int = 1
+    max_attempts: int = 1
+    background: bool = False
+    trigger: dict[str, Any] | None = None
 
     def sink(self, stream: str, level: str, message: str) -> None:
         self.logs.append((datetime.now(timezone.utc), storable_text(stream), storable_text(level), storable_text(message)))
 
 
+@dataclass(frozen=True)
+class QueuedRun:
+    """A background invocation the runner has claimed (status running, attempt counted)."""
+
+    id: str
+    user_id: int
+    user_name: str
+    timezone: str
+    agent: str
+    function: str
+    args: dict[str, Any]
+    caller: str
+    attempt: int
+    max_attempts: int
+    trigger: dict[str, Any] | None
+
+
 # Statements with bound parameters compile once; the hot path runs them as Core.
 _INVOCATIONS = Invocation.__table__
 _INSERT_INVOCATION = insert(_INVOCATIONS)
+# Only a running row is finished: a cancelled one keeps "cancelled" whatever its worker did.
 _FINISH_INVOCATION = (
     update(_INVOCATIONS)
-    .where(_INVOCATIONS.c.id == bindparam("run_id"))
+    .where(_INVOCATIONS.c.id == bindparam("run_id"), _INVOCATIONS.c.status == "running")
     .values(
         status=bindparam("status"), result=bindparam("result"), finished_at=bindparam("finished_at"),
         error_code=bindparam("error_code"), error_message=bindparam("error_message"),
+        run_after=bindparam("run_after"),
     )
 )
 _INSERT_LOG = insert(InvocationLog.__table__)
@@ -120,14 +148,19 @@ class Invoker:
         self.llm: Gateway | None = None  # the model gateway, set by Kernel.build; llm.complete uses it
         self.tools: ToolRegistry | None = None  # the tool registry, set by Kernel.build; tools.call uses it
         self.data: Any = None  # the DataService (kernel/data), set by Kernel.build; the data.* syscalls use it
+        self.on_queued: Callable[[], None] = lambda: None  # wakes the background runner (set by Kernel)
+        self.live: dict[str, _Run] = {}  # running invocations, for following their logs live
+        self.kernel: Any = None  # the Kernel, for syscalls that need its other services (events)
 
     async def invoke(
         self, who: Principal, agent: str, function: str, args: dict[str, Any], caller: Caller
     ) -> Outcome:
+        """Run a function and return its value; a background function is queued and
+        answers at once with status "queued" (the runner runs it: `run_queued`)."""
         if not isinstance(args, dict):
             raise DreamerError("invalid_argument", "arguments must be a JSON object")
         _check_text(args)
-        run = _Run(id=new_invocation_id())
+        run = _Run(id=new_invocation_id(), trigger=caller.trigger)
         started = time.monotonic()
         with self.tracer.start_as_current_span(
             f"invoke_agent {agent}",
@@ -146,51 +179,113 @@ class Invoker:
                 span.set_status(Status(StatusCode.ERROR, exc.message))
                 span.set_attribute("error.type", exc.code)
                 raise
-            limits = self.limits_of(installed)
-            # The callee's granted folders; read on every call, so a revocation applies to the next one.
-            folders = fs_grants(self.cache.grants(who.user_id, agent))
-            # A user's call gets the callee's own timeout; a nested call keeps what is
-            # left of its chain's, whatever the callee would allow itself.
-            deadline = caller.deadline or started + limits.call_timeout_s
-            timeout = max(0.01, deadline - time.monotonic())
-            inner = Caller("agent", agent, (*caller.chain, agent), run.id, deadline)
+            if run.queued:
+                span.set_attribute("dreamer.status", "queued")
+                self.on_queued()
+                return Outcome(value=None, invocation_id=run.id, status="queued")
+            return await self._execute(who, run, installed, agent, function, args, caller, started, span)
 
-            async def syscalls(method: str, params: dict[str, Any]) -> Any:
-                return await self._syscall(who, inner, run, method, params)
-
+    async def run_queued(self, queued: QueuedRun) -> str:
+        """Run one attempt of a background invocation the runner claimed; return the status
+        it ended in (succeeded, failed, or queued again for a retry)."""
+        who = Principal(queued.user_id, queued.user_name, queued.timezone)
+        run = _Run(
+            id=queued.id, attempt=queued.attempt, max_attempts=queued.max_attempts, background=True,
+            trigger=queued.trigger,
+        )
+        caller = Caller("trigger" if queued.trigger else "user", trigger=queued.trigger)
+        started = time.monotonic()
+        with self.tracer.start_as_current_span(
+            f"invoke_agent {queued.agent}",
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": queued.agent,
+                "dreamer.function": queued.function,
+                "dreamer.invocation_id": run.id,
+                "dreamer.user": who.user_name,
+                "dreamer.caller": queued.caller,
+                "dreamer.attempt": queued.attempt,
+            },
+        ) as span:
             try:
-                key = WorkerKey(who.user_name, agent, str(installed.bundle_path), _digest(folders))
-                spec = lambda: self._spec(who, installed, limits, folders)  # noqa: E731
-                async with self.pool.lease(key, spec, timeout=timeout) as worker:
-                    result = await worker.request(
-                        "invoke",
-                        {
-                            "invocation_id": run.id,
-                            "function": function,
-                            "args": args,
-                            "user": {"id": who.user_id, "name": who.user_name, "timezone": who.timezone},
-                            "caller": caller.agent,  # None when a person or Sidekick called
-                        },
-                        timeout=max(0.01, deadline - time.monotonic()),
-                        syscalls=syscalls,
-                        sink=run.sink,
-                        what=f"{agent}.{function}",
-                    )
-                value = result.get("value") if isinstance(result, dict) else None
-                _check_text(value, f"the results of {agent}.{function}", "result_invalid")
+                # Still installed, still has the function: an uninstall while it waited ends it here.
+                installed = self._installed(who, queued.agent)
+                installed.function(queued.function)
             except DreamerError as exc:
-                span.set_status(Status(StatusCode.ERROR, exc.message))
-                span.set_attribute("error.type", exc.code)
                 await self._record_end(run, "failed", None, exc)
-                raise DreamerError(exc.code, exc.message, invocation_id=run.id) from None
-            except BaseException as exc:  # cancelled request, kernel shutting down
-                # Queued, not awaited: this task is being cancelled; the writer commits it.
+                return "failed"
+            try:
+                await self._execute(who, run, installed, queued.agent, queued.function, queued.args, caller, started, span)
+            except DreamerError as exc:
+                return "queued" if _retrying(run, exc) else "failed"
+            return "succeeded"
+
+    async def _execute(
+        self, who: Principal, run: _Run, installed: InstalledAgent, agent: str, function: str,
+        args: dict[str, Any], caller: Caller, started: float, span: Any,
+    ) -> Outcome:
+        self.live[run.id] = run
+        try:
+            return await self._execute_in_worker(who, run, installed, agent, function, args, caller, started, span)
+        finally:
+            self.live.pop(run.id, None)
+
+    async def _execute_in_worker(
+        self, who: Principal, run: _Run, installed: InstalledAgent, agent: str, function: str,
+        args: dict[str, Any], caller: Caller, started: float, span: Any,
+    ) -> Outcome:
+        limits = self.limits_of(installed)
+        # The callee's granted folders; read on every call, so a revocation applies to the next one.
+        folders = fs_grants(self.cache.grants(who.user_id, agent))
+        # A user's call gets the callee's own timeout; a nested call keeps what is
+        # left of its chain's, whatever the callee would allow itself.
+        deadline = caller.deadline or started + limits.call_timeout_s
+        timeout = max(0.01, deadline - time.monotonic())
+        inner = Caller("agent", agent, (*caller.chain, agent), run.id, deadline)
+
+        async def syscalls(method: str, params: dict[str, Any]) -> Any:
+            return await self._syscall(who, inner, run, method, params)
+
+        try:
+            key = WorkerKey(who.user_name, agent, str(installed.bundle_path), _digest(folders))
+            spec = lambda: self._spec(who, installed, limits, folders)  # noqa: E731
+            async with self.pool.lease(key, spec, timeout=timeout) as worker:
+                result = await worker.request(
+                    "invoke",
+                    {
+                        "invocation_id": run.id,
+                        "function": function,
+                        "args": args,
+                        "user": {"id": who.user_id, "name": who.user_name, "timezone": who.timezone},
+                        "caller": caller.agent,  # None when a person or Sidekick called
+                        "attempt": run.attempt,
+                        "trigger": {"type": run.trigger.get("type"), "name": run.trigger.get("name")}
+                        if run.trigger else None,
+                    },
+                    timeout=max(0.01, deadline - time.monotonic()),
+                    syscalls=syscalls,
+                    sink=run.sink,
+                    what=f"{agent}.{function}",
+                )
+            value = result.get("value") if isinstance(result, dict) else None
+            _check_text(value, f"the results of {agent}.{function}", "result_invalid")
+        except DreamerError as exc:
+            span.set_status(Status(StatusCode.ERROR, exc.message))
+            span.set_attribute("error.type", exc.code)
+            await self._record_end(run, "queued" if _retrying(run, exc) else "failed", None, exc)
+            raise DreamerError(exc.code, exc.message, invocation_id=run.id) from None
+        except BaseException as exc:  # cancelled request, kernel shutting down
+            # Queued, not awaited: this task is being cancelled; the writer commits it.
+            if run.background:
+                # The runner decides: cancelled by the user, or re-queued by its retry policy.
+                self.writer.submit(self._logs_job(run))
+            else:
                 self.writer.submit(
                     self._end_job(run, "failed", None, DreamerError("internal", f"interrupted: {type(exc).__name__}"))
                 )
-                raise
-            await self._record_end(run, "succeeded", value, None)
-            return Outcome(value=value, invocation_id=run.id)
+            raise
+        await self._record_end(run, "succeeded", value, None)
+        return Outcome(value=value, invocation_id=run.id)
 
     # -- checks ------------------------------------------------------------------------
 
@@ -199,14 +294,18 @@ class Invoker:
     ) -> InstalledAgent:
         """Check the call, then audit the decision and record the invocation in one transaction."""
         target = f"{agent}.{function}"
-        start = self._start_row(who, run, agent, function, args, caller)
-        if caller.kind in ("user", "sidekick"):
+        if caller.kind in ("user", "sidekick", "trigger"):
             installed = self._installed(who, agent)
             spec = installed.function(function)
             if caller.kind == "sidekick" and not spec.get("exported"):
                 # Sidekick reaches agents only through what they export, like other agents do.
                 raise DreamerError("permission_denied", f"{target} is not exported, so Sidekick cannot call it")
-            actor = f"sidekick for {who.actor}" if caller.kind == "sidekick" else who.actor
+            self._queue_if_background(who, run, agent, spec, caller)
+            start = self._start_row(who, run, agent, function, args, caller)
+            actor = {
+                "sidekick": f"sidekick for {who.actor}",
+                "trigger": f"trigger:{agent}.{(caller.trigger or {}).get('name', '')} for {who.actor}"[:100],
+            }.get(caller.kind, who.actor)
 
             def admitted(conn: Connection) -> None:
                 audit(conn, user_id=who.user_id, actor=actor, action="functions.call", target=target,
@@ -229,7 +328,9 @@ class Invoker:
             # Committed before raising: a denial is a decision the log must keep.
             await self.writer.write(denied)
             raise refusal
-        installed, _spec, holder = refusal
+        installed, spec, holder = refusal
+        self._queue_if_background(who, run, agent, spec, caller)
+        start = self._start_row(who, run, agent, function, args, caller)
 
         def allowed_call(conn: Connection) -> None:
             audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
@@ -238,6 +339,23 @@ class Invoker:
 
         await self.writer.write(allowed_call)
         return installed
+
+    def _queue_if_background(self, who: Principal, run: _Run, agent: str, spec: dict[str, Any], caller: Caller) -> None:
+        # Triggered runs are always background invocations, whatever the function says.
+        run.queued = run.background = bool(spec.get("background")) or caller.kind == "trigger"
+        run.max_attempts = 1 + int(spec.get("retries") or 0)
+        if run.queued:
+            # A leaked webhook URL or a runaway agent must not grow the queue without end.
+            with self.store.session() as s:
+                waiting = s.scalar(
+                    select(func.count()).select_from(Invocation).where(
+                        Invocation.status == "queued", Invocation.user_id == who.user_id, Invocation.agent == agent
+                    )
+                ) or 0
+            if waiting >= self.settings.max_queued_per_agent:
+                raise DreamerError(
+                    "conflict", f"{agent} already has {waiting} invocations waiting to run; try again once some have run"
+                )
 
     def _installed(self, who: Principal, agent: str) -> InstalledAgent:
         found = self.cache.agent(who.user_id, agent)
@@ -331,30 +449,55 @@ class Invoker:
         now = datetime.now(timezone.utc)
         return dict(
             id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
-            caller=caller.agent or caller.kind, parent_id=caller.parent_id, status="running",
-            attempt=1, created_at=now, started_at=now,
+            caller=(caller.agent or caller.kind)[:64], parent_id=caller.parent_id,
+            status="queued" if run.queued else "running",
+            # A queued invocation has had no attempt yet; the runner counts each one it starts.
+            attempt=0 if run.queued else 1, created_at=now, started_at=None if run.queued else now,
             trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
+            background=run.background, max_attempts=run.max_attempts, run_after=None, trigger=run.trigger,
         )
 
     def _end_job(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> Callable[[Connection], None]:
+        now = datetime.now(timezone.utc)
         values: dict[str, Any] = {
-            "run_id": run.id, "status": status, "result": value, "finished_at": datetime.now(timezone.utc),
+            "run_id": run.id, "status": status, "result": value,
+            "finished_at": None if status == "queued" else now,
             "error_code": error.code if error else None, "error_message": error.message if error else None,
+            # "queued" after a failed attempt: the next one waits for its retry delay.
+            "run_after": now + retry_delay(run.attempt, self.settings.retry_delay_s) if status == "queued" else None,
         }
+        write_logs = self._logs_job(run)
+
+        def finish(conn: Connection) -> None:
+            conn.execute(_FINISH_INVOCATION, values)
+            write_logs(conn)
+
+        return finish
+
+    @staticmethod
+    def _logs_job(run: _Run) -> Callable[[Connection], None]:
+        """Writes the lines collected so far; the attempt's next lines start a new batch."""
         logs = [
             {"invocation_id": run.id, "at": at, "stream": stream, "level": level, "message": message}
             for at, stream, level, message in run.logs
         ]
+        run.logs.clear()
 
-        def finish(conn: Connection) -> None:
-            conn.execute(_FINISH_INVOCATION, values)
+        def write(conn: Connection) -> None:
             if logs:
                 conn.execute(_INSERT_LOG, logs)
 
-        return finish
+        return write
 
     async def _record_end(self, run: _Run, status: str, value: Any, error: DreamerError | None) -> None:
         await self.writer.write(self._end_job(run, status, value, error))
+
+
+def _retrying(run: _Run, error: DreamerError | None = None) -> bool:
+    """Whether a failed attempt of a background invocation goes back to the queue."""
+    if not run.background or run.attempt >= run.max_attempts:
+        return False
+    return error is None or error.code in RETRIABLE
 
 
 def _digest(folders: list[str]) -> str:
@@ -383,11 +526,12 @@ def _check_text(value: Any, what: str = "arguments", code: str = "invalid_argume
 
 
 def interrupted_on_restart(store: Store) -> int:
-    """Mark invocations left running by a kernel that died; returns how many."""
+    """Mark direct invocations left running by a kernel that died; returns how many.
+    (Background ones are the runner's: see dreamer.kernel.runs.queue.recover.)"""
     with store.session() as s:
         result = s.execute(
             update(Invocation)
-            .where(Invocation.status.in_(("queued", "running")))
+            .where(Invocation.status.in_(("queued", "running")), Invocation.background.is_(False))
             .values(
                 status="failed",
                 error_code="interrupted",

@@ -22,6 +22,7 @@ from dreamer.kernel.memory.syscall import memory_read, memory_write
 from dreamer.kernel.net.fetch import net_fetch
 from dreamer.kernel.permissions.check import allowed
 from dreamer.kernel.permissions.scopes import parse_scope
+from dreamer.kernel.posts.feed import posts_create
 from dreamer.kernel.tools.syscall import tools_call, tools_list
 
 if TYPE_CHECKING:
@@ -103,6 +104,13 @@ async def grants_check(ctx: SyscallContext, params: dict[str, Any]) -> dict[str,
     return {"granted": holder is not None, "by": holder}
 
 
+async def _tasks_create(ctx: SyscallContext, params: dict[str, Any]) -> Any:
+    # Imported on use: tasks run Sidekick, which imports the invoker that imports this table.
+    from dreamer.kernel.tasks.syscall import tasks_create
+
+    return await tasks_create(ctx, params)
+
+
 def default_table() -> dict[str, Handler]:
     """Every syscall this kernel serves. Modules that add one register it here."""
     return {
@@ -112,7 +120,17 @@ def default_table() -> dict[str, Handler]:
         "llm.complete": llm_complete,
         "memory.read": memory_read,
         "memory.write": memory_write,
+        "posts.create": posts_create,
+        "events.emit": _events_emit,
+        "tasks.create": _tasks_create,
         "tools.call": tools_call,
         "tools.list": tools_list,
         **DATA_SYSCALLS,
     }
+
+
+async def _events_emit(ctx: SyscallContext, params: dict[str, Any]) -> Any:
+    # Imported here: the trigger service imports the invoker, which imports this table.
+    from dreamer.kernel.triggers.events import events_emit
+
+    return await events_emit(ctx, params)

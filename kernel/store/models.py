@@ -19,6 +19,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -135,7 +136,7 @@ class Invocation(Base):
     # "user" for a direct call, else the calling agent's name.
     caller: Mapped[str] = mapped_column(String(64))
     parent_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
-    status: Mapped[str] = mapped_column(String(16), default="queued")
+    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     result: Mapped[object | None] = mapped_column(JSON, nullable=True)
     error_code: Mapped[str | None] = mapped_column(String(32), nullable=True)
     error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -144,6 +145,12 @@ class Invocation(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     trace_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # Background invocations wait in this table (status "queued") until the runner takes them.
+    background: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    max_attempts: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    run_after: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # retry backoff
+    # What started it when a trigger did: {"type", "name", "depth"}.
+    trigger: Mapped[dict | None] = mapped_column(JSON, nullable=True)
 
 
 class InvocationLog(Base):
@@ -255,6 +262,48 @@ class Memory(Base):
     text: Mapped[str] = mapped_column(Text)
     key: Mapped[str] = mapped_column(String(64))
     source: Mapped[str] = mapped_column(String(80))  # "user" | "agent:<name>"
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Post(Base):
+    """A message an agent put in its user's feed (`ctx.post`)."""
+
+    __tablename__ = "posts"
+    __table_args__ = (Index("ix_posts_user_id_created_at", "user_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    agent: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str] = mapped_column(Text)
+    priority: Mapped[str] = mapped_column(String(16))  # normal | urgent
+    attachments: Mapped[list] = mapped_column(JSON, default=list)
+    invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Trigger(Base):
+    """One user's copy of a trigger an installed agent declares in agent.yaml.
+
+    `schedule` is the user's own cron schedule (None: the manifest's `default_schedule`);
+    `token` makes a webhook's URL; `secret` (set by the user) turns on signature checks.
+    """
+
+    __tablename__ = "triggers"
+    __table_args__ = (UniqueConstraint("user_id", "agent", "name"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    agent: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(100))
+    type: Mapped[str] = mapped_column(String(16))  # cron | webhook | input | event
+    entrypoint: Mapped[str] = mapped_column(String(64))
+    schedule: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    default_schedule: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    paused: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    token: Mapped[str | None] = mapped_column(String(64), nullable=True, unique=True)
+    secret: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    event: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
+    content_types: Mapped[list | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -13,14 +13,14 @@ from typing import Any
 
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.registry import list_installed
-from dreamer.kernel.invocations.service import Caller, Invoker, Principal
+from dreamer.kernel.invocations.service import Invoker, Principal
 from dreamer.kernel.llm import Gateway
 from dreamer.kernel.memory.service import memories, remember
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.tools.registry import Caller as ToolCaller
 from dreamer.sidekick.chat.conversations import open_conversation, recent_history, record_turn, save_summary
 from dreamer.sidekick.chat.questions import question_from
 from dreamer.sidekick.chat.replies import step_line
+from dreamer.sidekick.chat.steps import run_step
 from dreamer.sidekick.memory.chat import memory_turn
 from dreamer.sidekick.planner import Clarification, OfflinePlanner, Plan, PlanContext, Planner, Step, Tool, resume
 from dreamer.sidekick.planner.model import ModelLoop
@@ -187,24 +187,7 @@ class Sidekick:
                 yield event
 
     async def _run(self, who: Principal, step: Step, tool: Tool | None = None) -> dict[str, Any]:
-        call: dict[str, Any] = {"agent": step.agent, "function": step.function, "args": dict(step.args)}
-        try:
-            if tool is not None and tool.kind == "tool":
-                registry = self.invoker.tools
-                if registry is None:
-                    raise DreamerError("not_available", "this kernel has no tool registry")
-                value = await registry.call(
-                    who.user_id, who.user_name, step.name, dict(step.args), ToolCaller(actor=f"sidekick for {who.actor}")
-                )
-                call |= {"ok": True, "result": value, "invocation_id": None, "tool": True}
-                return call
-            outcome = await self.invoker.invoke(who, step.agent, step.function, dict(step.args), Caller("sidekick"))
-        except DreamerError as exc:
-            call |= {"ok": False, "error": {"code": exc.code, "message": exc.message},
-                     "invocation_id": exc.details.get("invocation_id")}
-        else:
-            call |= {"ok": True, "result": outcome.value, "invocation_id": outcome.invocation_id}
-        return call
+        return await run_step(self.invoker, who, step, tool)
 
 
 def server_tool(server: str, spec: dict[str, Any], title: str) -> Tool:

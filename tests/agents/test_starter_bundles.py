@@ -18,7 +18,7 @@ AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
 
 def test_starter_bundles_come_after_the_agents_they_call() -> None:
     bundles = starter_bundles()
-    assert [b.name for b in bundles] == ["grocery", "recipes", "notes", "calendar", "sql_explorer"]
+    assert [b.name for b in bundles] == ["grocery", "recipes", "notes", "calendar", "sql_explorer", "watch"]
     for bundle in bundles:
         manifest = load_manifest(bundle)
         # A folder is a Python package, so sql-explorer lives in agents/sql_explorer.
@@ -32,7 +32,7 @@ def test_starter_bundles_come_after_the_agents_they_call() -> None:
 
 
 def test_manifests_declare_exactly_what_the_agents_use() -> None:
-    grocery, recipes, notes, calendar, sql_explorer = (load_manifest(b) for b in starter_bundles())
+    grocery, recipes, notes, calendar, sql_explorer, watch = (load_manifest(b) for b in starter_bundles())
     assert (grocery.version, grocery.publisher, grocery.kind) == ("1.0.0", "dreamer", "agent")
     assert grocery.permissions.required == [] and grocery.permissions.optional == []
     assert (recipes.version, recipes.publisher, recipes.kind) == ("1.2.0", "dreamer", "agent")
@@ -48,6 +48,9 @@ def test_manifests_declare_exactly_what_the_agents_use() -> None:
     # The demo data is its whole job; a model is optional (and costs money, so a starter never gets it unasked).
     assert sql_explorer.name == "sql-explorer" and sql_explorer.entry == "sql_explorer.server"
     assert sql_explorer.permissions.required == ["data:hr-demo"] and sql_explorer.permissions.optional == ["llm"]
+    # watch runs on its own (schedule) and posts (notify); the hosts it may read are the user's choice.
+    assert watch.permissions.required == ["schedule", "notify"] and watch.permissions.optional == ["net:*"]
+    assert [(t.type, t.entrypoint, t.schedule) for t in watch.triggers] == [("cron", "check_watches", "*/30 * * * *")]
 
 
 def test_every_folder_under_agents_is_a_package() -> None:

@@ -32,6 +32,7 @@ def test_bare_and_called_forms_register_and_return_the_function() -> None:
         "background": False,
         "confirm": False,
         "examples": [],
+        "retries": 0,
     }
     spec = REGISTRY.get("fancy").spec()
     assert (spec["exported"], spec["background"], spec["confirm"], spec["examples"]) == (True, True, True, ["double {x}"])

@@ -122,7 +122,7 @@ def test_describe_returns_function_specs(start_worker):
     by_name = {spec["name"]: spec for spec in functions}
     assert list(by_name)[:3] == ["add_items", "count", "who"]
     spec = by_name["add_items"]
-    assert set(spec) == {"name", "description", "parameters", "result", "exported", "background", "confirm", "examples"}
+    assert set(spec) == {"name", "description", "parameters", "result", "exported", "background", "confirm", "examples", "retries"}
     assert spec["description"] == "Add items to the user's grocery list.\n\nDuplicates are kept."
     assert spec["exported"] is True and spec["background"] is False and spec["confirm"] is False
     assert spec["examples"] == ["add {items} to my grocery list"]

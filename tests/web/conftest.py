@@ -1,26 +1,11 @@
-"""Browser tests: one real kernel and one headless Chromium per module (Debian's chromium,
-driven by Playwright; its own browser download cannot work on these machines)."""
+"""The web tests import their helpers from browser_kit (a conftest module name is shared
+by every test folder, so nothing is imported from here)."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "e2e"))  # kernelproc
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-dev-shm-usage"]
-
-
-def chromium_missing() -> str | None:
-    """Why browser tests cannot run here, or None."""
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install -e '.[test]')"
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        return f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does this)"
-    return None
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # browser_kit

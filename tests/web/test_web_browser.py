@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import CHROMIUM, CHROMIUM_ARGS, chromium_missing
+from browser_kit import CHROMIUM, CHROMIUM_ARGS, chromium_missing
 from kernelproc import KernelProc, start_kernel, write_bundle
 
 from dreamer.kernel.bundles.archive import pack

@@ -68,7 +68,7 @@ async def uninstall(agent: str, k: KernelDep, who: PrincipalDep, purge: bool = F
 @router.post("/agents/{agent}/functions/{function}")
 async def call(agent: str, function: str, body: CallBody, k: KernelDep, who: PrincipalDep) -> CallResult:
     outcome = await k.invoker.invoke(who, agent, function, body.args, Caller("user"))
-    return CallResult(result=outcome.value, invocation_id=outcome.invocation_id)
+    return CallResult(result=outcome.value, invocation_id=outcome.invocation_id, status=outcome.status)
 
 
 @router.post("/agents/{agent}/database")

@@ -3,10 +3,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
 
 from dreamer.kernel.api.deps import AdminDep, KernelDep, PrincipalDep
 from dreamer.kernel.api.schemas import UserBody
 from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.users.service import list_users
 
 router = APIRouter()
@@ -24,7 +26,38 @@ def me(k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
 
     with k.store.session() as s:
         user = s.get(User, who.user_id)
-        return {"name": who.user_name, "is_admin": bool(user and user.is_admin), "acting_as": bool(who.via)}
+        return {
+            "name": who.user_name, "is_admin": bool(user and user.is_admin), "acting_as": bool(who.via),
+            "timezone": user.timezone if user else who.timezone,
+        }
+
+
+class MeBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    timezone: str = Field(min_length=1, max_length=64)
+
+
+@router.patch("/v1/me", tags=["users"])
+def change_me(body: MeBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    """Set the user's time zone (an IANA name such as Europe/Paris); cron triggers follow it."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from dreamer.kernel.store.models import User
+
+    try:
+        ZoneInfo(body.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise DreamerError("invalid_argument", f"{body.timezone[:64]!r} is not a time zone name; use one like Europe/Paris or UTC") from None
+    with k.store.session() as s:
+        user = s.get(User, who.user_id)
+        assert user is not None
+        user.timezone = body.timezone
+        audit(s, user_id=who.user_id, actor=who.actor, action="users.timezone", target=who.user_name,
+              decision="allow", detail={"timezone": body.timezone})
+    k.tokens.clear()  # cached principals carry the old zone
+    if k.triggers.cron is not None:
+        k.triggers.cron.sync_user(who.user_id)
+    return me(k, who.__class__(who.user_id, who.user_name, body.timezone, who.via))
 
 
 @router.get("/v1/users", tags=["users"])

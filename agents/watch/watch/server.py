@@ -1,0 +1,147 @@
+"""Watch: pages checked on a schedule, a post when the watched words appear or change.
+
+State per watch, in the agent's own database: whether the words were on the page
+at the last check and the line they were on (or, with no words, a digest of the
+page's text). A post is made when the words appear (absent or unknown before),
+when the line they are on changes, or, with no words, when the text changes. A
+failed check is kept as the watch's last error and posts nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from dreamer.sdk import CallError, Context, function
+
+from .page import digest, passage, readable
+
+MAX_WATCHES = 200
+FETCH_TIMEOUT_S = 10.0
+MAX_PAGE_BYTES = 2 * 1024 * 1024
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS watches (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    url TEXT NOT NULL,
+    what TEXT NOT NULL,
+    found INTEGER,            -- 1 / 0 at the last good check, NULL before the first
+    seen TEXT,                -- the line holding the words, or the page digest when no words
+    checked_at TEXT,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    UNIQUE (url, what)
+)
+"""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _db(ctx: Context) -> Any:
+    ctx.db.execute(_SCHEMA)
+    return ctx.db
+
+
+def _row(r: Any) -> dict[str, Any]:
+    return {
+        "id": r["id"], "url": r["url"], "what": r["what"],
+        "found": None if r["found"] is None else bool(r["found"]), "seen": r["seen"],
+        "checked_at": r["checked_at"], "last_error": r["last_error"],
+    }
+
+
+@function(exported=True, examples=["watch {url} for {what}", "tell me when {url} says {what}", "watch {url}"])
+def add_watch(ctx: Context, url: str, what: str = "") -> dict:
+    """Watch a web page and post to the feed when the given words appear on it or their
+    line changes (with no words: when the page's text changes). Checked on a schedule;
+    needs a net grant for the page's host (`dreamer grant watch net:HOST`)."""
+    url, what = url.strip(), " ".join(what.split())
+    if not url.lower().startswith(("http://", "https://")):
+        raise ValueError("the page's address must start with http:// or https://")
+    if len(url) > 2000 or len(what) > 200:
+        raise ValueError("the address may have at most 2000 characters and the words at most 200")
+    db = _db(ctx)
+    if db.execute("SELECT count(*) FROM watches").fetchone()[0] >= MAX_WATCHES:
+        raise ValueError(f"at most {MAX_WATCHES} pages can be watched; remove one first")
+    db.execute("INSERT OR IGNORE INTO watches (url, what, created_at) VALUES (?, ?, ?)", (url, what, _now()))
+    row = db.execute("SELECT * FROM watches WHERE url = ? AND what = ?", (url, what)).fetchone()
+    return _row(row)
+
+
+@function(exported=True, examples=["what pages am I watching", "list my watches"])
+def list_watches(ctx: Context) -> list:
+    """The watched pages, with what was found at the last check."""
+    return [_row(r) for r in _db(ctx).execute("SELECT * FROM watches ORDER BY id")]
+
+
+@function(exported=True, examples=["stop watching {watch_id}"])
+def remove_watch(ctx: Context, watch_id: int) -> dict:
+    """Stop watching a page."""
+    gone = _db(ctx).execute("DELETE FROM watches WHERE id = ?", (watch_id,)).rowcount
+    if not gone:
+        raise ValueError(f"there is no watch {watch_id}; list_watches shows them")
+    return {"removed": watch_id}
+
+
+@function(exported=True, examples=["check my watched pages now"])
+def check_now(ctx: Context) -> dict:
+    """Check every watched page now instead of waiting for the schedule."""
+    return _check_all(ctx)
+
+
+@function
+def check_watches(ctx: Context, fired: dict | None = None) -> dict:
+    """The scheduled check (the `check` cron trigger)."""
+    return _check_all(ctx)
+
+
+def _check_all(ctx: Context) -> dict:
+    db = _db(ctx)
+    posted, errors = 0, 0
+    for row in db.execute("SELECT * FROM watches ORDER BY id").fetchall():
+        try:
+            response = ctx.fetch(row["url"], timeout=FETCH_TIMEOUT_S, max_bytes=MAX_PAGE_BYTES)
+            if response.status >= 400:
+                raise CallError("fetch_failed", f"the page answered HTTP {response.status}")
+            text = readable(response.text, response.headers.get("content-type", ""))
+        except CallError as exc:
+            errors += 1
+            ctx.log(f"watch {row['id']}: {exc}", level="warning")
+            db.execute("UPDATE watches SET last_error = ?, checked_at = ? WHERE id = ?", (str(exc)[:500], _now(), row["id"]))
+            continue
+        message = _news(row, text)
+        found, seen = _state(row["what"], text)
+        db.execute(
+            "UPDATE watches SET found = ?, seen = ?, checked_at = ?, last_error = NULL WHERE id = ?",
+            (found, seen, _now(), row["id"]),
+        )
+        if message:
+            ctx.post(message, attachments=[{"url": row["url"], "watch": row["id"]}])
+            posted += 1
+    return {"posted": posted, "errors": errors}
+
+
+def _state(what: str, text: str) -> tuple[int | None, str]:
+    if not what:
+        return None, digest(text)
+    line = passage(text, what)
+    return (1, line) if line is not None else (0, "")
+
+
+def _news(row: Any, text: str) -> str | None:
+    """What to post about this check, or None."""
+    what, url = row["what"], row["url"]
+    found, seen = _state(what, text)
+    if not what:
+        if row["seen"] is not None and row["seen"] != seen:
+            return f"{url} changed."
+        return None
+    if not found:
+        return None
+    if not row["found"]:
+        return f"“{what}” is on {url} now: {seen}"
+    if row["seen"] != seen:
+        return f"What {url} says about “{what}” changed: {seen}"
+    return None

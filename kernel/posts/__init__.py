@@ -1,0 +1,1 @@
+"""The user's feed: what agents post (`ctx.post`) for the person to read."""

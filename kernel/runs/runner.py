@@ -1,0 +1,136 @@
+"""The background runner: takes due invocations off the queue and runs them, within limits.
+
+One asyncio task watches the queue. It wakes when an invocation is queued (the
+Invoker calls `wake`), when a run ends, when a retry delay is over, and at least
+every `poll_s` seconds. Each claimed invocation runs as its own task through
+`Invoker.run_queued`, so it uses the same worker pool, sandbox, grants and
+deadlines as a direct call. At most `per_user` invocations of one user and
+`per_agent` of one (user, agent) run at once; the rest wait in the queue, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from datetime import datetime, timezone
+
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.invocations.service import Invoker, QueuedRun
+from dreamer.kernel.runs import queue
+from dreamer.kernel.store.db import Store
+
+log = logging.getLogger("dreamer.runs")
+
+
+class BackgroundRunner:
+    def __init__(self, store: Store, invoker: Invoker, *, per_user: int = 4, per_agent: int = 2, poll_s: float = 2.0) -> None:
+        self.store = store
+        self.invoker = invoker
+        self.per_user = per_user
+        self.per_agent = per_agent
+        self.poll_s = poll_s
+        self._wake = asyncio.Event()
+        self._loop_task: asyncio.Task[None] | None = None
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._by_user: Counter[int] = Counter()
+        self._by_agent: Counter[tuple[int, str]] = Counter()
+        self._cancelled: set[str] = set()
+        self._stopping = False
+
+    def start(self) -> dict[str, int]:
+        """Recover what a dead kernel left running, then start taking work."""
+        counts = queue.recover(self.store)
+        if any(counts.values()):
+            log.warning("background invocations interrupted by the last shutdown: %(requeued)d queued again, %(failed)d failed", counts)
+        self._loop_task = asyncio.get_running_loop().create_task(self._run_forever())
+        return counts
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def running(self) -> int:
+        return len(self._tasks)
+
+    async def cancel(self, user_id: int, run_id: str) -> dict[str, object]:
+        """Cancel a queued or running background invocation of this user's."""
+        answer = queue.cancel(self.store, user_id, run_id)
+        if answer is None:
+            raise DreamerError("not_found", f"no invocation {run_id!r}")
+        if not answer["background"]:
+            raise DreamerError(
+                "conflict", "only background invocations can be cancelled; a direct call ends when its caller goes away"
+            )
+        if answer["was"] in queue.TERMINAL or answer["status"] != "cancelled":
+            raise DreamerError("conflict", f"invocation {run_id} already {answer['status']}; there is nothing to cancel")
+        task = self._tasks.get(run_id)
+        if task is not None:
+            # Cancelling the task kills its worker (WorkerConnection.request), so agent code stops now.
+            self._cancelled.add(run_id)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), 10)
+        return {"id": run_id, "status": "cancelled", "was": answer["was"]}
+
+    async def stop(self) -> None:
+        """Stop taking work; attempts still running are put back by their retry policy."""
+        self._stopping = True
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            await asyncio.wait([self._loop_task], timeout=5)
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- internals -------------------------------------------------------------------
+
+    async def _run_forever(self) -> None:
+        while True:
+            self._wake.clear()
+            try:
+                self._fill()
+            except Exception:  # noqa: BLE001 - a store hiccup must not end background work for good
+                log.exception("the background runner could not read the queue")
+            await self._sleep()
+
+    async def _sleep(self) -> None:
+        timeout = self.poll_s
+        due = queue.next_due_at(self.store)
+        if due is not None:
+            timeout = max(0.05, min(timeout, (due - datetime.now(timezone.utc)).total_seconds()))
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._wake.wait()
+
+    def _fill(self) -> None:
+        for run_id, user_id, agent in queue.due(self.store):
+            if run_id in self._tasks:
+                continue
+            if self._by_user[user_id] >= self.per_user or self._by_agent[(user_id, agent)] >= self.per_agent:
+                continue
+            claimed = queue.claim(self.store, run_id)
+            if claimed is None:
+                continue
+            self._by_user[user_id] += 1
+            self._by_agent[(user_id, agent)] += 1
+            self._tasks[run_id] = asyncio.get_running_loop().create_task(self._attempt(claimed))
+
+    async def _attempt(self, run: QueuedRun) -> None:
+        try:
+            status = await self.invoker.run_queued(run)
+            log.debug("background invocation %s attempt %d: %s", run.id, run.attempt, status)
+        except asyncio.CancelledError:
+            if run.id not in self._cancelled and self._stopping:
+                queue.interrupted(self.store, run)
+        except Exception:  # noqa: BLE001 - one run's kernel-side bug must not stop the others
+            log.exception("background invocation %s failed in the kernel", run.id)
+            queue.interrupted(self.store, run)
+        finally:
+            self._cancelled.discard(run.id)
+            self._tasks.pop(run.id, None)
+            self._by_user[run.user_id] -= 1
+            self._by_agent[(run.user_id, run.agent)] -= 1
+            self.wake()
