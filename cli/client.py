@@ -168,11 +168,23 @@ class Client:
     def build(self, archive: bytes) -> Any:
         return self.request("POST", "/v1/build", content=archive, content_type="application/gzip")
 
+    def test_bundle(self, archive: bytes) -> Any:
+        return self.request("POST", "/v1/test", content=archive, content_type="application/gzip")
+
     def stage_bundle(self, archive: bytes) -> Any:
         return self.request("POST", "/v1/bundles", content=archive, content_type="application/gzip")
 
     def install(self, bundle_id: Any, without: list[str]) -> Any:
         return self.post("/v1/agents", {"bundle_id": bundle_id, "approve": True, "without": without})
+
+    def gallery_search(self, query: str, limit: int | None = None) -> Any:
+        return self.get("/v1/gallery/search", q=query, limit=limit)
+
+    def gallery_outdated(self) -> Any:
+        return self.get("/v1/gallery/outdated")
+
+    def gallery_install(self, name: str, version: str | None, accept_new_key: bool = False) -> Any:
+        return self.post("/v1/gallery/install", {"name": name, "version": version, "accept_new_key": accept_new_key})
 
     def agents(self) -> Any:
         return self.get("/v1/agents")

@@ -70,6 +70,9 @@ class Review:
     functions: list[str]
     upgrade: Upgrade | None
     limits: list[LimitRow] = field(default_factory=list)
+    publisher_fingerprint: str = ""
+    gallery: str = ""
+    yanked: str = ""
 
     @property
     def needs_approval(self) -> bool:
@@ -219,6 +222,9 @@ def read_review(staged: dict[str, Any]) -> Review:
         functions=_names(functions),
         upgrade=upgrade,
         limits=_limit_rows(info.get("limits")),
+        publisher_fingerprint=cell_text(info.get("publisher_fingerprint")),
+        gallery=cell_text(info.get("gallery")),
+        yanked=cell_text(info.get("yanked")),
     )
 
 
@@ -230,7 +236,12 @@ def render_review(console: Console, review: Review, without: list[str]) -> None:
     console.print(head)
     if review.publisher:
         claim = " [dim](not verified)[/]" if review.publisher_verified is False else ""
+        if review.publisher_verified and review.publisher_fingerprint:
+            where = f" on {escape(review.gallery)}" if review.gallery else ""
+            claim = f" [green](verified, key fingerprint {escape(review.publisher_fingerprint)}{where})[/]"
         console.print(f"Published by [bold]{escape(review.publisher)}[/]{claim}")
+    if review.yanked:
+        console.print(f"[bold yellow]This version was yanked by its publisher:[/] {escape(review.yanked)}")
     if review.description:
         console.print(escape(review.description))
     if review.upgrade:

@@ -93,6 +93,7 @@ class Settings:
     max_queued_per_agent: int = 1000  # background invocations of one (user, agent) waiting at once
     webhook_max_bytes: int = 256 * 1024  # the largest body a webhook accepts
     retry_delay_s: float = 1.0  # before a background invocation's 2nd attempt; doubles for each further one
+    galleries: tuple[str, ...] = ()  # DREAMER_GALLERIES: gallery URLs, searched in this order
     tool_call_timeout_s: float = 30.0  # one tool call (DREAMER_TOOL_TIMEOUT)
     tool_connect_timeout_s: float = 20.0  # starting a tool server and listing its tools (DREAMER_TOOL_CONNECT_TIMEOUT)
 
@@ -159,6 +160,7 @@ def load_settings(**overrides: object) -> Settings:
         "otlp_endpoint": os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
     }
     values["limits"] = _limits()
+    values["galleries"] = tuple(u.rstrip("/") for u in os.environ.get("DREAMER_GALLERIES", "").replace(",", " ").split())
     if os.environ.get("DREAMER_MAX_CALL_DEPTH"):
         values["max_call_depth"] = _number("DREAMER_MAX_CALL_DEPTH", int)
     for name, attr, kind in (

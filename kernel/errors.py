@@ -37,6 +37,11 @@ STATUS: dict[str, int] = {
     "budget_exceeded": 402,
     "model_error": 502,
     "internal": 500,
+    # the gallery (gallery/, kernel/install/gallery.py): a published bundle that fails its checks
+    "signature_invalid": 422,
+    "digest_mismatch": 422,
+    "metadata_mismatch": 422,
+    "gallery_unreachable": 502,
 }
 
 

@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from dreamer.kernel.api.routes import agents as agents_api
 from dreamer.kernel.api.routes import audit as audit_api
 from dreamer.kernel.api.routes import chat as chat_api
+from dreamer.kernel.api.routes import feed as feed_api
 from dreamer.kernel.api.routes import invocations as invocations_api
 from dreamer.kernel.api.routes import permissions as permissions_api
 from dreamer.kernel.api.routes import sessions as sessions_api
@@ -159,6 +160,14 @@ def permissions_page(request: Request) -> Response:
             holder = by_scope.setdefault(row["scope"], {"sentence": row["sentence"], "risk": row["risk"], "agents": []})
             holder["agents"].append(row["agent"])
     return page(request, "permissions.html", who, by_agent=by_agent, by_scope=dict(sorted(by_scope.items())))
+
+
+@router.get("/feed", response_class=HTMLResponse)
+def feed_page(request: Request, agent: str | None = None) -> Response:
+    """What the user's agents posted (ctx.post), newest first; urgent posts stand out."""
+    who = page_session(request)
+    posts = feed_api.feed(_kernel(request), principal_of(who), 100, agent)
+    return page(request, "feed.html", who, posts=posts, agent=agent)
 
 
 @router.get("/activity", response_class=HTMLResponse)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -97,6 +98,17 @@ def build(
         raise CLIError("invalid_argument", f"{path} is not a folder; `dreamer build` takes a bundle folder.")
     if not (path / "agent.yaml").is_file():
         raise CLIError("invalid_bundle", f"there is no agent.yaml in {path}; `dreamer init NAME` makes a bundle folder.")
+    document, target = write_functions(path, user)
+    functions = document["functions"]
+    if json_out:
+        out.json(document)
+        return
+    out.table(functions_table(functions))
+    out.say(f"Wrote {escape(str(target))} ({len(functions)} function{'s' if len(functions) != 1 else ''}).")
+
+
+def write_functions(path: Path, user: str | None) -> tuple[dict[str, Any], Path]:
+    """Have the kernel describe the bundle in its sandbox and write functions.json."""
     archive = pack_folder(path)
     with client(user) as api:
         answer = api.build(archive)
@@ -110,11 +122,7 @@ def build(
         target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise CLIError("internal", f"cannot write {target}: {exc.strerror or exc}") from None
-    if json_out:
-        out.json(document)
-        return
-    out.table(functions_table(functions))
-    out.say(f"Wrote {escape(str(target))} ({len(functions)} function{'s' if len(functions) != 1 else ''}).")
+    return document, target
 
 
 def _write_tools_file(path: Path, tools: Any, out: Output, json_out: bool) -> None:
@@ -147,21 +155,29 @@ def functions_table(functions: list[Any]) -> Any:
 
 
 def install(
-    path: Annotated[str, typer.Argument(metavar="PATH", help="A bundle folder, a .tar.gz of one, or an MCP registry server.json.")],
+    path: Annotated[str, typer.Argument(metavar="PATH|NAME[@VERSION]", help="A bundle folder, a .tar.gz of one, a package in the kernel's galleries, or an MCP registry server.json.")],
     yes: YesOpt = False,
     without: Annotated[
         list[str] | None,
         typer.Option("--without", metavar="SCOPE", help="Leave out an optional permission (repeatable)."),
     ] = None,
+    accept_new_key: Annotated[
+        bool, typer.Option("--accept-new-key", help="From a gallery: accept a publisher key other than the one seen before.")
+    ] = False,
     json_out: JsonOpt = False,
     user: UserOpt = None,
 ) -> None:
     """Install (or upgrade) an agent after showing what it may do."""
     out = Output(json_out)
     left_out = list(dict.fromkeys(without or []))
-    archive = _archive_for(Path(path), path)
+    package = _package_ref(path)
     with client(user) as api:
-        staged = api.stage_bundle(archive)
+        if package is not None:
+            # The kernel downloads and verifies; the transfer happens there, so a spinner here.
+            with out.err.status(f"Downloading and verifying {path} from the gallery..."):
+                staged = api.gallery_install(*package, accept_new_key)
+        else:
+            staged = api.stage_bundle(_archive_for(Path(path), path))
         if not isinstance(staged, dict) or "bundle_id" not in staged:
             raise CLIError("protocol_error", "The kernel's answer to the upload has no bundle_id.")
         review = read_review(staged)
@@ -189,6 +205,17 @@ def install(
         out.say(f"Call it with: dreamer call {escape(name)} {escape(str(functions[0]))}")
 
 
+_PACKAGE_REF = re.compile(r"^([a-z][a-z0-9-]{1,62})(?:@(\d+\.\d+\.\d+[0-9A-Za-z.+-]*))?$")
+
+
+def _package_ref(text: str) -> tuple[str, str | None] | None:
+    """NAME or NAME@VERSION when no such file or folder exists here; else None (a path)."""
+    if Path(text).exists():
+        return None
+    match = _PACKAGE_REF.match(text)
+    return (match[1], match[2]) if match else None
+
+
 def _archive_for(path: Path, shown: str) -> bytes:
     if path.is_dir():
         return pack_folder(path)
@@ -198,9 +225,7 @@ def _archive_for(path: Path, shown: str) -> bytes:
         return read_archive(path)
     if path.exists():
         raise CLIError("invalid_argument", f"{shown} is neither a bundle folder nor a .tar.gz archive.")
-    raise CLIError(
-        "not_found", f"no such file or folder: {shown} (installing by name from a gallery is not built yet)"
-    )
+    raise CLIError("not_found", f"no such file or folder: {shown}, and it is not a package name like grocery or grocery@1.0.0")
 
 
 def _server_json_archive(path: Path) -> bytes:

@@ -51,6 +51,8 @@ def agent_view(a: InstalledAgent, grants: list[str]) -> dict[str, Any]:
         "title": a.title,
         "description": a.description,
         "publisher": a.publisher,
+        # Where it came from: {"gallery", "fingerprint"} when a gallery's signature was verified.
+        "verified_publisher": {"gallery": a.source, "fingerprint": a.publisher_fingerprint} if a.source else None,
         "functions": [
             {
                 "name": f["name"],

@@ -28,6 +28,9 @@ class InstalledAgent:
     functions: list[dict[str, Any]]
     installed_at: datetime
     updated_at: datetime
+    # Set only for a bundle installed from a gallery with a verified signature.
+    source: str | None = None
+    publisher_fingerprint: str | None = None
 
     @property
     def required(self) -> list[str]:
@@ -58,6 +61,8 @@ def _installed(inst: Installation, bundle: BundleVersion) -> InstalledAgent:
         bundle_path=Path(bundle.path),
         manifest=m,
         functions=list(bundle.functions),
+        source=bundle.source,
+        publisher_fingerprint=bundle.publisher_fingerprint,
         installed_at=inst.installed_at,
         updated_at=inst.updated_at,
     )

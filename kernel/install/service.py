@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.archive import extract, install_copy, pack, remove_tree, tree_digest
+from dreamer.kernel.bundles.agenttests import run_agent_tests
 from dreamer.kernel.bundles.build import describe_bundle
 from dreamer.kernel.bundles.functions import dump_functions, load_functions
 from dreamer.kernel.bundles.manifest import Manifest, load_manifest
@@ -64,16 +65,29 @@ class Installer:
     async def build(self, archive: bytes) -> list[dict[str, Any]]:
         """Describe a bundle's functions by importing it in the sandbox (`dreamer build`);
         for a tool bundle, its server's tools (tools.json)."""
+        return await self._in_scratch(archive, "building", self._describe)
+
+    async def _describe(self, sandbox: Sandbox, settings: Settings, bundle: Path, manifest: Manifest, scratch: Path) -> Any:
+        if manifest.kind == "tool":
+            return await self._tools().build(bundle, manifest, scratch)
+        return await describe_bundle(sandbox, settings, bundle, manifest, scratch)
+
+    async def test(self, archive: bytes) -> dict[str, Any]:
+        """Run the bundle's own tests/ with pytest in the sandbox (`dreamer test`)."""
+        return await self._in_scratch(archive, "testing", run_agent_tests)
+
+    async def _in_scratch(self, archive: bytes, doing: str, run: Any) -> Any:
+        """Unpack into a throwaway folder, run `run(sandbox, settings, bundle, manifest, scratch)`, delete it."""
         work = self._new_stage_dir()
         try:
-            bundle, manifest = _unpack(archive, work, "building")
-            if manifest.kind == "tool":
-                return await self._tools().build(bundle, manifest, work / "data")
-            return await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
+            bundle, manifest = _unpack(archive, work, doing)
+            return await run(self.sandbox, self.settings, bundle, manifest, work / "data")
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
-    async def stage(self, who: Principal, archive: bytes) -> dict[str, Any]:
+    async def stage(self, who: Principal, archive: bytes, provenance: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Unpack and check a bundle and answer with its review. `provenance` is set only by
+        the gallery installer, after it verified the publisher's signature (gallery/verify.py)."""
         self._sweep_stale()
         work = self._new_stage_dir()
         try:
@@ -107,6 +121,7 @@ class Installer:
                 "digest": tree_digest(bundle),
                 "manifest": manifest_dict,
                 "functions": fn_dicts,
+                "provenance": provenance,
             }
             (work / "staged.json").write_text(json.dumps(staged))
         except BaseException:
@@ -118,11 +133,15 @@ class Installer:
         upgrade = None
         if current is not None:
             upgrade = upgrade_diff(current.manifest, current.functions, manifest_dict, fn_dicts, granted)
+        shown = review(manifest_dict, fn_dicts, self.settings.limits)
+        if provenance is not None:
+            shown.update(publisher_verified=True, publisher_fingerprint=provenance["fingerprint"],
+                         gallery=provenance["gallery"])
         return {
             "bundle_id": work.name,
             "manifest": manifest_dict,
             "functions": fn_dicts,
-            "review": review(manifest_dict, fn_dicts, self.settings.limits),
+            "review": shown,
             "upgrade": upgrade,
         }
 
@@ -163,6 +182,8 @@ class Installer:
                     s.add(bv)
                 bv.kind, bv.digest, bv.publisher = manifest.get("kind", "agent"), staged["digest"], manifest["publisher"]
                 bv.manifest, bv.functions, bv.path = manifest, functions, str(dest)
+                provenance = staged.get("provenance") or {}
+                bv.source, bv.publisher_fingerprint = provenance.get("gallery"), provenance.get("fingerprint")
                 s.flush()
                 inst = s.scalar(
                     select(Installation).where(Installation.user_id == who.user_id, Installation.agent == name)
@@ -195,7 +216,8 @@ class Installer:
                 audit(
                     s, user_id=who.user_id, actor=who.actor, action=action, target=f"{name}@{version}",
                     decision="allow",
-                    detail={"granted": sorted(wanted), "declined": sorted(declared - wanted), "digest": staged["digest"]},
+                    detail={"granted": sorted(wanted), "declined": sorted(declared - wanted), "digest": staged["digest"],
+                            **({"verified_publisher": provenance} if provenance else {})},
                 )
             self.cache.forget(who.user_id, name)
             shutil.rmtree(work, ignore_errors=True)

@@ -98,6 +98,10 @@ class BundleVersion(Base):
     functions: Mapped[list] = mapped_column(JSON)
     path: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # Set when the bundle came from a gallery with a verified signature: the gallery's
+    # URL and the fingerprint of the publisher key that signed it. None for local bundles.
+    source: Mapped[str | None] = mapped_column(Text, nullable=True)
+    publisher_fingerprint: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class Installation(Base):

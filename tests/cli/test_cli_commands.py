@@ -132,10 +132,10 @@ def test_upgrade_asking_nothing_new_needs_no_approval(cli: Callable[..., Result]
 
 
 def test_install_of_a_missing_path_or_a_non_archive(cli: Callable[..., Result], against: ScriptedKernel, tmp_path: Path) -> None:
-    done = cli("install", "grocery", "--yes", "--json")
+    done = cli("install", "missing/grocery", "--yes", "--json")
     assert done.exit_code == 1
     assert json.loads(done.stdout)["error"]["message"] == (
-        "no such file or folder: grocery (installing by name from a gallery is not built yet)"
+        "no such file or folder: missing/grocery, and it is not a package name like grocery or grocery@1.0.0"
     )
     text = tmp_path / "notes.txt"
     text.write_text("hello")
@@ -288,3 +288,15 @@ def test_purge_asks_first(cli: Callable[..., Result], against: ScriptedKernel) -
     done = cli("uninstall", "grocery", "--purge", "--yes")
     assert done.exit_code == 0 and "deleted its data" in done.stdout
     assert against.seen[-1].query == {"purge": ["true"]}
+
+
+def test_install_by_name_goes_through_the_kernels_galleries(cli: Callable[..., Result], against: ScriptedKernel) -> None:
+    verified = staged()
+    verified["review"] |= {"publisher_verified": True, "publisher_fingerprint": "ed25519:ab12", "gallery": "http://g.test"}
+    against.on("POST", "/v1/gallery/install", (201, verified))
+    against.on("POST", "/v1/agents", (201, AGENT))
+    done = cli("install", "reviewed@1.0.0", "--yes")
+    assert done.exit_code == 0, done.output
+    assert "Published by tests (verified, key fingerprint ed25519:ab12 on http://g.test)" in done.stdout
+    sent = json.loads(against.requests("POST", "/v1/gallery/install")[0].body)
+    assert sent == {"name": "reviewed", "version": "1.0.0", "accept_new_key": False}

@@ -179,3 +179,30 @@ def test_static_files_are_served_locally(app: object) -> None:
         for name in ("app.css", "app.js", "chat.js", "install.js"):
             assert b.get(f"/static/{name}").status_code == 200
 
+
+
+def test_the_feed_shows_posts_escaped_and_links_only_to_the_web(app: object) -> None:
+    from dreamer.kernel.store.models import Post, User
+
+    admin = {"Authorization": f"Bearer {admin_token(app)}"}
+    with browser(app) as b:
+        # A user of its own, signed in with a password: independent of the other tests' users.
+        assert b.post("/v1/users", json={"name": "dana"}, headers=admin).status_code == 201
+        assert b.put("/v1/users/dana/password", json={"password": "dana's feed"}, headers=admin).status_code == 200
+        signed = b.post("/login", data={"name": "dana", "password": "dana's feed", "csrf": csrf_of(b.get("/login").text)})
+        assert signed.status_code == 303
+        empty = b.get("/feed")
+        assert empty.status_code == 200 and "Nothing here yet" in empty.text
+        kernel = app.state.kernel  # type: ignore[attr-defined]
+        with kernel.store.session() as s:
+            dana = s.query(User).filter_by(name="dana").one()
+            # As ctx.post writes them (the syscall itself is tested in tests/background).
+            s.add(Post(user_id=dana.id, agent="watch", text="<script>alert(1)</script> enrollment is open",
+                       priority="urgent", attachments=[{"url": "https://example.com/enroll", "title": "Enroll"},
+                                                       {"url": "javascript:alert(2)", "title": "click me"}]))
+        shown = b.get("/feed").text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt; enrollment is open" in shown and "<script>alert(1)" not in shown
+        assert 'href="https://example.com/enroll"' in shown and "urgent" in shown
+        assert 'href="javascript:' not in shown
+        assert "enrollment is open" in b.get("/feed", params={"agent": "watch"}).text
+        assert "enrollment is open" not in b.get("/feed", params={"agent": "grocery"}).text

@@ -26,6 +26,13 @@ async def build(request: Request, k: KernelDep, _: PrincipalDep) -> dict[str, An
     return {"format": 1, "functions": described}
 
 
+@router.post("/test")
+async def test_bundle(request: Request, k: KernelDep, _: PrincipalDep) -> dict[str, Any]:
+    """Run a bundle's own tests/ with pytest in the sandbox; answers {"passed", "exit_code", "output"}."""
+    archive = await read_limited(request, k.settings.max_bundle_bytes)
+    return await k.installer.test(archive)
+
+
 @router.post("/bundles", status_code=201)
 async def stage(request: Request, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Upload a bundle (.tar.gz); answers with the permission review. Nothing is granted yet."""

@@ -1,7 +1,7 @@
 """The tool registry: tool bundles and each user's installed tool servers.
 
 Revision ID: 0006
-Revises: 0005
+Revises: 0010
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006"
-down_revision: str | None = "0005"
+down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
