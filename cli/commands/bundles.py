@@ -99,45 +99,37 @@ def build(
     if not (path / "agent.yaml").is_file():
         raise CLIError("invalid_bundle", f"there is no agent.yaml in {path}; `dreamer init NAME` makes a bundle folder.")
     document, target = write_functions(path, user)
-    functions = document["functions"]
     if json_out:
         out.json(document)
         return
+    if "tools" in document:
+        count = len(document["tools"])
+        out.say(f"Wrote {escape(str(target))} ({count} tool{'s' if count != 1 else ''}).")
+        return
+    functions = document["functions"]
     out.table(functions_table(functions))
     out.say(f"Wrote {escape(str(target))} ({len(functions)} function{'s' if len(functions) != 1 else ''}).")
 
 
 def write_functions(path: Path, user: str | None) -> tuple[dict[str, Any], Path]:
-    """Have the kernel describe the bundle in its sandbox and write functions.json."""
+    """Have the kernel describe the bundle in its sandbox and write functions.json
+    (for a tool bundle: tools.json, the tools its server declares)."""
     archive = pack_folder(path)
     with client(user) as api:
         answer = api.build(archive)
     if isinstance(answer, dict) and "tools" in answer:
-        _write_tools_file(path, answer["tools"], out, json_out)
-        return
-    functions = answer.get("functions", []) if isinstance(answer, dict) else []
-    document = {"format": 1, "functions": functions}
-    target = path / "functions.json"
+        tools = answer["tools"] if isinstance(answer["tools"], list) else []
+        document: dict[str, Any] = {"format": 1, "tools": tools}
+        target = path / "tools.json"
+    else:
+        functions = answer.get("functions", []) if isinstance(answer, dict) else []
+        document = {"format": 1, "functions": functions}
+        target = path / "functions.json"
     try:
         target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise CLIError("internal", f"cannot write {target}: {exc.strerror or exc}") from None
     return document, target
-
-
-def _write_tools_file(path: Path, tools: Any, out: Output, json_out: bool) -> None:
-    """A tool bundle's build: the tools its server declares, into tools.json."""
-    document = {"format": 1, "tools": tools if isinstance(tools, list) else []}
-    target = path / "tools.json"
-    try:
-        target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise CLIError("internal", f"cannot write {target}: {exc.strerror or exc}") from None
-    if json_out:
-        out.json(document)
-        return
-    count = len(document["tools"])
-    out.say(f"Wrote {escape(str(target))} ({count} tool{'s' if count != 1 else ''}).")
 
 
 def functions_table(functions: list[Any]) -> Any:

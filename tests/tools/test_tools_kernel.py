@@ -172,3 +172,15 @@ def test_colliding_tool_names_are_refused_by_name_and_the_rest_work(kernel: Kern
     error = json.loads(refused.stdout or refused.stderr)["error"]
     assert error["code"] == "conflict" and "twin declares more than one tool named 'say'" in error["message"]
     assert kernel.cli_json("call-tool", "twin", "write_note", '{"text": "ok"}')["result"] == "ok\n"
+
+
+def test_build_of_a_tool_bundle_writes_tools_json(kernel: KernelProc, tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "echo"
+    shutil.copytree(BUNDLES / "echo", folder)
+    done = kernel.cli("build", str(folder))
+    assert done.returncode == 0, done.stderr
+    written = json.loads((folder / "tools.json").read_text())
+    assert [t["name"] for t in written["tools"]] == ["say", "write_note", "crash", "hang"]
+    assert written["tools"][0]["annotations"] == {"read_only_hint": True}
