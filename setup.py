@@ -6,7 +6,8 @@ from setuptools import setup
 
 FOLDERS = ["kernel", "sidekick", "sdk", "cli", "agents", "gallery", "web"]
 # Files that are not Python but ship with the code: starter bundles, migrations, pages.
-DATA = ["*.yaml", "*.json", "*.md", "*.ini", "*.mako", "*.html", "*.css", "*.js", "*.svg", "*.txt"]
+# skills/*/SKILL.md: a tool bundle's Agent Skills, in folders that are not packages.
+DATA = ["*.yaml", "*.json", "*.md", "*.ini", "*.mako", "*.html", "*.css", "*.js", "*.svg", "*.txt", "skills/*/*.md"]
 
 ROOT = Path(__file__).parent
 

@@ -198,6 +198,18 @@ class Client:
     def call(self, agent: str, function: str, args: dict[str, Any]) -> Any:
         return self.post(f"/v1/agents/{_seg(agent)}/functions/{_seg(function)}", {"args": args})
 
+    def tools(self) -> Any:
+        return self.get("/v1/tools")
+
+    def call_tool(self, server: str, tool: str, args: dict[str, Any]) -> Any:
+        return self.post(f"/v1/tools/{_seg(server)}/{_seg(tool)}", {"args": args})
+
+    def switch_tool(self, server: str, tool: str, enabled: bool) -> Any:
+        return self.request("PUT", f"/v1/tools/{_seg(server)}/{_seg(tool)}/enabled", json_body={"enabled": enabled})
+
+    def set_tool_headers(self, server: str, headers: dict[str, str]) -> Any:
+        return self.request("PUT", f"/v1/tools/{_seg(server)}/headers", json_body={"headers": headers})
+
     def permissions(self, agent: str | None = None) -> Any:
         return self.get("/v1/permissions", agent=agent)
 

@@ -294,3 +294,25 @@ def _render_upgrade(console: Console, upgrade: Upgrade) -> None:
             console.print(f"  {label}: {escape(', '.join(items))}")
     if not upgrade.needs_approval:
         console.print("  It asks for no new permissions.")
+
+
+def render_tool_review(console: Console, review: Any) -> None:
+    """A tool bundle's own review: where its server runs, and per tool what it reaches and writes."""
+    info = _dict(review)
+    server = _dict(info.get("server"))
+    if server.get("runs"):
+        console.print(f"Its server runs {escape(cell_text(server.get('runs')))}.")
+    if server.get("local_address"):
+        console.print("[yellow]Its URL is a local or private address on the kernel's network.[/]")
+    rows = [
+        [cell_text(t.get("qualified")), cell_text(t.get("writes")), cell_text(t.get("reaches"))]
+        for t in info.get("tools") or [] if isinstance(t, dict)
+    ]
+    if rows:
+        console.print(make_table(["tool", "writes", "reaches"], rows, title="Tools"))
+        console.print("[dim]'writes' and a remote server's reach come from the server's own annotations: hints, not checked.[/]")
+    for problem in info.get("problems") or []:
+        console.print(f"[yellow]{escape(cell_text(problem))}[/]")
+    skills = [cell_text(s.get("name")) for s in info.get("skills") or [] if isinstance(s, dict)]
+    if skills:
+        console.print(f"Skills: {escape(', '.join(skills))}")

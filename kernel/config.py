@@ -94,6 +94,8 @@ class Settings:
     webhook_max_bytes: int = 256 * 1024  # the largest body a webhook accepts
     retry_delay_s: float = 1.0  # before a background invocation's 2nd attempt; doubles for each further one
     galleries: tuple[str, ...] = ()  # DREAMER_GALLERIES: gallery URLs, searched in this order
+    tool_call_timeout_s: float = 30.0  # one tool call (DREAMER_TOOL_TIMEOUT)
+    tool_connect_timeout_s: float = 20.0  # starting a tool server and listing its tools (DREAMER_TOOL_CONNECT_TIMEOUT)
 
     @property
     def bundles_dir(self) -> Path:
@@ -117,6 +119,13 @@ class Settings:
 
     def agent_data_dir(self, user: str, agent: str) -> Path:
         return self.users_dir / user / "agents" / agent / "data"
+
+    @property
+    def tool_bundles_dir(self) -> Path:
+        return self.home / "tool-bundles"
+
+    def tool_data_dir(self, user: str, server: str) -> Path:
+        return self.users_dir / user / "tools" / server / "data"
 
 
 def dreamer_home() -> Path:
@@ -165,5 +174,9 @@ def load_settings(**overrides: object) -> Settings:
             values[attr] = _number(name, kind)
     if os.environ.get("DREAMER_WARM_SECONDS"):
         values["warm_seconds"] = _number("DREAMER_WARM_SECONDS", float)
+    if os.environ.get("DREAMER_TOOL_TIMEOUT"):
+        values["tool_call_timeout_s"] = _number("DREAMER_TOOL_TIMEOUT", float)
+    if os.environ.get("DREAMER_TOOL_CONNECT_TIMEOUT"):
+        values["tool_connect_timeout_s"] = _number("DREAMER_TOOL_CONNECT_TIMEOUT", float)
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from dreamer.agents.bundles import starter_bundles
+from dreamer.agents.bundles import starter_bundles, starter_tools
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.data.demo import DEMO_CONNECTION, SCOPES_FILE, build_demo
@@ -27,6 +27,8 @@ from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tasks.syscall import stop_all as stop_tasks
 from dreamer.kernel.triggers.cron import CronScheduler
 from dreamer.kernel.triggers.service import TriggerService
+from dreamer.kernel.tools.install import ToolInstaller
+from dreamer.kernel.tools.registry import ToolRegistry
 from dreamer.kernel.tracing import setup_tracing
 from dreamer.kernel.users.service import TokenCache, create_user, hash_token, new_token, user_for_token
 from dreamer.kernel.workers.pool import WorkerPool
@@ -50,6 +52,7 @@ class Kernel:
     triggers: TriggerService = field(init=False)
     data: DataService = field(init=False)
     llm: Gateway | None = None
+    tools: ToolRegistry | None = None
 
     def __post_init__(self) -> None:
         self.sidekick = Sidekick(self.store, self.invoker)
@@ -86,6 +89,8 @@ class Kernel:
             installer=Installer(settings, store, sandbox, pool, cache),
         )
         kernel.llm = kernel.invoker.llm = Gateway.from_home(settings.home, store, tracer=tracer)
+        kernel.tools = kernel.invoker.tools = ToolRegistry(settings, store, sandbox, cache, kernel.invoker.writer)
+        kernel.installer.tools = ToolInstaller(kernel.tools)
         kernel._provider = provider  # type: ignore[attr-defined]
         return kernel
 
@@ -107,6 +112,8 @@ class Kernel:
             self.triggers.cron.stop()
         await self.runner.stop()
         await self.pool.close()
+        if self.tools is not None:
+            await self.tools.close()
         if self.llm is not None:
             await self.llm.aclose()
         provider = getattr(self, "_provider", None)
@@ -129,7 +136,7 @@ class Kernel:
 
     async def install_starters(self, user: User) -> None:
         who = Principal(user.id, user.name, user.timezone)
-        for folder in starter_bundles():
+        for folder in [*starter_tools(), *starter_bundles()]:
             await self.installer.install_folder(who, folder)
 
     def _ensure_demo_data(self) -> None:

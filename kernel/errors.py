@@ -11,6 +11,7 @@ STATUS: dict[str, int] = {
     "unauthorized": 401,
     "forbidden": 403,
     "permission_denied": 403,
+    "tool_disabled": 403,
     "csrf_failed": 403,  # a browser request without its session's CSRF token (web app)
     "not_found": 404,
     "conflict": 409,
@@ -29,6 +30,7 @@ STATUS: dict[str, int] = {
     "worker_crashed": 502,
     "protocol_error": 502,
     "fetch_failed": 502,
+    "tool_error": 502,
     "timeout": 504,
     "sandbox_unavailable": 503,
     "not_available": 501,

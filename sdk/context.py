@@ -28,7 +28,6 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 
 # member -> why it is missing. One place to update as the pieces arrive.
 MISSING: dict[str, str] = {
-    "tools": "the tool (MCP) registry arrives with issue 5",
     "emit_reward": "rewards are recorded with issue 4",
 }
 
@@ -59,10 +58,27 @@ def _missing(member: str) -> NoReturn:
 
 
 class Tools:
-    """`ctx.tools.call("server.tool", args)`: tools (MCP servers) granted to the agent."""
+    """`ctx.tools.call("server.tool", args)`: tools (MCP servers) granted to the agent.
+
+    A refusal raises CallError: `permission_denied` without a `tool:` grant,
+    `tool_disabled` when the user switched the tool off, `invalid_argument` when the
+    arguments do not match the tool's input schema, `tool_error`, `timeout`, ...
+    """
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
 
     def call(self, tool: str, args: dict[str, Any] | None = None) -> Any:
-        _missing("tools")
+        """Call `server.tool` with `args`; returns the tool's structured result, or its text."""
+        if not isinstance(tool, str):
+            raise TypeError("ctx.tools.call takes the tool's name as 'server.tool'")
+        answer = self._kernel.request("tools.call", {"tool": tool, "args": dict(args or {})})
+        return answer.get("value") if isinstance(answer, dict) else None
+
+    def list(self) -> list[dict[str, Any]]:
+        """The tools this agent may call: name, description, input_schema, annotations, enabled."""
+        answer = self._kernel.request("tools.list", {})
+        return list(answer.get("tools", [])) if isinstance(answer, dict) else []
 
 
 class Context:
@@ -104,7 +120,7 @@ class Context:
         self._kernel = kernel
         self._database = database
         self._active = True
-        self._tools = Tools()
+        self._tools = Tools(kernel)
         self._data = Data(kernel, self._check_active)
 
     def __repr__(self) -> str:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import typer
 
 from dreamer.cli.commands import (
-    agents, audit, bundles, chat, develop, doctor, feed, gallery, kernel, logs, permissions, triggers, users,
+    agents, audit, bundles, chat, develop, doctor, feed, gallery, kernel, logs, permissions, tools, triggers, users,
 )
 from dreamer.cli.commands import data as data_commands
 from dreamer.cli.commands import memory as memory_commands
 
 
 def register_all(app: typer.Typer) -> None:
-    for module in (kernel, bundles, agents, permissions, logs, audit, users, doctor, chat, feed, triggers, gallery, develop):
+    for module in (kernel, bundles, agents, permissions, logs, audit, users, doctor, chat, feed, triggers, gallery, develop, tools):
         module.register(app)
     memory_commands.register(app)
     data_commands.register(app)

@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from dreamer.cli.client import CLIError
 from dreamer.cli.commands.common import JsonOpt, UserOpt, YesOpt, client, confirm, guarded
-from dreamer.cli.review import Review, read_review, render_review
+from dreamer.cli.review import Review, read_review, render_review, render_tool_review
 from dreamer.cli.output import Output, cell_text, make_table
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -99,22 +99,32 @@ def build(
     if not (path / "agent.yaml").is_file():
         raise CLIError("invalid_bundle", f"there is no agent.yaml in {path}; `dreamer init NAME` makes a bundle folder.")
     document, target = write_functions(path, user)
-    functions = document["functions"]
     if json_out:
         out.json(document)
         return
+    if "tools" in document:
+        count = len(document["tools"])
+        out.say(f"Wrote {escape(str(target))} ({count} tool{'s' if count != 1 else ''}).")
+        return
+    functions = document["functions"]
     out.table(functions_table(functions))
     out.say(f"Wrote {escape(str(target))} ({len(functions)} function{'s' if len(functions) != 1 else ''}).")
 
 
 def write_functions(path: Path, user: str | None) -> tuple[dict[str, Any], Path]:
-    """Have the kernel describe the bundle in its sandbox and write functions.json."""
+    """Have the kernel describe the bundle in its sandbox and write functions.json
+    (for a tool bundle: tools.json, the tools its server declares)."""
     archive = pack_folder(path)
     with client(user) as api:
         answer = api.build(archive)
-    functions = answer.get("functions", []) if isinstance(answer, dict) else []
-    document = {"format": 1, "functions": functions}
-    target = path / "functions.json"
+    if isinstance(answer, dict) and "tools" in answer:
+        tools = answer["tools"] if isinstance(answer["tools"], list) else []
+        document: dict[str, Any] = {"format": 1, "tools": tools}
+        target = path / "tools.json"
+    else:
+        functions = answer.get("functions", []) if isinstance(answer, dict) else []
+        document = {"format": 1, "functions": functions}
+        target = path / "functions.json"
     try:
         target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
@@ -137,7 +147,7 @@ def functions_table(functions: list[Any]) -> Any:
 
 
 def install(
-    path: Annotated[str, typer.Argument(metavar="PATH|NAME[@VERSION]", help="A bundle folder, a .tar.gz of one, or a package in the kernel's galleries.")],
+    path: Annotated[str, typer.Argument(metavar="PATH|NAME[@VERSION]", help="A bundle folder, a .tar.gz of one, a package in the kernel's galleries, or an MCP registry server.json.")],
     yes: YesOpt = False,
     without: Annotated[
         list[str] | None,
@@ -166,6 +176,8 @@ def install(
         _check_without(review, left_out)
         # In --json mode the review still goes to the person, on stderr.
         render_review(out.err if json_out else out.out, review, left_out)
+        if review.kind == "tool":
+            render_tool_review(out.err if json_out else out.out, staged.get("review"))
         if review.needs_approval:
             question = (
                 f"Install {review.name} and grant these permissions?" if review.scopes else f"Install {review.name}?"
@@ -199,11 +211,28 @@ def _package_ref(text: str) -> tuple[str, str | None] | None:
 def _archive_for(path: Path, shown: str) -> bytes:
     if path.is_dir():
         return pack_folder(path)
+    if path.is_file() and path.name.endswith(".json"):
+        return _server_json_archive(path)
     if path.is_file():
         return read_archive(path)
     if path.exists():
         raise CLIError("invalid_argument", f"{shown} is neither a bundle folder nor a .tar.gz archive.")
     raise CLIError("not_found", f"no such file or folder: {shown}, and it is not a package name like grocery or grocery@1.0.0")
+
+
+def _server_json_archive(path: Path) -> bytes:
+    """An MCP registry server.json, wrapped as a tool bundle (kernel/tools/serverjson.py)."""
+    import tempfile
+
+    from dreamer.kernel.errors import DreamerError
+    from dreamer.kernel.tools.serverjson import bundle_from_server_json
+
+    with tempfile.TemporaryDirectory(prefix="dreamer-serverjson-") as tmp:
+        try:
+            folder = bundle_from_server_json(path, Path(tmp))
+        except DreamerError as exc:
+            raise CLIError(exc.code, exc.message) from None
+        return pack_folder(folder)
 
 
 def _check_without(review: Review, without: list[str]) -> None:

@@ -6,19 +6,23 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from dreamer.kernel.api.errors import install_handlers
 from dreamer.kernel.api.limits import BodyLimit
 from dreamer.kernel.api.routes import (
-    agents, audit, chat, data, doctor, feed, gallery, hooks, invocations, permissions, sessions, system, triggers,
+    agents, audit, chat, data, doctor, feed, gallery, hooks, invocations, permissions, sessions, system, tools, triggers,
 )
 from dreamer.kernel.api.routes import memory as memory_routes
 from dreamer.kernel.config import Settings, load_settings
 from dreamer.kernel.core import Kernel
+from dreamer.kernel.tools.gateway import Gateway
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
+
+    gateway = Gateway(lambda: app.state.kernel)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -26,7 +30,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         await kernel.start()
         app.state.kernel = kernel
         try:
-            yield
+            async with gateway.running():
+                yield
         finally:
             await kernel.stop()
 
@@ -40,9 +45,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(
         BodyLimit, json_bytes=settings.limits.max_message_bytes // 2, upload_bytes=settings.max_bundle_bytes
     )
-    for module in (system, agents, permissions, invocations, audit, doctor, chat, data, sessions, feed, triggers, hooks, gallery):
+    for module in (system, agents, permissions, invocations, audit, doctor, chat, data, sessions, feed, triggers, hooks, gallery, tools):
         app.include_router(module.router)
     app.include_router(memory_routes.router)
+    # The MCP gateway (kernel/tools/gateway.py): streamable HTTP, Bearer token of the user.
+    app.router.routes.append(Route("/mcp", endpoint=gateway, methods=["GET", "POST", "DELETE"]))
     # Imported here: the web app's pages import the API's route modules, which import this one's siblings.
     from dreamer.web.mount import mount_web
 

@@ -9,7 +9,7 @@ from fastapi import Depends, Header, Request
 from dreamer.kernel.core import Kernel
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Principal
-from dreamer.kernel.users.service import KnownUser, get_user, user_for_token
+from dreamer.kernel.users.service import KnownUser, bearer_user, get_user
 from dreamer.kernel.users.sessions import SignedIn, find_session
 
 SESSION_COOKIE = "dreamer_session"
@@ -38,13 +38,7 @@ async def principal(
             raise DreamerError("csrf_failed", "the request lacks this session's CSRF token; reload the page and try again")
         user = KnownUser(signed_in.user_id, signed_in.user_name, signed_in.timezone, signed_in.is_admin)
     else:
-        user = k.tokens.get(token.strip())
-    if user is None:
-        with k.store.session() as s:
-            found = user_for_token(s, token.strip())
-            if found is None:
-                raise DreamerError("unauthorized", "the API token is not valid for this kernel")
-            user = k.tokens.put(token.strip(), found)
+        user = bearer_user(k.tokens, k.store, authorization)
     if x_dreamer_user and x_dreamer_user != user.name:
         if not user.is_admin:
             raise DreamerError("forbidden", "only an administrator may act for another user")

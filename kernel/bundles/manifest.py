@@ -111,8 +111,22 @@ class Trigger(_Strict):
 
 
 class Server(_Strict):
-    command: list[str] | None = None
-    url: str | None = None
+    """How to reach a tool bundle's MCP server: a command run inside the user's sandbox
+    (stdio), or the URL of a remote streamable-HTTP server. Headers and secrets for a
+    remote server are set by the user in the kernel, never written in a bundle."""
+
+    command: Annotated[list[Annotated[str, Field(min_length=1, max_length=1000)]], Field(min_length=1, max_length=64)] | None = None
+    url: Annotated[str, Field(pattern=r"^https?://[^\s]+$", max_length=2000)] | None = None
+    # A server the kernel itself provides (kernel/tools/web.py): today only `web`.
+    builtin: Literal["web"] | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> "Server":
+        if sum(x is not None for x in (self.command, self.url, self.builtin)) != 1:
+            raise ValueError("a server needs exactly one of 'command' (stdio) or 'url' (streamable HTTP)")
+        if self.command is not None and any("\0" in part for part in self.command):
+            raise ValueError("the command may not contain NUL bytes")
+        return self
 
 
 class Manifest(_Strict):
@@ -149,6 +163,11 @@ class Manifest(_Strict):
             raise ValueError("an agent with triggers must ask for the 'schedule' permission (required or optional)")
         if self.kind == "tool" and self.server is None:
             raise ValueError("a tool needs 'server' (command or url)")
+        if self.kind == "tool" and (self.permissions.all or self.triggers or self.entry):
+            # Agents hold the grants (tool:, net:, ...); the server itself runs with none.
+            raise ValueError("a tool bundle declares no permissions, triggers or entry; the agents that use it do")
+        if self.kind == "agent" and self.server is not None:
+            raise ValueError("'server' belongs to tool bundles (kind: tool)")
         return self
 
 

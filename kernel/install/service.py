@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -40,6 +40,9 @@ from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import AuditEntry, BundleVersion, Grant, Installation, utcnow
 from dreamer.kernel.workers.pool import WorkerPool
 
+if TYPE_CHECKING:
+    from dreamer.kernel.tools.install import ToolInstaller
+
 STAGE_TTL_S = 3600
 
 
@@ -53,14 +56,21 @@ class Installer:
         self.pool = pool
         self.cache = cache or InstallCache(store)
         self._lock = asyncio.Lock()  # installs are rare; one at a time keeps bundles/ consistent
+        self.tools: ToolInstaller | None = None  # tool bundles (kind: tool), set by Kernel.build
         # Called after an install, upgrade or uninstall (the kernel syncs the agent's triggers).
         self.on_change: Callable[[Principal, str], Awaitable[None]] | None = None
 
     # -- stage --------------------------------------------------------------------------
 
     async def build(self, archive: bytes) -> list[dict[str, Any]]:
-        """Describe a bundle's functions by importing it in the sandbox (`dreamer build`)."""
-        return await self._in_scratch(archive, "building", describe_bundle)
+        """Describe a bundle's functions by importing it in the sandbox (`dreamer build`);
+        for a tool bundle, its server's tools (tools.json)."""
+        return await self._in_scratch(archive, "building", self._describe)
+
+    async def _describe(self, sandbox: Sandbox, settings: Settings, bundle: Path, manifest: Manifest, scratch: Path) -> Any:
+        if manifest.kind == "tool":
+            return await self._tools().build(bundle, manifest, scratch)
+        return await describe_bundle(sandbox, settings, bundle, manifest, scratch)
 
     async def test(self, archive: bytes) -> dict[str, Any]:
         """Run the bundle's own tests/ with pytest in the sandbox (`dreamer test`)."""
@@ -82,6 +92,8 @@ class Installer:
         work = self._new_stage_dir()
         try:
             bundle, manifest = _unpack(archive, work, "installing")
+            if manifest.kind == "tool":
+                return await self._tools().stage(who, work, bundle, manifest)
             functions = load_functions(bundle)
             if functions is None:
                 specs = await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
@@ -135,7 +147,12 @@ class Installer:
 
     # -- approve --------------------------------------------------------------------------
 
-    async def approve(self, who: Principal, bundle_id: str, without: list[str]) -> InstalledAgent:
+    def _tools(self) -> "ToolInstaller":
+        if self.tools is None:
+            raise DreamerError("not_available", "this kernel has no tool registry")
+        return self.tools
+
+    async def approve(self, who: Principal, bundle_id: str, without: list[str]) -> InstalledAgent | dict[str, Any]:
         work = self._stage_dir(bundle_id)
         staged_file = work / "staged.json"
         if not staged_file.is_file():
@@ -144,6 +161,8 @@ class Installer:
         if staged["user_id"] != who.user_id:
             raise DreamerError("not_found", f"no staged bundle {bundle_id!r}; upload it again")
         manifest, functions = staged["manifest"], staged["functions"]
+        if manifest.get("kind") == "tool":
+            return await self._tools().approve(who, work, staged, without)
         name, version = manifest["name"], manifest["version"]
         required = list(manifest.get("permissions", {}).get("required", []))
         optional = list(manifest.get("permissions", {}).get("optional", []))
@@ -208,7 +227,7 @@ class Installer:
         with self.store.session() as s:
             return get_installed(s, who.user_id, name)
 
-    async def install_folder(self, who: Principal, folder: Path) -> InstalledAgent:
+    async def install_folder(self, who: Principal, folder: Path) -> InstalledAgent | dict[str, Any]:
         """Install a local folder without a person reviewing it (the starter agents).
 
         Nobody approved anything, so only what cannot hurt is granted: required scopes
@@ -223,6 +242,14 @@ class Installer:
     # -- uninstall ---------------------------------------------------------------------------
 
     async def uninstall(self, who: Principal, agent: str, purge: bool) -> dict[str, Any]:
+        if self.tools is not None and self.cache.agent(who.user_id, agent) is None:
+            # No agent of that name: a tool server may have it (tools have their own names).
+            try:
+                self.tools.registry.installed(who.user_id, agent)
+            except DreamerError:
+                pass
+            else:
+                return await self.tools.uninstall(who, agent, purge)
         async with self._lock:
             with self.store.session() as s:
                 installed = get_installed(s, who.user_id, agent)
@@ -378,12 +405,9 @@ def last_used(session: Session, user_id: int, agents: list[str]) -> dict[tuple[s
     return {(actors[actor], scope): at.isoformat() for actor, scope, at in rows}
 
 
-def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:
+def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:  # noqa: ARG001
     bundle = extract(archive, work / "bundle")
-    manifest = load_manifest(bundle)
-    if manifest.kind != "agent":
-        raise DreamerError("not_available", f"{doing} tool bundles is not available yet (tool registry, issue 5)")
-    return bundle, manifest
+    return bundle, load_manifest(bundle)
 
 
 def _parse(scope: str):  # noqa: ANN202 - returns Scope

@@ -39,6 +39,7 @@ from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
 
 if TYPE_CHECKING:
     from dreamer.kernel.llm.gateway import Gateway
+    from dreamer.kernel.tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ class Invoker:
         self.cache = cache or InstallCache(store)
         self.syscalls: dict[str, Handler] = default_table()
         self.llm: Gateway | None = None  # the model gateway, set by Kernel.build; llm.complete uses it
+        self.tools: ToolRegistry | None = None  # the tool registry, set by Kernel.build; tools.call uses it
         self.data: Any = None  # the DataService (kernel/data), set by Kernel.build; the data.* syscalls use it
         self.on_queued: Callable[[], None] = lambda: None  # wakes the background runner (set by Kernel)
         self.live: dict[str, _Run] = {}  # running invocations, for following their logs live

@@ -23,6 +23,7 @@ from dreamer.kernel.net.fetch import net_fetch
 from dreamer.kernel.permissions.check import allowed
 from dreamer.kernel.permissions.scopes import parse_scope
 from dreamer.kernel.posts.feed import posts_create
+from dreamer.kernel.tools.syscall import tools_call, tools_list
 
 if TYPE_CHECKING:
     from dreamer.kernel.invocations.service import Caller, Invoker, Principal
@@ -122,6 +123,8 @@ def default_table() -> dict[str, Handler]:
         "posts.create": posts_create,
         "events.emit": _events_emit,
         "tasks.create": _tasks_create,
+        "tools.call": tools_call,
+        "tools.list": tools_list,
         **DATA_SYSCALLS,
     }
 

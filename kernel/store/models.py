@@ -332,3 +332,40 @@ class DataConnection(Base):
     secrets: Mapped[dict] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ToolBundle(Base):
+    """A tool bundle (an MCP server plus skills) copied into $DREAMER_HOME/tool-bundles/NAME/VERSION.
+
+    Tools have their own namespace: a tool `calendar` and an agent `calendar` may both exist."""
+
+    __tablename__ = "tool_bundles"
+    __table_args__ = (UniqueConstraint("name", "version"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), index=True)
+    version: Mapped[str] = mapped_column(String(64))
+    digest: Mapped[str] = mapped_column(String(64))
+    publisher: Mapped[str] = mapped_column(String(64))
+    manifest: Mapped[dict] = mapped_column(JSON)
+    tools: Mapped[list] = mapped_column(JSON)  # as listed at install: name, description, input_schema, annotations
+    skills: Mapped[list] = mapped_column(JSON)  # name, description, body
+    path: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ToolInstallation(Base):
+    """One user's installed tool server, the tools they switched off, and the headers the
+    kernel sends to a remote server for them (secrets live here, never in the bundle)."""
+
+    __tablename__ = "tool_installations"
+    __table_args__ = (UniqueConstraint("user_id", "server"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    server: Mapped[str] = mapped_column(String(64))
+    bundle_id: Mapped[int] = mapped_column(ForeignKey("tool_bundles.id"))
+    disabled: Mapped[list] = mapped_column(JSON, default=list)
+    headers: Mapped[dict] = mapped_column(JSON, default=dict)
+    installed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -6,12 +6,16 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.store.models import ApiToken, User
+
+if TYPE_CHECKING:
+    from dreamer.kernel.store.db import Store
 
 USER_NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 TOKEN_PREFIX = "drm_"
@@ -90,3 +94,22 @@ class TokenCache:
 
     def clear(self) -> None:
         self._users.clear()
+
+
+def bearer_user(tokens: TokenCache, store: "Store", authorization: str | None) -> KnownUser:
+    """The user an `Authorization: Bearer <token>` header names (API and MCP gateway alike)."""
+    scheme, _, token = (authorization or "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        raise DreamerError(
+            "unauthorized",
+            "no API token; send `Authorization: Bearer <token>` (the CLI reads it from $DREAMER_HOME/credentials)",
+        )
+    user = tokens.get(token)
+    if user is None:
+        with store.session() as s:
+            found = user_for_token(s, token)
+            if found is None:
+                raise DreamerError("unauthorized", "the API token is not valid for this kernel")
+            user = tokens.put(token, found)
+    return user

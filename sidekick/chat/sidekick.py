@@ -38,7 +38,8 @@ class Sidekick:
         self.model_loop = ModelLoop()  # used instead of `planner` while a model is configured
 
     def tools(self, who: Principal) -> list[Tool]:
-        """The exported functions of the user's agents, as of now."""
+        """The exported functions of the user's agents, then the enabled tools of their tool
+        servers (a tool named like a function is left out: the function keeps the name)."""
         with self.store.session() as s:
             agents = list_installed(s, who.user_id)
         tools = []
@@ -46,7 +47,26 @@ class Sidekick:
             for spec in agent.functions:
                 if spec.get("exported"):
                     tools.append(Tool.from_spec(agent.name, spec, agent.description))
+        taken = {t.name for t in tools}
+        for server in self._tool_servers(who):
+            for spec in server.tools:
+                tool = server_tool(server.server, spec, server.title)
+                if spec["name"] not in server.disabled and tool.name not in taken:
+                    tools.append(tool)
         return tools
+
+    def skills(self, who: Principal, tools: Sequence[Tool]) -> list[dict[str, str]]:
+        """The skills of the tool servers that have a tool in `tools`: what the model reads to use them."""
+        in_use = {t.agent for t in tools if t.kind == "tool"}
+        return [
+            {**skill, "server": server.server}
+            for server in self._tool_servers(who) if server.server in in_use
+            for skill in server.skills
+        ]
+
+    def _tool_servers(self, who: Principal) -> list[Any]:
+        registry = getattr(self.invoker, "tools", None)
+        return registry.installed_all(who.user_id) if registry is not None else []
 
     async def turn(
         self, who: Principal, text: str, conversation_id: str | None = None, now: datetime | None = None
@@ -71,7 +91,7 @@ class Sidekick:
 
         tools = self.tools(who)
         pending = _pending(conv.pending)
-        context = PlanContext(now=now, timezone=who.timezone, pending=pending)
+        context = PlanContext(now=now, timezone=who.timezone, pending=pending, skills=self.skills(who, tools))
         calls: list[dict[str, Any]] = []
         # An open question is answered the same way whoever asked it (a confirmed step runs below).
         answered = _answer(pending, text, context) if gateway is not None else None
@@ -114,7 +134,7 @@ class Sidekick:
                     lines.append(f"✗ {tool.summary}: needs your confirmation first")
                     continue
                 yield {"event": "tool_call", "agent": step.agent, "function": step.function, "args": dict(step.args)}
-                call = await self._run(who, step)
+                call = await self._run(who, step, tool)
                 calls.append(call)
                 yield {"event": "tool_result", **call}
                 asked = question_from(step, call.get("result"), tool, context) if call["ok"] else None
@@ -147,9 +167,10 @@ class Sidekick:
     ) -> AsyncIterator[Event]:
         """The model loop's events; a compaction summary is stored here, not shown."""
         history = recent_history(self.store, conversation_id)
+        by_name = {t.name: t for t in tools}
 
         async def call(step: Step) -> dict[str, Any]:
-            return await self._run(who, step)
+            return await self._run(who, step, by_name.get(step.name))
 
         async def keep(fact: str) -> str:
             # The loop offers this only while the model has seen nothing but the user's words.
@@ -165,8 +186,20 @@ class Sidekick:
             else:
                 yield event
 
-    async def _run(self, who: Principal, step: Step) -> dict[str, Any]:
-        return await run_step(self.invoker, who, step)
+    async def _run(self, who: Principal, step: Step, tool: Tool | None = None) -> dict[str, Any]:
+        return await run_step(self.invoker, who, step, tool)
+
+
+def server_tool(server: str, spec: dict[str, Any], title: str) -> Tool:
+    """A tool server's tool as Sidekick sees it. Annotations are hints, used only to add
+    caution: a tool not marked read-only and not marked non-destructive needs a yes first."""
+    notes = spec.get("annotations") or {}
+    destructive = notes.get("read_only_hint") is not True and notes.get("destructive_hint") is not False
+    return Tool(
+        agent=server, function=spec["name"], description=spec.get("description", ""),
+        parameters=spec.get("input_schema") or {}, confirm=destructive,
+        agent_description=f"tool server: {title}", kind="tool",
+    )
 
 
 def _pending(stored: Any) -> Clarification | None:

@@ -6,13 +6,24 @@ from typing import Any
 
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Caller, Invoker, Principal
-from dreamer.sidekick.planner import Step
+from dreamer.kernel.tools.registry import Caller as ToolCaller
+from dreamer.sidekick.planner import Step, Tool
 
 
-async def run_step(invoker: Invoker, who: Principal, step: Step) -> dict[str, Any]:
-    """The call as the chat stream and a task report it: args, ok, result or error, invocation id."""
+async def run_step(invoker: Invoker, who: Principal, step: Step, tool: Tool | None = None) -> dict[str, Any]:
+    """The call as the chat stream and a task report it: args, ok, result or error, invocation id.
+
+    A step whose Tool is of kind "tool" calls the user's tool server through the registry."""
     call: dict[str, Any] = {"agent": step.agent, "function": step.function, "args": dict(step.args)}
     try:
+        if tool is not None and tool.kind == "tool":
+            registry = invoker.tools
+            if registry is None:
+                raise DreamerError("not_available", "this kernel has no tool registry")
+            value = await registry.call(
+                who.user_id, who.user_name, step.name, dict(step.args), ToolCaller(actor=f"sidekick for {who.actor}")
+            )
+            return call | {"ok": True, "result": value, "invocation_id": None, "tool": True}
         outcome = await invoker.invoke(who, step.agent, step.function, dict(step.args), Caller("sidekick"))
     except DreamerError as exc:
         return call | {"ok": False, "error": {"code": exc.code, "message": exc.message},

@@ -38,6 +38,9 @@ class Tool:
     examples: Sequence[str] = ()
     confirm: bool = False
     agent_description: str = ""
+    # "function" (an agent's exported function) or "tool" (a tool of one of the user's
+    # MCP tool servers: `agent` is then the server, `function` the tool).
+    kind: str = "function"
 
     @property
     def name(self) -> str:
@@ -284,6 +287,9 @@ class PlanContext:
     timezone: str | None = None
     pending: Clarification | None = None
     history: Sequence[Mapping[str, Any]] = ()
+    # Skills (name, description, body, server) of the tool servers whose tools are in use;
+    # the model-driven planner shows them to the model, the offline one has no use for them.
+    skills: Sequence[Mapping[str, str]] = ()
 
     def local_now(self) -> datetime:
         """`now` (or the clock) in the user's timezone; UTC when the zone is unknown."""

@@ -42,7 +42,7 @@ def test_manifests_declare_exactly_what_the_agents_use() -> None:
     # notes and calendar work without any grant; what they may use is optional, so a user can switch it off.
     assert notes.permissions.required == [] and notes.permissions.optional == ["llm", "net:*"]
     assert calendar.permissions.required == []
-    assert calendar.permissions.optional == ["agent:notes.search", "agent:grocery.list_items"]
+    assert calendar.permissions.optional == ["agent:notes.search", "agent:grocery.list_items", "tool:calendar.list_events"]
     assert calendar.entry == "calendar_agent.server"  # a package called calendar would hide the stdlib's
     assert notes.triggers == [] and calendar.triggers == []
     # The demo data is its whole job; a model is optional (and costs money, so a starter never gets it unasked).
@@ -55,7 +55,12 @@ def test_manifests_declare_exactly_what_the_agents_use() -> None:
 
 def test_every_folder_under_agents_is_a_package() -> None:
     # setup.py turns every folder under agents/ into a dreamer.agents.* package.
-    folders = [p for p in AGENTS_DIR.rglob("*") if p.is_dir() and "__pycache__" not in p.parts]
+    # A tool bundle's skills/ folder holds Agent Skills (SKILL.md in folders named like
+    # `calendar-events`), not Python: it is data shipped with the bundle.
+    folders = [
+        p for p in AGENTS_DIR.rglob("*")
+        if p.is_dir() and "__pycache__" not in p.parts and "skills" not in p.relative_to(AGENTS_DIR).parts
+    ]
     missing = [str(p.relative_to(AGENTS_DIR)) for p in folders if not (p / "__init__.py").is_file()]
     assert missing == []
 

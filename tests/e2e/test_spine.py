@@ -26,7 +26,7 @@ def test_starter_agents_are_listed_with_the_contract_shape(kernel: KernelProc) -
     assert agents["recipes"]["grants"] == ["agent:grocery.add_items"]
     # Starters are installed without a review: nothing high-risk or costly is granted.
     assert not {"net:*", "llm"} & set(agents["notes"]["grants"])
-    assert set(agents["calendar"]["grants"]) == {"agent:notes.search", "agent:grocery.list_items"}
+    assert set(agents["calendar"]["grants"]) == {"agent:notes.search", "agent:grocery.list_items", "tool:calendar.list_events"}
     for key in ("name", "version", "kind", "functions", "grants"):
         assert key in agents["recipes"]
 

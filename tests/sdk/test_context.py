@@ -53,9 +53,10 @@ def test_members_not_built_yet_raise_not_available(tmp_path: Path, member: str) 
     assert not isinstance(caught.value, NotImplementedError)
 
 
-def test_tools_call_is_not_available(tmp_path: Path) -> None:
-    with pytest.raises(NotAvailable, match=r"^ctx.tools is not available yet"):
-        make_ctx(tmp_path).tools.call("calendar.list_events", {})
+def test_tools_call_sends_the_tool_and_returns_its_value(tmp_path: Path) -> None:
+    kernel = Recorder(answer={"value": {"events": []}})
+    assert make_ctx(tmp_path, kernel).tools.call("calendar.list_events", {"day": "2026-01-01"}) == {"events": []}
+    assert kernel.sent == [("request", "tools.call", {"tool": "calendar.list_events", "args": {"day": "2026-01-01"}})]
 
 
 def test_call_sends_json_args_and_returns_the_value(tmp_path: Path) -> None:

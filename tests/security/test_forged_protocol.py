@@ -91,8 +91,8 @@ def test_syscalls_the_kernel_does_not_have_are_not_available(world: World) -> No
     methods = ["invoke", "users.add", "grants.add", "audit.append", "kernel.shutdown", "tools.call", "__class__"]
     answers, _ = _forge(world, *(_syscall(f"u{i}", m, {"name": "eve", **CLAIMS}) for i, m in enumerate(methods)))
     kinds = {m: _kind(a) for m, a in zip(methods, answers)}
-    # tools.call may exist one day; without a grant it is refused either way.
-    assert kinds.pop("tools.call") in ("not_available", "permission_denied")
+    # tools.call exists (issue 5): a forged one names no tool, so it is refused before anything runs.
+    assert kinds.pop("tools.call") in ("invalid_argument", "permission_denied")
     assert set(kinds.values()) == {"not_available"}, kinds
     world.still_serving()
 

@@ -175,6 +175,8 @@ def agenda(ctx: Context, day: str = "today") -> dict:
     bounds = day_bounds(when, tz)
     events.ensure_schema(ctx.db)
     found = [show.shown(e, tz, bounds) for e in events.on_day(ctx.db, when, *bounds)]
+    found += _ical_events(ctx, bounds, tz)
+    found.sort(key=lambda e: (not e["all_day"], e["start"]))
     heading = show.day_name(when, now.date())
     return {
         "date": when.isoformat(),
@@ -184,6 +186,36 @@ def agenda(ctx: Context, day: str = "today") -> dict:
         "count": len(found),
         "summary": show.agenda_text(heading, found),
     }
+
+
+def _ical_events(ctx: Context, bounds: tuple[datetime, datetime], tz: Any) -> list[dict[str, Any]]:
+    """The day's events in the user's iCalendar, through the calendar tool (`tool:calendar.list_events`,
+    optional): events an MCP client or another agent put there show up in the agenda too.
+    Without the grant or the tool, the agenda is the agent's own events, as before."""
+    try:
+        answer = ctx.tools.call("calendar.list_events", {"start": bounds[0].isoformat(), "end": bounds[1].isoformat()})
+    except CallError as exc:
+        ctx.log("the calendar tool is not available", level="debug", kind=exc.kind)
+        return []
+    shown = []
+    for item in (answer or {}).get("events", []) if isinstance(answer, dict) else []:
+        try:
+            if item.get("all_day"):
+                start_day = date.fromisoformat(item["start"][:10])
+                end_day = date.fromisoformat(item["end"][:10]) if item.get("end") else start_day + timedelta(days=1)
+                event = events.Event(0, item["title"], item.get("location"), True, None, None, start_day, end_day)
+            else:
+                start = datetime.fromisoformat(item["start"])
+                end = datetime.fromisoformat(item["end"]) if item.get("end") else start + timedelta(hours=1)
+                event = events.Event(0, item["title"], item.get("location"), False, start, end, None, None)
+        except (KeyError, TypeError, ValueError):
+            continue  # an event the tool describes oddly is left out, not fatal
+        if not event.all_day and (event.end_utc <= bounds[0] or event.start_utc >= bounds[1]):  # type: ignore[operator]
+            continue
+        row = show.shown(event, tz, bounds)
+        row["id"], row["source"] = item.get("uid"), "calendar tool"
+        shown.append(row)
+    return shown
 
 
 def keywords(titles: list[str]) -> list[str]:

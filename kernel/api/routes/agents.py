@@ -20,7 +20,10 @@ router = APIRouter(prefix="/v1", tags=["agents"])
 async def build(request: Request, k: KernelDep, _: PrincipalDep) -> dict[str, Any]:
     """Import a bundle's entry module in the sandbox and return its functions.json."""
     archive = await read_limited(request, k.settings.max_bundle_bytes)
-    return {"format": 1, "functions": await k.installer.build(archive)}
+    described = await k.installer.build(archive)
+    if described and "input_schema" in described[0]:
+        return {"format": 1, "tools": described}  # a tool bundle: its tools.json
+    return {"format": 1, "functions": described}
 
 
 @router.post("/test")
@@ -42,6 +45,8 @@ async def install(body: InstallBody, k: KernelDep, who: PrincipalDep) -> dict[st
     if not body.approve:
         raise DreamerError("invalid_argument", "nothing was installed: the review was not approved")
     installed = await k.installer.approve(who, body.bundle_id, body.without)
+    if isinstance(installed, dict):
+        return installed  # a tool bundle: its view, as in GET /v1/tools
     with k.store.session() as s:
         return agent_view(installed, [g.scope for g in grants_of(s, who.user_id, installed.name)])
 

@@ -1,0 +1,162 @@
+"""The MCP gateway: each user's exported agent functions and tools as one MCP server at /mcp.
+
+Streamable HTTP (the mcp package's session manager, stateless, JSON answers), behind
+the user's Bearer token, so Claude Desktop, Cursor or any MCP client can use a user's
+agents. The token picks the user; every list and call is computed for that user only,
+so one user's functions never appear to another.
+
+Names: an agent function is `agent.function`, a tool is `server.tool`. Agents and tool
+servers have separate namespaces, so the two can collide; the function wins and the
+tool is left out (the kernel logs it). Functions marked `confirm=True` (sending,
+deleting, paying) are left out unless the user opted in (`PUT /v1/gateway`), because an
+MCP client may call tools without asking anyone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import mcp_types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.types import Receive, Scope, Send
+
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.invocations.service import Caller, Principal
+from dreamer.kernel.tools.naming import qualified
+from dreamer.kernel.tools.registry import Caller as ToolCaller
+from dreamer.kernel.users.service import bearer_user
+
+log = logging.getLogger("dreamer.tools")
+
+PRINCIPAL_KEY = "dreamer.principal"
+
+
+def gateway_settings_path(users_dir: Path, user: str) -> Path:
+    return users_dir / user / "gateway.json"
+
+
+def read_gateway_settings(users_dir: Path, user: str) -> dict[str, Any]:
+    try:
+        data = json.loads(gateway_settings_path(users_dir, user).read_text())
+    except (OSError, ValueError):
+        return {"expose_confirm": False}
+    return {"expose_confirm": data.get("expose_confirm") is True}
+
+
+def write_gateway_settings(users_dir: Path, user: str, expose_confirm: bool) -> dict[str, Any]:
+    path = gateway_settings_path(users_dir, user)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"expose_confirm": expose_confirm}))
+    tmp.replace(path)
+    return {"expose_confirm": expose_confirm}
+
+
+class Gateway:
+    def __init__(self, kernel: Callable[[], Any]) -> None:
+        self._kernel = kernel  # the Kernel, read at request time (it is built in the app's lifespan)
+        self.server: Server[Any] = Server(
+            "dreamer", version="1", instructions="Your dreamer agents' functions (agent.function) and tools (server.tool).",
+            on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+        )
+        self.manager = StreamableHTTPSessionManager(app=self.server, stateless=True, json_response=True)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.manager.run():
+            yield
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI endpoint at /mcp: authenticate, then hand over to the session manager."""
+        if scope["type"] != "http":
+            return
+        who = self._principal(scope)
+        if isinstance(who, DreamerError):
+            body = json.dumps(who.to_dict()).encode()
+            await send({"type": "http.response.start", "status": who.status, "headers": [
+                (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="dreamer"')]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        scope[PRINCIPAL_KEY] = who
+        await self.manager.handle_request(scope, receive, send)
+
+    def _principal(self, scope: Scope) -> Principal | DreamerError:
+        k = self._kernel()
+        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
+        try:
+            user = bearer_user(k.tokens, k.store, headers.get("authorization"))
+        except DreamerError as exc:
+            return exc
+        return Principal(user.id, user.name, user.timezone)
+
+    # -- the MCP server's handlers ------------------------------------------------------
+
+    def _who(self, ctx: Any) -> Principal:
+        request = getattr(ctx, "request", None)
+        who = request.scope.get(PRINCIPAL_KEY) if request is not None else None
+        if not isinstance(who, Principal):
+            raise DreamerError("unauthorized", "the MCP gateway could not tell who is asking")
+        return who
+
+    def catalogue(self, who: Principal) -> dict[str, tuple[str, Any, mcp_types.Tool]]:
+        """name → (kind, target, Tool) for everything this user's MCP clients may call."""
+        from dreamer.kernel.install.registry import list_installed
+
+        k = self._kernel()
+        expose_confirm = read_gateway_settings(k.settings.users_dir, who.user_name)["expose_confirm"]
+        found: dict[str, tuple[str, Any, mcp_types.Tool]] = {}
+        with k.store.session() as s:
+            agents = list_installed(s, who.user_id)
+        for agent in agents:
+            for fn in agent.functions:
+                if not fn.get("exported") or (fn.get("confirm") and not expose_confirm):
+                    continue
+                name = qualified(agent.name, fn["name"])
+                schema = fn.get("parameters") or {"type": "object"}
+                description = fn.get("description", "") + (" (changes something: your MCP client should ask you first)" if fn.get("confirm") else "")
+                found[name] = ("function", (agent.name, fn["name"]), mcp_types.Tool(name=name, description=description, input_schema=schema))
+        if k.tools is not None:
+            for inst in k.tools.installed_all(who.user_id):
+                for tool in inst.tools:
+                    if tool["name"] in inst.disabled:
+                        continue
+                    name = qualified(inst.server, tool["name"])
+                    if name in found:
+                        log.warning("the MCP gateway leaves out the tool %s for %s: an agent function has that name", name, who.user_name)
+                        continue
+                    notes = tool.get("annotations") or {}
+                    found[name] = ("tool", name, mcp_types.Tool(
+                        name=name, description=tool.get("description", ""), input_schema=tool.get("input_schema") or {"type": "object"},
+                        annotations=mcp_types.ToolAnnotations(**notes) if notes else None,
+                    ))
+        return found
+
+    async def _list_tools(self, ctx: Any, params: Any) -> mcp_types.ListToolsResult:
+        return mcp_types.ListToolsResult(tools=[tool for _, _, tool in self.catalogue(self._who(ctx)).values()])
+
+    async def _call_tool(self, ctx: Any, params: mcp_types.CallToolRequestParams) -> mcp_types.CallToolResult:
+        who = self._who(ctx)
+        k = self._kernel()
+        entry = self.catalogue(who).get(params.name)
+        args = dict(params.arguments or {})
+        try:
+            if entry is None:
+                raise DreamerError("not_found", f"there is no function or tool named {params.name[:100]!r} here; list the tools to see yours")
+            kind, target, _ = entry
+            if kind == "function":
+                agent, function = target
+                outcome = await k.invoker.invoke(who, agent, function, args, Caller("user"))
+                value = outcome.value
+            else:
+                value = await k.tools.call(who.user_id, who.user_name, target, args, ToolCaller(actor=f"mcp client of {who.actor}"))
+        except DreamerError as exc:
+            return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=f"{exc.code}: {exc.message}")], is_error=True)
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        structured = value if isinstance(value, dict) else {"result": value}
+        return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=text)], structured_content=structured)
