@@ -320,14 +320,14 @@ class Context:
     def task(self, prompt: str, tools: list[str] | None = None, on_complete: str | None = None) -> str:
         """Hand Sidekick a job in words; returns the task's id at once.
 
-        Sidekick works on it in the kernel (with the model, or the offline planner when
-        none is configured), calling only the exported functions of this agent named in
-        `tools` (all of them when None), as Sidekick for the user. When it ends,
+        Sidekick works on it in the kernel with the model, calling this agent's own
+        exported functions and the tools (`server.tool`) named in `tools`, which this
+        agent must hold `tool:` grants for, as Sidekick for the user. When it ends,
         `on_complete` (a function of this agent taking one argument) runs in the
         background with {"task_id", "ok", "reply", "calls", "needs_user"}; `needs_user`
         holds the question or confirmation the task stopped at, since nobody is there
-        to answer. Needs the `llm` grant. Raises CallError (permission_denied,
-        invalid_argument, not_found).
+        to answer. Needs the `llm` grant and a configured model. Raises CallError
+        (permission_denied, not_available without a model, invalid_argument, not_found).
         """
         self._check_active("ctx.task")
         if not isinstance(prompt, str):

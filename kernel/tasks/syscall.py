@@ -1,16 +1,18 @@
 """The `tasks.create` syscall: `ctx.task(prompt, tools=[...], on_complete="handler")`.
 
-The agent hands Sidekick a job in words. Sidekick runs it in the kernel (the model
-loop, or the offline planner when no model is configured) over the asking agent's own
-exported functions named in `tools`, as Sidekick for the user, so every call is
-checked and audited like any other. When it ends, `on_complete` (a function of the
-same agent taking one argument) is queued as a background invocation with the
-outcome: {"task_id", "ok", "reply", "calls", "needs_user"}; from there the runner
-makes it durable and retries it by the function's policy.
+The agent hands Sidekick a job in words. Sidekick runs the model loop in the kernel
+over the asking agent's own exported functions plus the tools (MCP, `server.tool`)
+listed in `tools`, each of which the agent must hold a `tool:` grant for; calls are
+made as Sidekick for the user, so every one is checked and audited like any other.
+When it ends, `on_complete` (a function of the same agent taking one argument) is
+queued as a background invocation with the outcome: {"task_id", "ok", "reply",
+"calls", "needs_user"}; from there the runner makes it durable and retries it by the
+function's policy.
 
-Tasks use the model gateway, which costs the user money, so they need the `llm` grant.
-A task itself lives in the kernel's memory: one cut off by a kernel restart is not
-resumed, and its handler is then not called (the audit log shows it started).
+A task needs a model (the offline planner serves people, not open-ended jobs) and,
+since the model costs the user money, the `llm` grant. A task itself lives in the
+kernel's memory: one cut off by a kernel restart is not resumed, and its handler is
+then not called (the audit log shows it started).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Caller
+from dreamer.kernel.permissions.check import allowed
 
 if TYPE_CHECKING:
     from dreamer.kernel.invocations.syscalls import SyscallContext
@@ -44,27 +47,43 @@ async def tasks_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
         raise DreamerError("invalid_argument", f"ctx.task needs a prompt of 1 to {MAX_PROMPT_CHARS} characters")
     if names is not None and (not isinstance(names, list) or len(names) > MAX_TOOLS
                               or not all(isinstance(n, str) for n in names)):
-        raise DreamerError("invalid_argument", f"ctx.task's tools must be a list of at most {MAX_TOOLS} function names")
+        raise DreamerError("invalid_argument", f"ctx.task's tools must be a list of at most {MAX_TOOLS} tool names (server.tool)")
     if handler is not None and not isinstance(handler, str):
         raise DreamerError("invalid_argument", "ctx.task's on_complete must be the name of one of this agent's functions")
     ctx.require("llm", action="tasks.create", target=ctx.agent, detail={"tools": len(names or []), "chars": len(prompt)})
 
     invoker = ctx.invoker
+    kernel = invoker.kernel
+    gateway = kernel.sidekick._gateway()
+    if gateway is None:
+        raise DreamerError(
+            "not_available",
+            "Sidekick tasks need a model and none is configured (set DREAMER_LLM_PROVIDER; docs/MODELS.md)",
+        )
     installed = invoker.cache.agent(ctx.who.user_id, ctx.agent)
     if installed is None:
         raise DreamerError("not_found", f"{ctx.agent} is not installed")
-    exported = {spec["name"]: spec for spec in installed.functions if spec.get("exported")}
-    chosen = []
-    for name in names if names is not None else sorted(exported):
-        short = name.removeprefix(f"{ctx.agent}.")
-        if short not in exported:
-            raise DreamerError(
-                "invalid_argument",
-                f"a task may use only {ctx.agent}'s own exported functions, and {name[:80]!r} is not one of them",
-            )
-        chosen.append(exported[short])
-    if not chosen:
-        raise DreamerError("invalid_argument", f"{ctx.agent} exports no function a task could use")
+    from dreamer.sidekick.planner import Tool
+
+    tools = [Tool.from_spec(ctx.agent, spec, installed.description) for spec in installed.functions if spec.get("exported")]
+    if names:
+        offered = {t.name: t for t in kernel.sidekick.tools(ctx.who) if t.kind == "tool"}
+        grants = invoker.cache.grants(ctx.who.user_id, ctx.agent)
+        for name in names:
+            try:
+                holder = allowed(grants, f"tool:{name}")
+            except ValueError:
+                raise DreamerError("invalid_argument", f"{name[:80]!r} is not a tool name (server.tool)") from None
+            if holder is None:
+                raise DreamerError(
+                    "permission_denied",
+                    f"{ctx.agent} may not give a task the tool {name[:80]!r}: the user has not granted tool:{name[:80]}",
+                )
+            if name not in offered:
+                raise DreamerError("not_found", f"the user has no enabled tool named {name[:80]!r}")
+            tools.append(offered[name])
+    if not tools:
+        raise DreamerError("invalid_argument", f"{ctx.agent} exports no function and names no tool a task could use")
     argument = None
     if handler is not None:
         spec = installed.function(handler)  # not_found, in one sentence, for an unknown name
@@ -77,18 +96,14 @@ async def tasks_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     if len(_running) >= MAX_RUNNING:
         raise DreamerError("conflict", f"{MAX_RUNNING} Sidekick tasks are running already; try again when one has finished")
 
-    from dreamer.sidekick.planner import Tool
-
-    tools = [Tool.from_spec(ctx.agent, spec, installed.description) for spec in chosen]
     task_id = "task_" + uuid.uuid4().hex
-    kernel = invoker.kernel
     who, agent, parent = ctx.who, ctx.agent, ctx.invocation_id
 
     async def run() -> None:
         from dreamer.sidekick.chat.tasks import run_task
 
         try:
-            outcome = (await run_task(invoker, who, prompt, tools, gateway=kernel.sidekick._gateway())).to_dict()
+            outcome = (await run_task(invoker, who, prompt, tools, gateway=gateway)).to_dict()
         except Exception as exc:  # noqa: BLE001 - a planner bug ends this task, not the kernel
             log.exception("Sidekick task %s of %s failed", task_id, agent)
             outcome = {"ok": False, "reply": f"the task failed inside Sidekick ({type(exc).__name__})",
