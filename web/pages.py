@@ -145,7 +145,7 @@ async def agent_data_page(request: Request, agent: str, table: str | None = None
 @router.get("/install", response_class=HTMLResponse)
 def install_page(request: Request) -> Response:
     who = page_session(request)
-    return page(request, "install.html", who)
+    return page(request, "install.html", who, galleries=_kernel(request).settings.galleries)
 
 
 @router.get("/permissions", response_class=HTMLResponse)

@@ -5,8 +5,10 @@ and the real CLI: init → login → publish (which builds) → search → insta
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,3 +178,59 @@ def test_dev_reinstalls_on_change_and_shows_calls(setup: tuple[KernelProc, str, 
     assert installed and reloaded, output
     assert "Reloaded devloop" in output, output
     assert "call hello" in output and "Howdy, dev!" in output, output
+
+
+def test_the_web_app_installs_from_the_gallery_with_the_verified_review(
+    setup: tuple[KernelProc, str, Path],
+) -> None:
+    """In a real browser: search the gallery on the install page, review (verified publisher,
+    an optional scope switched off), approve; the grants are what the switches said."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))
+    from browser_kit import CHROMIUM, CHROMIUM_ARGS, chromium_missing
+
+    missing = chromium_missing()
+    if missing:
+        pytest.skip(missing)
+    kernel, url, root = setup
+    folder = root / "sunshine"
+    _ok(kernel.cli("init", "sunshine", "--dir", str(folder)))
+    manifest = folder / "agent.yaml"
+    text = manifest.read_text().replace("publisher: me", "publisher: acme")
+    manifest.write_text(re.sub(r"optional: \[[^\]]*\]", "optional: [notify]", text))
+    assert "optional: [notify]" in manifest.read_text(), manifest.read_text()
+    login = kernel.cli("login", url, "--name", "acme")
+    # Logged in already when the first test of this module ran (same config folder).
+    assert login.returncode == 0 or "is taken" in login.stderr, login.stderr
+    _ok(kernel.cli("publish", str(folder)))
+    password = "sunny side up"
+    done = subprocess.run([DREAMER, "users", "passwd", "me", "--password-stdin"], input=password + "\n",
+                          env=kernel.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_context(base_url=kernel.url).new_page()
+        page.set_default_timeout(30_000)
+        page.goto("/login")
+        page.fill("input[name=name]", "me")
+        page.fill("input[name=password]", password)
+        page.click("button[type=submit]")
+        page.wait_for_selector("#composer")
+        page.goto("/install")
+        page.fill("#gallery-q", "sunshine")
+        page.click("#gallery-form button[type=submit]")
+        page.click(".gallery-hit button")
+        page.wait_for_selector("#review:not([hidden])")
+        publisher = page.inner_text("#r-publisher")
+        assert "acme" in publisher and "verified" in publisher and "not verified" not in publisher
+        assert fingerprint_of(public_key_text(load_key(root / "config" / "publisher.key").public_key())) in publisher
+        page.uncheck("input[data-scope='notify']")
+        page.click("#approve")
+        page.wait_for_url("**/agents/sunshine")
+        browser.close()
+    perms = {p["scope"]: p["granted"] for p in kernel.cli_json("permissions", "sunshine")}
+    assert perms == {"notify": False}
+    agent = next(a for a in kernel.cli_json("agents") if a["name"] == "sunshine")
+    assert agent["verified_publisher"]["gallery"] == url

@@ -1,4 +1,4 @@
-// Install from a bundle file: upload (stage) → show the review → approve with the chosen switches.
+// Install from a bundle file or a gallery: stage → show the review → approve with the chosen switches.
 "use strict";
 
 const uploadForm = document.getElementById("upload-form");
@@ -28,7 +28,9 @@ function showReview(data) {
   document.getElementById("r-title").textContent = `${r.title || r.name} ${r.version}`;
   document.getElementById("r-desc").textContent = r.description || "";
   document.getElementById("r-publisher").textContent =
-    `Published by ${r.publisher || "an unknown publisher"}` + (r.publisher_verified ? " (verified)" : " (not verified: a local bundle's publisher is only its claim)");
+    `Published by ${r.publisher || "an unknown publisher"}` + (r.publisher_verified
+      ? ` (verified: signed with key ${r.publisher_fingerprint || "?"}, from ${r.gallery || "a gallery"})`
+      : " (not verified: a local bundle's publisher is only its claim)");
   const scopes = document.getElementById("r-scopes");
   scopes.replaceChildren();
   // On an upgrade, only what changed is asked about; kept grants stay.
@@ -68,6 +70,41 @@ uploadForm.addEventListener("submit", async (event) => {
     button.disabled = false;
   }
 });
+
+// From a gallery: search → pick → the kernel downloads, verifies and stages it → the same review.
+const galleryForm = document.getElementById("gallery-form");
+if (galleryForm) {
+  const hits = document.getElementById("gallery-hits");
+  galleryForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const q = document.getElementById("gallery-q").value.trim();
+    try {
+      const found = await api("GET", `/v1/gallery/search?q=${encodeURIComponent(q)}&limit=20`);
+      hits.replaceChildren();
+      if (!found.length) hits.append(el("li", { class: "muted", text: "Nothing in the gallery matches that." }));
+      for (const hit of found) {
+        const button = el("button", { type: "button", text: `Review ${hit.latest || ""}`.trim() });
+        button.addEventListener("click", async () => {
+          button.disabled = true;
+          try {
+            staged = await api("POST", "/v1/gallery/install", { name: hit.name, version: hit.latest });
+            showReview(staged);
+          } catch (error) {
+            toast(error.message);
+          } finally {
+            button.disabled = false;
+          }
+        });
+        hits.append(el("li", { class: "gallery-hit" },
+          el("div", {}, el("strong", { text: hit.title || hit.name }), " ", el("code", { class: "small", text: hit.name }),
+            el("br"), el("span", { class: "muted small", text: `${hit.description || ""} · by ${hit.publisher}` })),
+          button));
+      }
+    } catch (error) {
+      toast(error.message);
+    }
+  });
+}
 
 document.getElementById("approve").addEventListener("click", async () => {
   if (!staged) return;
