@@ -41,6 +41,7 @@ LIMIT_LABELS = {
     "open_files": ("open files", ""),
     "processes": ("processes", ""),
     "call_timeout_s": ("time per call", " s"),
+    "background_timeout_s": ("time per background run", " s"),
 }
 
 

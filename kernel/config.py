@@ -25,6 +25,7 @@ AGENT_LIMITS: dict[str, str] = {
     "open_files": "open_files",
     "processes": "processes",
     "call_timeout_s": "call_timeout_s",
+    "background_timeout_s": "background_timeout_s",
 }
 
 # Installation ceilings from the environment: variable -> (Limits field, type).
@@ -35,6 +36,7 @@ LIMIT_VARIABLES: dict[str, tuple[str, type[int] | type[float]]] = {
     "DREAMER_LIMIT_OPEN_FILES": ("open_files", int),
     "DREAMER_LIMIT_PROCESSES": ("processes", int),
     "DREAMER_CALL_TIMEOUT": ("call_timeout_s", float),
+    "DREAMER_BACKGROUND_TIMEOUT": ("background_timeout_s", float),
 }
 
 
@@ -54,6 +56,8 @@ class Limits:
     # Processes and threads of one worker together, the sandbox's own included.
     processes: int = 128
     call_timeout_s: float = 30.0
+    # One attempt of a background invocation: nobody waits on it, so it may run longer.
+    background_timeout_s: float = 900.0
     max_message_bytes: int = 8 * 1024 * 1024
     max_log_bytes: int = 1024 * 1024
 

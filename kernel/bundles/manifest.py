@@ -73,6 +73,7 @@ class AgentLimits(_Strict):
     open_files: int | None = _limit(16, 1024 * 1024)
     processes: int | None = _limit(8, 100_000)
     call_timeout_s: float | None = _limit(0.1, 7 * 24 * 3600)
+    background_timeout_s: float | None = _limit(0.1, 7 * 24 * 3600)
 
 
 TRIGGER_FIELDS = {"cron": {"schedule"}, "webhook": set(), "input": {"content_types"}, "event": {"event"}}

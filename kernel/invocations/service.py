@@ -237,9 +237,10 @@ class Invoker:
         limits = self.limits_of(installed)
         # The callee's granted folders; read on every call, so a revocation applies to the next one.
         folders = fs_grants(self.cache.grants(who.user_id, agent))
-        # A user's call gets the callee's own timeout; a nested call keeps what is
-        # left of its chain's, whatever the callee would allow itself.
-        deadline = caller.deadline or started + limits.call_timeout_s
+        # A user's call gets the callee's own timeout (a background attempt its longer
+        # one); a nested call keeps what is left of its chain's, whatever the callee allows.
+        budget = limits.background_timeout_s if run.background else limits.call_timeout_s
+        deadline = caller.deadline or started + budget
         timeout = max(0.01, deadline - time.monotonic())
         inner = Caller("agent", agent, (*caller.chain, agent), run.id, deadline)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -172,6 +173,34 @@ def test_a_scripted_model_fixes_a_failing_test_through_the_kernel(kernel: Kernel
         logs = client.get(f"/v1/invocations/{body['invocation_id']}").json()["logs"]
     said = json.dumps(logs)
     assert "step 1: search, read, read" in said and "finished after 4 steps" in said
+
+
+def test_start_task_runs_the_loop_in_the_background(kernel: KernelProc, fake: FakeLLMServer,
+                                                   tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = make_repo(tmp_path_factory.mktemp("bgtask") / "greet", {
+        "greet.py": "def hello(name):\n    return 'Hi ' + name\n",
+    })
+    assert kernel.cli("grant", "coder", f"fs:{root}").returncode == 0
+    call(kernel, "open_workspace", source="greet")
+    fake.reset()
+    fake.script(
+        ToolCalls([Call("read", {"path": "greet.py"})]),
+        ToolCalls([Call("edit", {"path": "greet.py", "old": "'Hi '", "new": "'Hello, '"})]),
+        ToolCalls([Call("finish", {"summary": "friendlier greeting"})]),
+    )
+    status, body = answer(kernel, "start_task", instruction="greet with Hello")
+    assert status == 200 and body["status"] == "queued" and body["result"] is None, body
+    deadline = time.monotonic() + 90
+    with kernel.client() as client:
+        while True:
+            run = client.get(f"/v1/invocations/{body['invocation_id']}").json()
+            if run["status"] in ("succeeded", "failed") or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+    assert run["status"] == "succeeded", run
+    assert run["result"]["status"] == "finished" and run["result"]["files"] == ["greet.py"]
+    assert "Hello, " in (root / "greet.py").read_text()
+    assert "finished after 3 steps" in json.dumps(run["logs"])
 
 
 def test_a_scaffolded_agent_builds_tests_and_installs_through_the_review(kernel: KernelProc,

@@ -50,7 +50,7 @@ def test_manifest_names_match_the_settings() -> None:
     assert {field for field, _ in LIMIT_VARIABLES.values()} == set(AGENT_LIMITS.values())
     for variable, (field, _) in LIMIT_VARIABLES.items():
         name = next(n for n, f in AGENT_LIMITS.items() if f == field)
-        assert variable in ("DREAMER_CALL_TIMEOUT", f"DREAMER_LIMIT_{name.upper()}")
+        assert variable in ("DREAMER_CALL_TIMEOUT", "DREAMER_BACKGROUND_TIMEOUT", f"DREAMER_LIMIT_{name.upper()}")
 
 
 def test_installation_ceilings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,7 +23,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 # How long run_task lets the loop go: inside the invocation's own time limit
 # (30 s by default), with room to report. Longer tasks wait for background runs (issue 10).
-TASK_SECONDS = 25.0
+TASK_SECONDS = 25.0  # inside the kernel's 30 s per call
+# Inside the kernel's 15 minutes per background attempt, with room to report.
+BACKGROUND_TASK_SECONDS = 840.0
 
 
 def tool(fn: F) -> F:
@@ -169,8 +171,24 @@ def run_task(ctx: Context, instruction: str, max_steps: int = 30, max_tokens: in
     """Do a coding task in the current workspace with the model (grant llm): search, read, edit, test, until done.
 
     Returns the status, a summary, the diff and counts of steps, tool calls and
-    tokens. Nothing is committed: review the diff, then call commit.
+    tokens. Nothing is committed: review the diff, then call commit. For work longer
+    than a call may take, use start_task.
     """
+    return _task(ctx, instruction, max_steps, max_tokens, TASK_SECONDS)
+
+
+@function(exported=True, background=True, examples=["coder: start {instruction}", "work on {instruction} in the background"])
+@tool
+def start_task(ctx: Context, instruction: str, max_steps: int = 100, max_tokens: int = 2_000_000) -> dict:
+    """Do a longer coding task in the background (grant llm): answers at once with the run's id.
+
+    Follow its steps with `dreamer logs --run ID`; its result, when done, is what
+    run_task returns (status, summary, diff, counts). Nothing is committed.
+    """
+    return _task(ctx, instruction, max_steps, max_tokens, BACKGROUND_TASK_SECONDS)
+
+
+def _task(ctx: Context, instruction: str, max_steps: int, max_tokens: int, seconds: float) -> dict:
     if not isinstance(instruction, str) or not instruction.strip():
         raise ToolError("invalid_argument", "say what to do, for example 'make the failing test in tests/test_calc.py pass'")
 
@@ -181,7 +199,7 @@ def run_task(ctx: Context, instruction: str, max_steps: int = 30, max_tokens: in
             raise DreamerSDKError(exc.kind, exc.message) from None
 
     task = loop.Task(ws(), instruction.strip(), llm,
-                     loop.Limits(max_steps=max(1, min(max_steps, 200)), max_tokens=max(1000, max_tokens), max_seconds=TASK_SECONDS),
+                     loop.Limits(max_steps=max(1, min(max_steps, 200)), max_tokens=max(1000, max_tokens), max_seconds=seconds),
                      log=lambda message: ctx.log(message))
     return task.run()
 
