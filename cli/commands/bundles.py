@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 import typer
 from rich.markup import escape
@@ -275,8 +276,32 @@ def uninstall(
         out.say(f"Uninstalled {escape(name)}; its data is kept (`dreamer uninstall {escape(name)} --purge` deletes it).")
 
 
+def rollback(
+    name: Annotated[str, typer.Argument(help="The installed agent's name.")],
+    yes: YesOpt = False,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Go back to the version before the latest upgrade, with its permissions and its data as they were then."""
+    out = Output(json_out)
+    confirm(
+        f"Roll {name} back to the version before its latest upgrade? Its data goes back to how it was then "
+        "(the newer data is kept aside until the next upgrade).",
+        yes,
+        "pass --yes to roll back non-interactively",
+    )
+    with client(user) as api:
+        answer = api.post(f"/v1/agents/{quote(name, safe='')}/rollback", {})
+    if json_out:
+        out.json(answer)
+        return
+    out.say(f"Rolled {escape(name)} back to {escape(str(answer.get('version')))}; "
+            f"it holds: {escape(', '.join(answer.get('grants') or []) or 'no permissions')}.")
+
+
 def register(app: typer.Typer) -> None:
     app.command("init")(guarded(init))
     app.command("build")(guarded(build))
     app.command("install")(guarded(install))
     app.command("uninstall")(guarded(uninstall))
+    app.command("rollback")(guarded(rollback))

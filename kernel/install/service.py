@@ -32,6 +32,7 @@ from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of, list_installed
 from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.install import snapshots
 from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
 from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
@@ -174,6 +175,7 @@ class Installer:
 
         async with self._lock:
             await self.pool.evict(who.user_name, name)
+            self._snapshot_before_upgrade(who, name, version)
             dest = self._place_bundle(work / "bundle", name, version, staged["digest"], who)
             with self.store.session() as s:
                 bv = s.scalar(select(BundleVersion).where(BundleVersion.name == name, BundleVersion.version == version))
@@ -227,6 +229,47 @@ class Installer:
         with self.store.session() as s:
             return get_installed(s, who.user_id, name)
 
+    def _snapshot_before_upgrade(self, who: Principal, name: str, version: str) -> None:
+        """An upgrade to another version keeps what it replaces, for `rollback` (snapshots.py)."""
+        with self.store.session() as s:
+            inst = s.scalar(select(Installation).where(Installation.user_id == who.user_id, Installation.agent == name))
+            old = s.get(BundleVersion, inst.bundle_id) if inst is not None else None
+            if inst is None or old is None or old.version == version:
+                return
+            grants = [g.scope for g in grants_of(s, who.user_id, name)]
+            old_version, old_id = old.version, old.id
+        snapshots.take(self.settings.agent_data_dir(who.user_name, name), old_version, old_id, grants)
+
+    async def rollback(self, who: Principal, agent: str) -> InstalledAgent:
+        """Back to the version before the latest upgrade, with its grants and its data."""
+        data = self.settings.agent_data_dir(who.user_name, agent)
+        async with self._lock:
+            with self.store.session() as s:
+                current = get_installed(s, who.user_id, agent)
+                snap = snapshots.read(data, agent)
+                old = s.get(BundleVersion, snap.bundle_id)
+                if old is None or old.name != agent or not Path(old.path).is_dir():
+                    raise DreamerError(
+                        "not_found", f"{agent} {snap.version} is no longer on this kernel, so there is nothing to roll back to"
+                    )
+            await self.pool.evict(who.user_name, agent)
+            snapshots.restore(data)
+            with self.store.session() as s:
+                inst = s.scalar(select(Installation).where(Installation.user_id == who.user_id, Installation.agent == agent))
+                assert inst is not None
+                inst.bundle_id, inst.updated_at = snap.bundle_id, utcnow()
+                s.execute(delete(Grant).where(Grant.user_id == who.user_id, Grant.agent == agent))
+                s.add_all(Grant(user_id=who.user_id, agent=agent, scope=scope) for scope in snap.grants)
+                audit(
+                    s, user_id=who.user_id, actor=who.actor, action="rollback", target=f"{agent}@{snap.version}",
+                    decision="allow", detail={"from": current.version, "granted": snap.grants, "data_from": snap.taken_at},
+                )
+            self.cache.forget(who.user_id, agent)
+        if self.on_change is not None:
+            await self.on_change(who, agent)
+        with self.store.session() as s:
+            return get_installed(s, who.user_id, agent)
+
     async def install_folder(self, who: Principal, folder: Path) -> InstalledAgent | dict[str, Any]:
         """Install a local folder without a person reviewing it (the starter agents).
 
@@ -261,6 +304,8 @@ class Installer:
                 )
             self.cache.forget(who.user_id, agent)
             await self.pool.evict(who.user_name, agent)
+            # A later install starts a new history; the kept data stays unless purged.
+            snapshots.drop(self.settings.agent_data_dir(who.user_name, agent))
             if purge:
                 shutil.rmtree(self.settings.agent_data_dir(who.user_name, agent).parent, ignore_errors=True)
         if self.on_change is not None:

@@ -72,6 +72,14 @@ async def uninstall(agent: str, k: KernelDep, who: PrincipalDep, purge: bool = F
     return await k.installer.uninstall(who, agent, purge)
 
 
+@router.post("/agents/{agent}/rollback")
+async def rollback(agent: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    """Back to the version before the latest upgrade, with the grants and the data it had then."""
+    installed = await k.installer.rollback(who, agent)
+    with k.store.session() as s:
+        return agent_view(installed, [g.scope for g in grants_of(s, who.user_id, agent)])
+
+
 @router.post("/agents/{agent}/functions/{function}")
 async def call(agent: str, function: str, body: CallBody, k: KernelDep, who: PrincipalDep) -> CallResult:
     outcome = await k.invoker.invoke(who, agent, function, body.args, Caller("user"))
