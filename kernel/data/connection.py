@@ -3,6 +3,12 @@
 Built from a `DataConnection` row. The application layer's rewriter targets the
 engine layer's secured sources (SQLite: the temp views; PostgreSQL: the schema's
 tables under row-level security), so in normal operation both filters apply.
+
+Other databases with a SQLAlchemy driver and a sqlglot dialect (MySQL and MariaDB,
+SQL Server, Oracle) are served by the application layer alone: the same validator
+and rewriter, then the secured SQL in a read-only transaction where the database has
+one, with the administrator's credentials. There is no engine layer for them, so the
+administrator should connect them with a database user that can only read.
 """
 
 from __future__ import annotations
@@ -10,12 +16,14 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, inspect
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
 from sqlglot import exp
 
 from dreamer.kernel.data import engine_pg
@@ -24,6 +32,15 @@ from dreamer.kernel.data.rewriter import Target
 from dreamer.kernel.data.scopes import Role, ScopesFile, parse_scopes
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.store.db import normalize_url
+
+
+# SQLAlchemy backend → sqlglot dialect, for the databases served by the application layer alone.
+APPLICATION_ONLY = {"mysql": "mysql", "mariadb": "mysql", "mssql": "tsql", "oracle": "oracle"}
+# How each begins a transaction that cannot write (none for Oracle: its SET TRANSACTION
+# READ ONLY must come first, which SQLAlchemy's implicit begin already did).
+_READ_ONLY = {"mysql": "START TRANSACTION READ ONLY", "tsql": None, "oracle": "SET TRANSACTION READ ONLY"}
+# Without a cheap change counter, cached results of these live at most this long.
+_VERSION_WINDOW_S = 60
 
 
 @dataclass
@@ -44,7 +61,15 @@ class Connection:
 
     @property
     def dialect(self) -> str:
-        return "sqlite" if self.url.get_backend_name() == "sqlite" else "postgres"
+        backend = self.url.get_backend_name()
+        if backend == "sqlite":
+            return "sqlite"
+        return APPLICATION_ONLY.get(backend, "postgres")
+
+    @property
+    def layers(self) -> str:
+        """Which layers enforce the scopes: "application and engine", or "application only"."""
+        return "application and engine" if self.dialect in ("sqlite", "postgres") else "application only"
 
     @property
     def target(self) -> Target:
@@ -64,7 +89,9 @@ class Connection:
 
     def execute(self, role: Role, query: str, max_rows: int) -> tuple[list[str], list[list[Any]], bool]:
         """Run secured SQL through the engine layer: (columns, rows as JSON-safe lists, truncated)."""
-        if self.dialect == "sqlite":
+        if self.dialect not in ("sqlite", "postgres"):
+            columns, rows, truncated = _run_read_only(self.url, self.dialect, query, max_rows)
+        elif self.dialect == "sqlite":
             conn = open_secured(self.path, role)
             try:
                 cur = conn.execute(query)
@@ -84,6 +111,8 @@ class Connection:
 
     def data_version(self) -> str:
         """Changes whenever the data may have changed: the result cache's key includes it."""
+        if self.dialect not in ("sqlite", "postgres"):
+            return f"t:{int(time.time() // _VERSION_WINDOW_S)}"
         if self.dialect == "sqlite":
             parts = []
             for suffix in ("", "-wal"):
@@ -111,7 +140,12 @@ def reflect(url: URL, schema: str) -> dict[str, list[Column]]:
             raise DreamerError("invalid_argument", f"there is no SQLite database at {path}; check the URL")
         engine = create_engine(f"sqlite:///file:{path}?mode=ro&uri=true")
     else:
-        engine = create_engine(url)
+        try:
+            engine = create_engine(url, pool_pre_ping=True)
+        except ImportError as exc:
+            raise DreamerError(
+                "not_available", f"no driver for {url.drivername} is installed on the kernel's host ({exc.name or exc})"
+            ) from None
     try:
         insp = inspect(engine)
         out: dict[str, list[Column]] = {}
@@ -125,11 +159,25 @@ def reflect(url: URL, schema: str) -> dict[str, list[Column]]:
 
 
 def parse_url(text: str) -> tuple[URL, str]:
-    """(URL, default schema) for a SQLite or PostgreSQL URL; other databases are not built yet."""
-    url = normalize_url(text) if text.startswith(("postgres", "sqlite")) else None
-    if url is None:
-        raise DreamerError("not_available", "only sqlite:/// and postgresql:// connections are built yet "
-                           "(other SQLAlchemy dialects, SQL Server included, are not)")
+    """(URL, default schema) for a SQLite, PostgreSQL or application-layer-only database URL."""
+    if not text.startswith(("postgres", "sqlite")):
+        try:
+            url = make_url(text)
+        except ArgumentError:
+            raise DreamerError("invalid_argument", f"{text[:80]!r} is not a SQLAlchemy database URL") from None
+        if url.get_backend_name() not in APPLICATION_ONLY:
+            raise DreamerError(
+                "not_available",
+                f"{url.get_backend_name()} databases are not supported; use SQLite, PostgreSQL, MySQL/MariaDB, "
+                "SQL Server or Oracle",
+            )
+        if url.get_backend_name() in ("mysql", "mariadb") and "+" not in url.drivername:
+            url = url.set(drivername=f"{url.get_backend_name()}+pymysql")  # the driver dreamer ships
+        schema = url.query.get("schema") or url.database or ""
+        if not schema:
+            raise DreamerError("invalid_argument", "the URL must name the database (or ?schema=) whose tables are queried")
+        return url, str(schema)
+    url = normalize_url(text)
     if url.get_backend_name() == "sqlite":
         if not url.database or url.database == ":memory:":
             raise DreamerError("invalid_argument", "a SQLite connection needs a file path: sqlite:////path/to/file.db")
@@ -145,6 +193,28 @@ def build(name: str, url_text: str, schema: str, description: str, scopes_text: 
     columns = reflect(url, schema)
     scopes = parse_scopes(scopes_text, set(columns)) if scopes_text else parse_scopes("version: 1\n")
     return Connection(name, url, schema, description, scopes, columns, dict(secrets))
+
+
+def _run_read_only(url: URL, dialect: str, query: str, max_rows: int) -> tuple[list[str], list[Any], bool]:
+    """The application layer's secured SQL on a database without an engine layer of ours:
+    in a transaction that cannot write where the database has one, always rolled back."""
+    engine = create_engine(url, pool_pre_ping=True)
+    try:
+        with engine.connect() as conn:
+            begin = _READ_ONLY.get(dialect)
+            if begin:
+                conn.exec_driver_sql(begin)
+            try:
+                result = conn.exec_driver_sql(query)
+                columns = list(result.keys())
+                rows = result.fetchmany(max_rows + 1)
+            except Exception as exc:  # the database's refusal, for the model and the user to read
+                raise DreamerError("sql_error", f"the database refused the query: {str(exc).splitlines()[0][:300]}") from None
+            finally:
+                conn.rollback()
+    finally:
+        engine.dispose()
+    return columns, [list(r) for r in rows], len(rows) > max_rows
 
 
 def jsonable(value: Any) -> Any:

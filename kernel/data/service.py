@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlglot import exp
 
 from dreamer.kernel.data import engine_pg
-from dreamer.kernel.data.connection import Connection, build, parse_url
+from dreamer.kernel.data.connection import APPLICATION_ONLY, Connection, build, parse_url
 from dreamer.kernel.data.results import Result, Results
 from dreamer.kernel.data.rewriter import Guarded, guard
 from dreamer.kernel.data.scopes import Role, parse_scopes
@@ -107,8 +107,10 @@ class DataService:
         """What an administrator sees: never the URL's password."""
         row = self._row(name)
         url, _ = parse_url(row["url"])
+        backend = url.get_backend_name()
+        layers = "application only" if backend in APPLICATION_ONLY else "application and engine"
         return {"name": name, "url": url.render_as_string(hide_password=True), "schema": row["schema_name"],
-                "description": row["description"], "scopes_version": row["scopes_version"]}
+                "description": row["description"], "scopes_version": row["scopes_version"], "layers": layers}
 
     # -- the query path -------------------------------------------------------------------
 

@@ -131,8 +131,11 @@ def test_connections_are_declared_once_and_scopes_only_move_forward(sqlite_demo:
             data.query("hr", "ops_manager", "SELECT COUNT(*) FROM attendance a, attendance b, attendance c", 1)
         assert err.value.code == "timeout"
         with pytest.raises(DreamerError) as err:
-            data.add("other", "mysql://u:p@h/db")
+            data.add("other", "firebird://u:p@h/db")
         assert err.value.code == "not_available"
+        with pytest.raises(DreamerError) as err:  # a supported kind whose server does not answer
+            data.add("other", "mysql://u:p@127.0.0.1:9/db")
+        assert err.value.code == "invalid_argument" and "cannot read the tables" in err.value.message
     finally:
         store.dispose()
 
