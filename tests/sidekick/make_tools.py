@@ -19,10 +19,13 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).with_name("tools.json")
-AGENTS = ("grocery", "recipes", "notes", "calendar")
+# Folders of the starter agents: all of them, so a catch-all example of one agent that takes
+# another's everyday requests shows up in the routing score.
+AGENTS = ("grocery", "recipes", "notes", "calendar", "sql_explorer", "watch")
 
 _DESCRIBE = """
 import importlib, json, sys
+sys.path.insert(0, sys.argv[2])  # the bundle's folder, as /agent is in the worker
 importlib.import_module(sys.argv[1])
 from dreamer.sdk.registry import REGISTRY
 print(json.dumps(REGISTRY.specs()))
@@ -32,9 +35,10 @@ print(json.dumps(REGISTRY.specs()))
 def describe(agent: str) -> dict[str, Any]:
     """The agent as `dreamer agents --json` shows it (the fields the planner reads)."""
     manifest = yaml.safe_load((ROOT / "agents" / agent / "agent.yaml").read_text())
-    module = f"dreamer.agents.{agent}.{manifest['entry']}"
+    folder = ROOT / "agents" / agent
     out = subprocess.run(
-        [sys.executable, "-c", _DESCRIBE, module], capture_output=True, text=True, check=True, cwd=ROOT
+        [sys.executable, "-c", _DESCRIBE, manifest["entry"], str(folder)], capture_output=True, text=True, check=True,
+        cwd=folder,
     )
     functions = json.loads(out.stdout)
     return {

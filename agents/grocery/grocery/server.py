@@ -183,6 +183,7 @@ def remove_items(ctx: Context, items: list[str]) -> dict:
         "what's on the list",
         "what (do|should) I (get|buy) at the (store|supermarket)",
         "what groceries do (I|we) need",
+        "how many (items|things) are on my [grocery|shopping] list",
     ],
 )
 def list_items(ctx: Context) -> dict:
