@@ -2,9 +2,8 @@
 
 Everything that leaves the sandbox (calling another agent, logging) is a
 syscall to the kernel over the worker's protocol channel; the kernel checks it
-against the agent's grants and answers. Members the design names but this
-installation does not have yet raise NotAvailable, so agent code can test for
-them with `except NotAvailable`.
+against the agent's grants and answers. A syscall a kernel does not serve (an
+older kernel) fails with CallError(kind="not_available").
 """
 
 from __future__ import annotations
@@ -13,24 +12,18 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, NoReturn, Protocol
+from typing import Any, Protocol
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 from dreamer.sdk.data import Data
 from dreamer.sdk.database import AgentDatabase
-from dreamer.sdk.errors import CallError, NotAvailable
+from dreamer.sdk.errors import CallError
 from dreamer.sdk.fetch import Response, fetch_params, response_from
 from dreamer.sdk.llm import llm_answer, llm_params, tool_turn_answer, tool_turn_params
 from dreamer.sdk.memory import read_answer, read_params, write_params
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
-
-# member -> why it is missing. One place to update as the pieces arrive.
-MISSING: dict[str, str] = {
-    "emit_reward": "rewards are recorded with issue 4",
-}
-
 
 class Kernel(Protocol):
     """The worker side of the syscall channel (see dreamer.sdk.worker)."""
@@ -51,10 +44,6 @@ class User:
     id: int | str
     name: str
     timezone: str
-
-
-def _missing(member: str) -> NoReturn:
-    raise NotAvailable(f"ctx.{member} is not available yet: {MISSING[member]}")
 
 
 class Tools:
@@ -362,9 +351,16 @@ class Context:
         params = fetch_params(url, method, headers, body, timeout, max_bytes)
         return response_from(self._kernel.request("net.fetch", params), url)
 
-    def emit_reward(self, *args: Any, **kwargs: Any) -> Any:
-        """`ctx.emit_reward(value)`: record how well this invocation went."""
-        _missing("emit_reward")
+    def emit_reward(self, value: float, note: str | None = None) -> None:
+        """Record how well this invocation went, from -1 (bad) to 1 (good), with an optional note.
+
+        Kept with the invocation (`GET /v1/invocations/{id}`) for evaluating agents over
+        time; needs no grant. Raises CallError(invalid_argument) for a value outside -1..1.
+        """
+        self._check_active("ctx.emit_reward")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError("ctx.emit_reward(value) takes a number from -1 to 1")
+        self._kernel.request("rewards.emit", {"value": value, "note": note})
 
     def emit_event(self, name: str, data: Any = None) -> list[str]:
         """Emit an event this agent declares in agent.yaml (`events: [article.saved]`).

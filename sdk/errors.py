@@ -35,6 +35,8 @@ KINDS: frozenset[str] = frozenset(
         "model_error",
         "sql_refused",
         "sql_error",
+        "conflict",
+        "tool_disabled",
         "internal",
     }
 )

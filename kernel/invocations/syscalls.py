@@ -20,6 +20,7 @@ from dreamer.kernel.data.syscall import TABLE as DATA_SYSCALLS
 from dreamer.kernel.llm.syscall import llm_complete
 from dreamer.kernel.memory.syscall import memory_read, memory_write
 from dreamer.kernel.net.fetch import net_fetch
+from dreamer.kernel.invocations.rewards import rewards_emit
 from dreamer.kernel.permissions.check import allowed
 from dreamer.kernel.permissions.scopes import parse_scope
 from dreamer.kernel.posts.feed import posts_create
@@ -116,6 +117,7 @@ def default_table() -> dict[str, Handler]:
     return {
         "agents.call": agents_call,
         "grants.check": grants_check,
+        "rewards.emit": rewards_emit,
         "net.fetch": net_fetch,
         "llm.complete": llm_complete,
         "memory.read": memory_read,

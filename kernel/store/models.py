@@ -369,3 +369,17 @@ class ToolInstallation(Base):
     headers: Mapped[dict] = mapped_column(JSON, default=dict)
     installed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Reward(Base):
+    """How well an invocation went, as its agent judged it (`ctx.emit_reward(value, note)`)."""
+
+    __tablename__ = "rewards"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    invocation_id: Mapped[str] = mapped_column(String(40), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    agent: Mapped[str] = mapped_column(String(64))
+    value: Mapped[float] = mapped_column(Float)
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

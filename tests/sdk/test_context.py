@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from dreamer.sdk import CallError, Context, DreamerSDKError, NotAvailable, User
-from dreamer.sdk.context import MISSING
+from dreamer.sdk import CallError, Context, User
 from dreamer.sdk.database import AgentDatabase
 
 
@@ -42,15 +41,14 @@ def make_ctx(tmp_path: Path, kernel: Recorder | None = None) -> Context:
     )
 
 
-@pytest.mark.parametrize("member", ["emit_reward"])
-def test_members_not_built_yet_raise_not_available(tmp_path: Path, member: str) -> None:
-    ctx = make_ctx(tmp_path)
-    with pytest.raises(NotAvailable) as caught:
-        getattr(ctx, member)("anything", key="value")
-    assert caught.value.kind == "not_available"
-    assert caught.value.message == f"ctx.{member} is not available yet: {MISSING[member]}"
-    assert isinstance(caught.value, DreamerSDKError)
-    assert not isinstance(caught.value, NotImplementedError)
+def test_emit_reward_sends_the_value_and_refuses_what_is_not_a_number(tmp_path: Path) -> None:
+    kernel = Recorder(answer={"id": 1})
+    ctx = make_ctx(tmp_path, kernel)
+    ctx.emit_reward(0.5, "the user kept the plan")
+    assert kernel.sent == [("request", "rewards.emit", {"value": 0.5, "note": "the user kept the plan"})]
+    for bad in ("good", True, None):
+        with pytest.raises(TypeError):
+            ctx.emit_reward(bad)  # type: ignore[arg-type]
 
 
 def test_tools_call_sends_the_tool_and_returns_its_value(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.invocations.rewards import rewards_of
 from dreamer.kernel.runs.queue import TERMINAL
 from dreamer.kernel.store.models import Invocation, InvocationLog
 from dreamer.kernel.tracing import spans_for
@@ -84,6 +85,7 @@ def invocation(invocation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str,
         )
         view["logs"] = [_line(line) for line in logs]
         view["spans"] = spans_for(s, trace_id=row.trace_id) if row.trace_id else []
+        view["rewards"] = rewards_of(s, invocation_id)
         return view
 
 
