@@ -36,6 +36,8 @@ def doctor(json_out: JsonOpt = False, user: UserOpt = None) -> None:
             for b in backends
         ]
         out.table(make_table(["sandbox", "works", "why"], rows))
+        if sandbox.get("seccomp"):
+            out.say(f"bwrap workers: {escape(cell_text(sandbox.get('seccomp')))}")
         store = report.get("store") if isinstance(report.get("store"), dict) else {}
         out.say(f"store: {escape(cell_text(store.get('backend')))} at {escape(cell_text(store.get('url')))}")
         out.say(f"model: {escape(_model_line(report.get('llm')))}")
