@@ -105,9 +105,8 @@ def main() -> None:
     cases = list(CASES) + (humaneval_cases(args.humaneval) if args.humaneval else [])
 
     with tempfile.TemporaryDirectory(prefix="coder-fix-") as tmp, FakeLLMServer() as fake:
-        model_env = ({k: v for k, v in os.environ.items() if k.startswith("DREAMER_LLM_")} if args.real else {
-            "DREAMER_LLM_PROVIDER": "openai", "DREAMER_LLM_BASE_URL": fake.openai_url,
-            "DREAMER_LLM_MODEL": "scripted", "DREAMER_LLM_API_KEY": "sk-bench", "DREAMER_LLM_MAX_RETRIES": "0"})
+        real_env = {k: v for k, v in os.environ.items() if k.startswith("DREAMER_LLM_")}
+        model_env = real_env if args.real else fake.kernel_env(model="scripted", api_key="sk-bench")
         kernel = start_kernel(Path(tmp) / "home", model_env)
         rows = []
         try:

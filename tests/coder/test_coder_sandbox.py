@@ -28,10 +28,7 @@ def fake() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture(scope="module")
 def kernel(fake: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    k = start_kernel(tmp_path_factory.mktemp("coder") / "home", {
-        "DREAMER_LLM_PROVIDER": "openai", "DREAMER_LLM_BASE_URL": fake.openai_url,
-        "DREAMER_LLM_MODEL": "coder-1", "DREAMER_LLM_API_KEY": "sk-test", "DREAMER_LLM_MAX_RETRIES": "0",
-    })
+    k = start_kernel(tmp_path_factory.mktemp("coder") / "home", fake.kernel_env(model="coder-1"))
     done = k.cli("install", str(CODER), "--yes")
     assert done.returncode == 0, done.stderr
     assert k.cli("grant", "coder", "llm").returncode == 0

@@ -63,14 +63,7 @@ def llm_kernel(fake: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) ->
     home = tmp_path_factory.mktemp("llm") / "home"
     home.mkdir()
     (home / "config.toml").write_text(CONFIG)
-    kernel = start_kernel(home, {
-        "DREAMER_LLM_PROVIDER": "openai",
-        "DREAMER_LLM_BASE_URL": fake.openai_url,
-        "DREAMER_LLM_MODEL": "medium-1",
-        "DREAMER_LLM_MODEL_FAST": "small-1",
-        "DREAMER_LLM_API_KEY": "sk-e2e-secret",
-        "DREAMER_LLM_MAX_RETRIES": "0",
-    })
+    kernel = start_kernel(home, fake.kernel_env(api_key="sk-e2e-secret", DREAMER_LLM_MODEL_FAST="small-1"))
     root = tmp_path_factory.mktemp("llm-bundles")
     try:
         for name, scopes in (("asker", ["llm"]), ("no-model", [])):

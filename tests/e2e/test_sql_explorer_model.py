@@ -30,10 +30,7 @@ def fake() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture(scope="module")
 def kernel(fake: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    k = start_kernel(tmp_path_factory.mktemp("sqlx-model") / "home", {
-        "DREAMER_LLM_PROVIDER": "openai", "DREAMER_LLM_BASE_URL": fake.openai_url,
-        "DREAMER_LLM_MODEL": "medium-1", "DREAMER_LLM_API_KEY": "sk-test", "DREAMER_LLM_MAX_RETRIES": "0",
-    })
+    k = start_kernel(tmp_path_factory.mktemp("sqlx-model") / "home", fake.kernel_env())
     try:
         granted = k.cli("grant", "sql-explorer", "llm")  # a starter gets no model access until the user grants it
         assert granted.returncode == 0, granted.stderr

@@ -67,10 +67,7 @@ def install(k: KernelProc, root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def kernel(fake: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    k = start_kernel(tmp_path_factory.mktemp("tasks") / "home", {
-        "DREAMER_LLM_PROVIDER": "openai", "DREAMER_LLM_BASE_URL": fake.openai_url,
-        "DREAMER_LLM_MODEL": "medium-1", "DREAMER_LLM_API_KEY": "sk-tasks", "DREAMER_LLM_MAX_RETRIES": "0",
-    })
+    k = start_kernel(tmp_path_factory.mktemp("tasks") / "home", fake.kernel_env(api_key="sk-tasks"))
     root = tmp_path_factory.mktemp("tasks-bundles")
     try:
         install(k, root)

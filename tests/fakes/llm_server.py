@@ -162,6 +162,14 @@ class FakeLLMServer:
         """The base URL for openai.OpenAI (which appends /chat/completions)."""
         return self.url + "/v1"
 
+    def kernel_env(self, model: str = "medium-1", api_key: str = "sk-test", **extra: str) -> dict[str, str]:
+        """The environment of a kernel whose model gateway talks to this server (OpenAI wire format),
+        with no retries so a scripted failure reaches the caller at once."""
+        return {
+            "DREAMER_LLM_PROVIDER": "openai", "DREAMER_LLM_BASE_URL": self.openai_url, "DREAMER_LLM_MODEL": model,
+            "DREAMER_LLM_API_KEY": api_key, "DREAMER_LLM_MAX_RETRIES": "0", **extra,
+        }
+
     # script
     def script(self, *replies: Any) -> "FakeLLMServer":
         with self._lock:

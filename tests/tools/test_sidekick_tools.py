@@ -23,10 +23,7 @@ def fake() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture(scope="module")
 def model_kernel(fake: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    kernel = start_kernel(tmp_path_factory.mktemp("tools-model") / "home", {
-        "DREAMER_LLM_PROVIDER": "openai", "DREAMER_LLM_BASE_URL": fake.openai_url,
-        "DREAMER_LLM_MODEL": "medium-1", "DREAMER_LLM_API_KEY": "sk-test", "DREAMER_LLM_MAX_RETRIES": "0",
-    })
+    kernel = start_kernel(tmp_path_factory.mktemp("tools-model") / "home", fake.kernel_env())
     yield kernel
     kernel.stop()
 
