@@ -105,15 +105,9 @@ async def grants_check(ctx: SyscallContext, params: dict[str, Any]) -> dict[str,
     return {"granted": holder is not None, "by": holder}
 
 
-async def _tasks_create(ctx: SyscallContext, params: dict[str, Any]) -> Any:
-    # Imported on use: tasks run Sidekick, which imports the invoker that imports this table.
-    from dreamer.kernel.tasks.syscall import tasks_create
-
-    return await tasks_create(ctx, params)
-
-
 def default_table() -> dict[str, Handler]:
-    """Every syscall this kernel serves. Modules that add one register it here."""
+    """The syscalls served from this module and kernel/data. Modules that add one register it here;
+    those whose modules import the invoker (events.emit, tasks.create) join in invocations/table.py."""
     return {
         "agents.call": agents_call,
         "grants.check": grants_check,
@@ -123,16 +117,8 @@ def default_table() -> dict[str, Handler]:
         "memory.read": memory_read,
         "memory.write": memory_write,
         "posts.create": posts_create,
-        "events.emit": _events_emit,
-        "tasks.create": _tasks_create,
         "tools.call": tools_call,
         "tools.list": tools_list,
         **DATA_SYSCALLS,
     }
 
-
-async def _events_emit(ctx: SyscallContext, params: dict[str, Any]) -> Any:
-    # Imported here: the trigger service imports the invoker, which imports this table.
-    from dreamer.kernel.triggers.events import events_emit
-
-    return await events_emit(ctx, params)
