@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Caller
-from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.gate import decide
 
 if TYPE_CHECKING:
     from dreamer.kernel.invocations.syscalls import SyscallContext
@@ -68,14 +68,10 @@ async def tasks_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
         grants = invoker.cache.grants(ctx.who.user_id, ctx.agent)
         for name in names:
             try:
-                holder = allowed(grants, f"tool:{name}")
+                decision = decide(grants, ctx.agent, f"tool:{name}")
             except ValueError:
                 raise DreamerError("invalid_argument", f"{name[:80]!r} is not a tool name (server.tool)") from None
-            if holder is None:
-                raise DreamerError(
-                    "permission_denied",
-                    f"{ctx.agent} may not give a task the tool {name[:80]!r}: the user has not granted tool:{name[:80]}",
-                )
+            decision.require(f"give a task the tool {name!r}")
     if not exported and not names:
         raise DreamerError("invalid_argument", f"{ctx.agent} exports no function and names no tool a task could use")
     # Raises not_found for a named tool the user has no enabled server tool for.
