@@ -27,7 +27,7 @@ from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
-from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.gate import Decision, decide
 from dreamer.kernel.runs.retry import RETRIABLE, retry_delay
 from dreamer.kernel.sandbox.base import SandboxSpec
 from dreamer.kernel.sandbox.mounts import fs_grants, mounts_for
@@ -316,15 +316,18 @@ class Invoker:
             await self.writer.write(admitted)
             return installed
 
-        refusal = self._refusal(who, agent, function, caller, f"agent:{agent}.{function}")
+        assert caller.agent is not None
+        decision = decide(self.cache.grants(who.user_id, caller.agent), caller.agent, f"agent:{agent}.{function}")
+        refusal = self._refusal(who, agent, function, caller, decision)
         actor = f"agent:{caller.agent}"
-        scope = f"agent:{agent}.{function}"
         if isinstance(refusal, DreamerError):
             reason = refusal.code
+            # A refusal for another reason (a cycle, depth, not exported) is still a deny in the log.
+            refused = decision if not decision.allowed else Decision(decision.agent, decision.wanted, None)
 
             def denied(conn: Connection) -> None:
-                audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                      scope=scope, decision="deny", detail={"reason": reason}, invocation_id=caller.parent_id)
+                refused.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                              detail={"reason": reason}, invocation_id=caller.parent_id)
 
             # Committed before raising: a denial is a decision the log must keep.
             await self.writer.write(denied)
@@ -334,8 +337,8 @@ class Invoker:
         start = self._start_row(who, run, agent, function, args, caller)
 
         def allowed_call(conn: Connection) -> None:
-            audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                  scope=holder, decision="allow", invocation_id=caller.parent_id, detail={"invocation_id": run.id})
+            decision.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                           invocation_id=caller.parent_id, detail={"invocation_id": run.id})
             conn.execute(_INSERT_INVOCATION, start)
 
         await self.writer.write(allowed_call)
@@ -365,7 +368,7 @@ class Invoker:
         return found
 
     def _refusal(
-        self, who: Principal, agent: str, function: str, caller: Caller, scope: str
+        self, who: Principal, agent: str, function: str, caller: Caller, decision: Decision
     ) -> DreamerError | tuple[InstalledAgent, dict[str, Any], str]:
         """Why an agent's call must be refused, or what it is allowed to reach and by which grant."""
         target = f"{agent}.{function}"
@@ -376,14 +379,9 @@ class Invoker:
                 "depth_exceeded",
                 f"call chain deeper than {self.settings.max_call_depth} agents refused at {caller.agent} → {agent}",
             )
-        assert caller.agent is not None
-        holder = allowed(self.cache.grants(who.user_id, caller.agent), scope)
-        if holder is None:
-            return DreamerError(
-                "permission_denied",
-                f"{caller.agent} may not call {target}: the user has not granted {scope} "
-                f"(grant it with `dreamer grant {caller.agent} agent:{agent}`)",
-            )
+        if decision.holder is None:
+            return decision.refusal(f"call {target}", grant=f"agent:{agent}")
+        holder = decision.holder
         try:
             installed = self._installed(who, agent)
             spec = installed.function(function)

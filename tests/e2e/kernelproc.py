@@ -78,7 +78,7 @@ def start_kernel(home: Path, extra_env: dict[str, str] | None = None, port: int 
     home.mkdir(parents=True, exist_ok=True)
     log = open(home / "test-kernel.log", "ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "dreamer.kernel.server", "127.0.0.1", str(port)],
+        [sys.executable, "-m", "dreamer.host.server", "127.0.0.1", str(port)],
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     kernel = KernelProc(home, port, process, env)
