@@ -30,6 +30,7 @@ from dreamer.kernel.bundles.manifest import Manifest, load_manifest
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.install.integrity import bundle_folder, check_bundle
 from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of, list_installed
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.install import snapshots
@@ -173,20 +174,24 @@ class Installer:
             if scope not in optional:
                 raise DreamerError("invalid_argument", f"{name} does not ask for {scope}, so there is nothing to leave out")
 
+        provenance = staged.get("provenance") or {}
         async with self._lock:
             await self.pool.evict(who.user_name, name)
             self._snapshot_before_upgrade(who, name, version)
-            dest = self._place_bundle(work / "bundle", name, version, staged["digest"], who)
+            dest = self._place_bundle(work / "bundle", name, version, staged["digest"])
             with self.store.session() as s:
-                bv = s.scalar(select(BundleVersion).where(BundleVersion.name == name, BundleVersion.version == version))
+                # Keyed by content: a row is written once and never changed, so what another
+                # user runs or may roll back to stays exactly what they approved.
+                bv = s.scalar(select(BundleVersion).where(
+                    BundleVersion.name == name, BundleVersion.version == version,
+                    BundleVersion.digest == staged["digest"]))
                 if bv is None:
-                    bv = BundleVersion(name=name, version=version)
+                    bv = BundleVersion(
+                        name=name, version=version, kind=manifest.get("kind", "agent"), digest=staged["digest"],
+                        publisher=manifest["publisher"], manifest=manifest, functions=functions, path=str(dest),
+                    )
                     s.add(bv)
-                bv.kind, bv.digest, bv.publisher = manifest.get("kind", "agent"), staged["digest"], manifest["publisher"]
-                bv.manifest, bv.functions, bv.path = manifest, functions, str(dest)
-                provenance = staged.get("provenance") or {}
-                bv.source, bv.publisher_fingerprint = provenance.get("gallery"), provenance.get("fingerprint")
-                s.flush()
+                    s.flush()
                 inst = s.scalar(
                     select(Installation).where(Installation.user_id == who.user_id, Installation.agent == name)
                 )
@@ -195,6 +200,7 @@ class Installer:
                 if inst is None:
                     inst = Installation(user_id=who.user_id, agent=name, bundle_id=bv.id)
                     s.add(inst)
+                    s.flush()
                     wanted = set(required) | (set(optional) - set(without))
                     action = "install"
                 else:
@@ -213,6 +219,8 @@ class Installer:
                     inst.updated_at = utcnow()
                     action = "upgrade"
                 wanted = {w for w in wanted if not parse_scope(w).is_chooser}  # fs:* names no folder to grant
+                # Provenance is this user's: another user's install of the same files leaves it alone.
+                inst.source, inst.publisher_fingerprint = provenance.get("gallery"), provenance.get("fingerprint")
                 s.execute(delete(Grant).where(Grant.user_id == who.user_id, Grant.agent == name))
                 s.add_all(Grant(user_id=who.user_id, agent=name, scope=scope) for scope in sorted(wanted))
                 audit(
@@ -237,8 +245,8 @@ class Installer:
             if inst is None or old is None or old.version == version:
                 return
             grants = [g.scope for g in grants_of(s, who.user_id, name)]
-            old_version, old_id = old.version, old.id
-        snapshots.take(self.settings.agent_data_dir(who.user_name, name), old_version, old_id, grants)
+            kept = snapshots.Kept(old.version, old.id, old.digest, inst.source, inst.publisher_fingerprint)
+        snapshots.take(self.settings.agent_data_dir(who.user_name, name), kept, grants)
 
     async def rollback(self, who: Principal, agent: str) -> InstalledAgent:
         """Back to the version before the latest upgrade, with its grants and its data."""
@@ -248,16 +256,23 @@ class Installer:
                 current = get_installed(s, who.user_id, agent)
                 snap = snapshots.read(data, agent)
                 old = s.get(BundleVersion, snap.bundle_id)
-                if old is None or old.name != agent or not Path(old.path).is_dir():
+                if old is None or old.name != agent or old.version != snap.version or not Path(old.path).is_dir():
                     raise DreamerError(
                         "not_found", f"{agent} {snap.version} is no longer on this kernel, so there is nothing to roll back to"
                     )
+                if snap.digest and old.digest != snap.digest:
+                    raise DreamerError(
+                        "digest_mismatch", f"{agent} {snap.version} on this kernel is not the one you had; nothing was rolled back"
+                    )
+                # The files must still be the ones approved back then, before anything is switched.
+                check_bundle(Path(old.path), old.digest, f"{agent} {snap.version}")
             await self.pool.evict(who.user_name, agent)
             snapshots.restore(data)
             with self.store.session() as s:
                 inst = s.scalar(select(Installation).where(Installation.user_id == who.user_id, Installation.agent == agent))
                 assert inst is not None
                 inst.bundle_id, inst.updated_at = snap.bundle_id, utcnow()
+                inst.source, inst.publisher_fingerprint = snap.source, snap.publisher_fingerprint
                 s.execute(delete(Grant).where(Grant.user_id == who.user_id, Grant.agent == agent))
                 s.add_all(Grant(user_id=who.user_id, agent=agent, scope=scope) for scope in snap.grants)
                 audit(
@@ -392,23 +407,15 @@ class Installer:
 
     # -- internals --------------------------------------------------------------------------------
 
-    def _place_bundle(self, src: Path, name: str, version: str, digest: str, who: Principal) -> Path:
-        dest = self.settings.bundles_dir / name / version
+    def _place_bundle(self, src: Path, name: str, version: str, digest: str) -> Path:
+        """Copy the approved files to their content address. A folder already there with the
+        same digest is reused; one with other content (a crash, a tampered copy) is not what
+        that address names, so it is replaced. No upload can touch another digest's folder,
+        so there is no "already installed with different contents" answer to learn from."""
+        dest = bundle_folder(self.settings.bundles_dir, name, version, digest)
         if dest.exists():
             if tree_digest(dest) == digest:
                 return dest
-            with self.store.session() as s:
-                bv = s.scalar(select(BundleVersion).where(BundleVersion.name == name, BundleVersion.version == version))
-                others = []
-                if bv is not None:
-                    others = list(s.scalars(select(Installation.user_id).where(
-                        Installation.bundle_id == bv.id, Installation.user_id != who.user_id)))
-            if others:
-                raise DreamerError(
-                    "conflict",
-                    f"{name} {version} is already installed on this kernel with different contents; "
-                    "raise the version in agent.yaml",
-                )
             remove_tree(dest)
         install_copy(src, dest)
         return dest

@@ -25,6 +25,7 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Limits, Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
 from dreamer.kernel.permissions.check import allowed
@@ -422,7 +423,8 @@ class Invoker:
         return self.settings.limits.within(installed.manifest.get("limits"))
 
     def _spec(self, who: Principal, installed: InstalledAgent, limits: Limits, folders: list[str]) -> SandboxSpec:
-        """Called only when a worker starts: the granted folders are checked then."""
+        """Called only when a worker starts: the granted folders and the bundle's files are checked then."""
+        check_bundle(installed.bundle_path, installed.digest, f"{installed.name} {installed.version}")
         try:
             mounts = mounts_for(folders, self.settings.home)
         except DreamerError as exc:
