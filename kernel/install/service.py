@@ -109,6 +109,11 @@ class Installer:
                         "invalid_bundle", f"agent.yaml: trigger {trigger.name!r} names entrypoint "
                         f"{trigger.entrypoint!r}, which is not a function in functions.json"
                     )
+                if by_name[trigger.entrypoint].get("confirm"):
+                    raise DreamerError(
+                        "invalid_bundle", f"agent.yaml: trigger {trigger.name!r} names {trigger.entrypoint}, which is marked "
+                        "confirm; a trigger cannot ask the user, so it may not run a function that needs their confirmation"
+                    )
                 required = by_name[trigger.entrypoint].get("parameters", {}).get("required") or []
                 if len(required) > 1:
                     raise DreamerError(
@@ -154,7 +159,12 @@ class Installer:
             raise DreamerError("not_available", "this kernel has no tool registry")
         return self.tools
 
-    async def approve(self, who: Principal, bundle_id: str, without: list[str]) -> InstalledAgent | dict[str, Any]:
+    async def approve(
+        self, who: Principal, bundle_id: str, without: list[str], grant: list[str] | tuple[str, ...] = ()
+    ) -> InstalledAgent | dict[str, Any]:
+        """Install the staged bundle with its required scopes and, of its optional ones, only those
+        the user turned on (`grant`: `--grant SCOPE`, a switch in the web review). On an upgrade the
+        optional scopes granted before stay, unless named in `without`."""
         work = self._stage_dir(bundle_id)
         staged_file = work / "staged.json"
         if not staged_file.is_file():
@@ -173,6 +183,7 @@ class Installer:
                 raise DreamerError("invalid_argument", f"{scope} is required by {name} and cannot be left out")
             if scope not in optional:
                 raise DreamerError("invalid_argument", f"{name} does not ask for {scope}, so there is nothing to leave out")
+        turned_on = _turned_on(name, required, optional, grant)
 
         provenance = staged.get("provenance") or {}
         async with self._lock:
@@ -201,7 +212,7 @@ class Installer:
                     inst = Installation(user_id=who.user_id, agent=name, bundle_id=bv.id)
                     s.add(inst)
                     s.flush()
-                    wanted = set(required) | (set(optional) - set(without))
+                    wanted = set(required) | (turned_on - set(without))
                     action = "install"
                 else:
                     old_declared = set(previous)
@@ -209,9 +220,10 @@ class Installer:
                     if old is not None:
                         p = old.manifest.get("permissions", {})
                         old_declared = set(p.get("required", [])) | set(p.get("optional", []))
-                    # Keep what was granted and still declared; newly declared scopes were
-                    # shown in the upgrade review that is being approved now.
-                    wanted = (previous & declared) | set(required) | ((declared - old_declared) - set(without))
+                    # Keep what was granted and still declared; newly required scopes were shown
+                    # in the upgrade review being approved now; optional ones only when turned on.
+                    wanted = (previous & declared) | set(required) | ((set(required) - old_declared) - set(without))
+                    wanted |= turned_on
                     wanted -= set(without)
                     # Folders the user chose under a declared fs:* stay while it is declared.
                     wanted |= {g for g in previous if _admitted(g, declared)}
@@ -289,13 +301,14 @@ class Installer:
         """Install a local folder without a person reviewing it (the starter agents).
 
         Nobody approved anything, so only what cannot hurt is granted: required scopes
-        and optional ones that are neither high risk nor cost money. The user can grant
-        the rest later (`dreamer grant notes net:*`).
+        and optional ones that are not high risk and cost no money (never `llm`, `net:*`,
+        `fs:*`, `memory:read`, nor a `!confirm` approval).
+        The user can grant the rest later (`dreamer grant notes net:*`).
         """
         staged = await self.stage(who, pack(folder))
         optional = staged["manifest"].get("permissions", {}).get("optional", [])
-        unreviewed = [s for s in optional if parse_scope(s).risk == "high" or s == "llm"]
-        return await self.approve(who, staged["bundle_id"], without=unreviewed)
+        harmless = [s for s in optional if starter_may_hold(s)]
+        return await self.approve(who, staged["bundle_id"], without=[], grant=harmless)
 
     # -- uninstall ---------------------------------------------------------------------------
 
@@ -362,6 +375,9 @@ class Installer:
             if wanted.is_chooser:
                 raise DreamerError("invalid_argument", f"{scope} names no folder; grant a folder, e.g. {wanted.kind}:/home/me/project")
             matching = [d for d in declared if d == scope or wanted.covers(parse_scope(d))]
+            if not matching and wanted.confirm and any(parse_scope(d).covers(wanted.plain) for d in declared):
+                # The user's own approval of a confirm=True function for a caller that may call it.
+                matching = [scope]
             if not matching and (_admitted(scope, declared) or any(parse_scope(d).covers(wanted) for d in declared)):
                 # A folder the user chose under a declared fs:* / fs.ro:*, or less than the agent
                 # asks for (`net:127.0.0.1` under a declared `net:*`).
@@ -390,7 +406,9 @@ class Installer:
             get_installed(s, who.user_id, agent)
             held = grants_of(s, who.user_id, agent)
             # Revoking a broad scope revokes every narrower grant it covers.
-            gone = [g for g in held if g.scope == scope or wanted.covers(parse_scope(g.scope))]
+            # Taking back a call also takes back any approval to run it unconfirmed.
+            gone = [g for g in held if g.scope == scope or wanted.covers(parse_scope(g.scope))
+                    or wanted.covers(parse_scope(g.scope).plain)]
             if not gone:
                 raise DreamerError("not_found", f"{agent} holds no grant covered by {scope}")
             for g in gone:
@@ -443,6 +461,12 @@ class Installer:
                 continue
 
 
+def starter_may_hold(scope: str) -> bool:
+    """Whether a starter agent, installed without a review, may hold this optional scope."""
+    parsed = parse_scope(scope)
+    return parsed.risk != "high" and scope != "llm" and not parsed.is_chooser and not scope.endswith("!confirm")
+
+
 def last_used(session: Session, user_id: int, agents: list[str]) -> dict[tuple[str, str], str]:
     """(agent, scope) → when the agent last used that grant: its newest allowed syscall in the audit log."""
     if not agents:
@@ -460,6 +484,27 @@ def last_used(session: Session, user_id: int, agents: list[str]) -> dict[tuple[s
 def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:  # noqa: ARG001
     bundle = extract(archive, work / "bundle")
     return bundle, load_manifest(bundle)
+
+
+def _turned_on(name: str, required: list[str], optional: list[str], grant: list[str] | tuple[str, ...]) -> set[str]:
+    """The optional scopes the user asked for at install; anything else is refused, so a typo
+    never installs with less (or more) than the user meant."""
+    chosen: set[str] = set()
+    for scope in grant:
+        if scope in required:
+            continue  # granted anyway
+        if scope in optional and parse_scope(scope).is_chooser:
+            raise DreamerError(
+                "invalid_argument", f"{scope} names no folder; after installing, grant a folder with "
+                f"`dreamer grant {name} {parse_scope(scope).kind}:/path/to/folder`"
+            )
+        if scope not in optional and not _admitted(scope, optional):
+            raise DreamerError(
+                "invalid_argument", f"{name} does not ask for {scope}; its optional permissions are: "
+                f"{', '.join(optional) or 'none'}"
+            )
+        chosen.add(scope)
+    return chosen
 
 
 def _parse(scope: str):  # noqa: ANN202 - returns Scope
