@@ -73,7 +73,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def accounts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str]]:
     """One real kernel (bwrap) with two ordinary accounts: `me` (the first, local user) and bob,
     an attacker with an ordinary account. Yields the kernel and bob's token."""
-    kernel = start_kernel(tmp_path_factory.mktemp("accounts") / "home")
+    # A first start installs every starter; on a busy shared machine that can pass a minute.
+    kernel = start_kernel(tmp_path_factory.mktemp("accounts") / "home", wait_s=240)
     try:
         bob = kernel.cli_json("users", "add", "bob")
         assert isinstance(bob, dict)
