@@ -8,11 +8,10 @@ install or re-install of the same bundle can neither clear nor replace them.
 
 from __future__ import annotations
 
-from sqlalchemy import select
-
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import BundleVersion, Installation
+from sqlalchemy import select
 
 
 def pinned_keys(store: Store, user_id: int, gallery: str, publisher: str) -> set[str]:

@@ -14,9 +14,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from kernelproc import KernelProc, write_bundle
-
 from dreamer.kernel.bundles.archive import pack, tree_digest
+from kernelproc import KernelProc, write_bundle
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -13,9 +13,8 @@ import json
 from pathlib import Path
 
 import pytest
-from kernelproc import KernelProc, write_bundle
-
 from dreamer.kernel.bundles.archive import pack
+from kernelproc import KernelProc, write_bundle
 
 pytestmark = pytest.mark.timeout(600)  # a bound against a hang on a busy machine, not a timing
 

@@ -16,8 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernelproc import write_bundle
-
 from dreamer.kernel.bundles.archive import pack
 from dreamer.kernel.config import load_settings
 from dreamer.kernel.core import Kernel
@@ -26,6 +24,7 @@ from dreamer.kernel.install.pins import check_pinned_key
 from dreamer.kernel.install.registry import get_installed
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.users.service import create_user
+from kernelproc import write_bundle
 
 G = "http://127.0.0.1:9/gallery"
 OTHER = "http://127.0.0.2:9/gallery"
