@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from opentelemetry.sdk.trace import TracerProvider
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
@@ -140,10 +141,31 @@ class Kernel:
             provider.force_flush(timeout_millis=5000)
 
     async def add_user(self, name: str) -> tuple[User, str]:
+        """A user with their token and every starter agent, or no user at all: a starter that
+        fails to install takes the half-made account (its rows, files and workers) away again."""
         with self.store.session() as s:
             user, token = create_user(s, name)
-        await self.install_starters(user)
+        try:
+            await self.install_starters(user)
+        except BaseException as exc:
+            await self._undo_user(user)
+            if isinstance(exc, DreamerError):
+                raise DreamerError(
+                    exc.code, f"the user {name} was not created, because a starter agent failed to install: {exc.message}"
+                ) from None
+            raise
         return user, token
+
+    async def _undo_user(self, user: User) -> None:
+        await self.pool.evict(user.name)
+        if self.tools is not None:
+            await self.tools.evict(user.name)
+        with self.store.session() as s:
+            agents = list(s.scalars(select(Installation.agent).where(Installation.user_id == user.id)))
+            s.execute(delete(User).where(User.id == user.id))  # installations, grants, tokens: ON DELETE CASCADE
+        for agent in agents:
+            self.installer.cache.forget(user.id, agent)
+        shutil.rmtree(self.settings.users_dir / user.name, ignore_errors=True)
 
     async def install_starters(self, user: User) -> None:
         who = Principal(user.id, user.name, user.timezone)

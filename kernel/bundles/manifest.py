@@ -52,6 +52,11 @@ class Permissions(_Strict):
         both = set(self.required) & set(self.optional)
         if both:
             raise ValueError(f"scopes both required and optional: {', '.join(sorted(both))}")
+        # Running a confirm=True function unasked is the user's own decision, never a condition of installing.
+        unasked = [s for s in self.required if parse_scope(s).confirm]
+        if unasked:
+            raise ValueError(f"{', '.join(unasked)} can only be optional: the user decides whether a function "
+                             "marked confirm may run without asking them")
         return self
 
     @property

@@ -86,7 +86,7 @@ class GalleryInstaller:
         listing, data, url = await asyncio.to_thread(self._download, name, version)
         limits = BundleLimits(max_archive_bytes=self.settings.max_bundle_bytes, max_files=self.settings.max_bundle_files)
         verified = await asyncio.to_thread(self._access().verify, listing, data, url, limits)
-        check_pinned_key(self.installer.store, url, verified.publisher, verified.fingerprint, accept_new_key)
+        check_pinned_key(self.installer.store, who.user_id, url, verified.publisher, verified.fingerprint, accept_new_key)
         staged = await self.installer.stage(who, data, provenance=verified.provenance())
         if listing.get("yanked"):
             staged["review"]["yanked"] = listing.get("yank_reason") or "yanked by its publisher"

@@ -25,6 +25,7 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Limits, Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
 from dreamer.kernel.permissions.gate import Decision, decide
@@ -65,6 +66,9 @@ class Caller:
     deadline: float | None = None  # time.monotonic() by which the outermost call must end
     # kind "trigger": {"type", "name", "depth"} of the trigger that fired.
     trigger: dict[str, Any] | None = None
+    # The user confirmed this very call (Sidekick after their yes, the CLI after its prompt
+    # or --yes, an API request with "confirm": true). Needed by functions marked confirm=True.
+    confirmed: bool = False
 
 
 @dataclass
@@ -121,6 +125,15 @@ _FINISH_INVOCATION = (
     )
 )
 _INSERT_LOG = insert(InvocationLog.__table__)
+
+
+def unconfirmed(target: str, kind: str) -> DreamerError:
+    """The one refusal of a confirm=True function called without the user's confirmation."""
+    how = {
+        "trigger": "a trigger cannot ask you, so it may not run it",
+        "sidekick": "Sidekick asks you before it runs it",
+    }.get(kind, 'confirm it: `dreamer call` asks you (or pass --yes); an API request needs "confirm": true')
+    return DreamerError("confirmation_required", f"{target} changes or deletes something and runs only when you confirm; {how}")
 
 
 def new_invocation_id() -> str:
@@ -301,6 +314,8 @@ class Invoker:
             if caller.kind == "sidekick" and not spec.get("exported"):
                 # Sidekick reaches agents only through what they export, like other agents do.
                 raise DreamerError("permission_denied", f"{target} is not exported, so Sidekick cannot call it")
+            if spec.get("confirm") and not caller.confirmed:
+                raise unconfirmed(target, caller.kind)
             self._queue_if_background(who, run, agent, spec, caller)
             start = self._start_row(who, run, agent, function, args, caller)
             actor = {
@@ -389,6 +404,18 @@ class Invoker:
             return exc
         if not spec.get("exported"):
             return DreamerError("permission_denied", f"{target} is not exported, so other agents cannot call it")
+        if spec.get("confirm"):
+            # No person is asked when an agent calls: only the user's approval of this function
+            # for this caller (a grant the user gives; a manifest can only ask for it) stands in.
+            approval = f"{scope}!confirm"
+            holder = allowed(self.cache.grants(who.user_id, caller.agent), approval)
+            if holder is None:
+                return DreamerError(
+                    "permission_denied",
+                    f"{caller.agent} may not run {target} on its own: {target} changes or deletes something, so it needs "
+                    f"your confirmation, and you have not approved it for {caller.agent} "
+                    f"(approve it with `dreamer grant {caller.agent} {approval}`)",
+                )
         return installed, spec, holder
 
     # -- syscalls ----------------------------------------------------------------------
@@ -420,7 +447,8 @@ class Invoker:
         return self.settings.limits.within(installed.manifest.get("limits"))
 
     def _spec(self, who: Principal, installed: InstalledAgent, limits: Limits, folders: list[str]) -> SandboxSpec:
-        """Called only when a worker starts: the granted folders are checked then."""
+        """Called only when a worker starts: the granted folders and the bundle's files are checked then."""
+        check_bundle(installed.bundle_path, installed.digest, f"{installed.name} {installed.version}")
         try:
             mounts = mounts_for(folders, self.settings.home)
         except DreamerError as exc:

@@ -27,6 +27,7 @@ from sqlalchemy import select
 
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.permissions.gate import Decision, decide
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
@@ -63,6 +64,7 @@ class InstalledTool:
     disabled: frozenset[str]
     headers: dict[str, str]
     installed_at: datetime
+    digest: str = ""  # the bundle's tree_digest, checked whenever its server starts
 
     @property
     def url(self) -> str | None:
@@ -107,7 +109,7 @@ def installed_tool(row: ToolInstallation, bundle: ToolBundle) -> InstalledTool:
         server=row.server, version=bundle.version, title=m.get("title", row.server),
         description=m.get("description", ""), publisher=bundle.publisher, bundle_path=Path(bundle.path),
         manifest=m, tools=list(bundle.tools), skills=list(bundle.skills), disabled=frozenset(row.disabled or []),
-        headers=dict(row.headers or {}), installed_at=row.installed_at,
+        headers=dict(row.headers or {}), installed_at=row.installed_at, digest=bundle.digest,
     )
 
 
@@ -291,7 +293,8 @@ class ToolRegistry:
         """A remote server whose tools could not be listed at install (it wanted the user's
         headers) gets them recorded on first connection, for `dreamer tools`, Sidekick and /mcp."""
         with self.store.session() as s:
-            row = s.scalar(select(ToolBundle).where(ToolBundle.name == inst.server, ToolBundle.version == inst.version))
+            row = s.scalar(select(ToolBundle).where(
+                ToolBundle.name == inst.server, ToolBundle.version == inst.version, ToolBundle.digest == inst.digest))
             if row is not None and not row.tools:
                 row.tools = [t.as_dict() for t in session.tools.values()]
 
@@ -300,6 +303,7 @@ class ToolRegistry:
         if server.get("url"):
             url, headers = server["url"], inst.headers
             return lambda fault: remote_http(url, headers, fault, timeout=self.settings.tool_call_timeout_s)
+        check_bundle(inst.bundle_path, inst.digest, f"the tool server {inst.server} {inst.version}")
         data = self.settings.tool_data_dir(user_name, inst.server)
         data.mkdir(parents=True, exist_ok=True)
         return self.stdio_transport(inst.server, inst.bundle_path, server["command"], data, inst.manifest.get("limits"))
