@@ -60,6 +60,7 @@ class Kernel:
         self.runner = BackgroundRunner(
             self.store, self.invoker,
             per_user=self.settings.background_per_user, per_agent=self.settings.background_per_agent,
+            total=self.settings.background_total,
         )
         self.invoker.on_queued = self.runner.wake
         self.invoker.kernel = self

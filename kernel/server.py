@@ -9,6 +9,7 @@ import uvicorn
 
 from dreamer.kernel.api.app import create_app
 from dreamer.kernel.config import load_settings
+from dreamer.kernel.connguard import ConnectionLimits, accept_backlog, connection_cap, guarded_protocol, raise_fd_limit
 from dreamer.kernel.errors import DreamerError
 
 
@@ -28,6 +29,10 @@ def serve(host: str, port: int) -> None:
     if pid is not None and pid != os.getpid():
         raise DreamerError("conflict", f"a kernel is already running for {settings.home} (pid {pid}); stop it with `dreamer down`")
     settings.pid_path.write_text(str(os.getpid()))
+    limits = ConnectionLimits(settings.header_timeout_s, settings.body_timeout_s, settings.keepalive_timeout_s,
+                              settings.max_connections)
+    fds = raise_fd_limit()
+    cap = connection_cap(settings.max_connections, fds)
     try:
         uvicorn.run(
             create_app(settings),
@@ -38,8 +43,11 @@ def serve(host: str, port: int) -> None:
             # subprocess socketpairs, not pipes, and the worker protocol's guarantees
             # (and its hostile-agent tests) are written for pipes.
             loop="asyncio",
-            # httptools parses HTTP/1.1 in C: a third of the HTTP floor of a warm call.
-            http="httptools",
+            # httptools parses HTTP/1.1 in C: a third of the HTTP floor of a warm call;
+            # the guarded subclass drops slow clients and caps connections (kernel/connguard.py).
+            http=guarded_protocol(limits, cap),
+            timeout_keep_alive=int(max(1, settings.keepalive_timeout_s)),
+            backlog=accept_backlog(fds),
         )
     finally:
         if _running_pid(settings.pid_path) in (None, os.getpid()):

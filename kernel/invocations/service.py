@@ -35,6 +35,7 @@ from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog
 from dreamer.kernel.store.text import storable_text
 from dreamer.kernel.store.writer import GroupWriter
+from dreamer.kernel.users.quotas import exceeded
 from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
 
 if TYPE_CHECKING:
@@ -346,16 +347,23 @@ class Invoker:
         run.queued = run.background = bool(spec.get("background")) or caller.kind == "trigger"
         run.max_attempts = 1 + int(spec.get("retries") or 0)
         if run.queued:
-            # A leaked webhook URL or a runaway agent must not grow the queue without end.
+            # A leaked webhook URL or a runaway agent must not grow the queue without end,
+            # and one user's backlog must not grow the store for everyone.
             with self.store.session() as s:
-                waiting = s.scalar(
-                    select(func.count()).select_from(Invocation).where(
-                        Invocation.status == "queued", Invocation.user_id == who.user_id, Invocation.agent == agent
-                    )
-                ) or 0
+                rows = s.execute(
+                    select(Invocation.agent, func.count())
+                    .where(Invocation.status == "queued", Invocation.user_id == who.user_id)
+                    .group_by(Invocation.agent)
+                ).all()
+            mine, waiting = sum(n for _, n in rows), next((n for a, n in rows if a == agent), 0)
             if waiting >= self.settings.max_queued_per_agent:
                 raise DreamerError(
                     "conflict", f"{agent} already has {waiting} invocations waiting to run; try again once some have run"
+                )
+            if mine >= self.settings.quotas.queued:
+                raise exceeded(
+                    "queued", mine + 1, self.settings.quotas.queued,
+                    "cancel some with `dreamer cancel ID` or try again once some have run",
                 )
 
     def _installed(self, who: Principal, agent: str) -> InstalledAgent:

@@ -69,7 +69,10 @@ class KernelProc:
                 self.process.wait()
 
 
-def start_kernel(home: Path, extra_env: dict[str, str] | None = None, port: int | None = None) -> KernelProc:
+def start_kernel(
+    home: Path, extra_env: dict[str, str] | None = None, port: int | None = None, wrapper: list[str] | None = None
+) -> KernelProc:
+    """A kernel process on `port`; `wrapper` goes before its command (e.g. prlimit)."""
     port = port or free_port()
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")
@@ -78,7 +81,7 @@ def start_kernel(home: Path, extra_env: dict[str, str] | None = None, port: int 
     home.mkdir(parents=True, exist_ok=True)
     log = open(home / "test-kernel.log", "ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "dreamer.kernel.server", "127.0.0.1", str(port)],
+        [*(wrapper or []), sys.executable, "-m", "dreamer.kernel.server", "127.0.0.1", str(port)],
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     kernel = KernelProc(home, port, process, env)
