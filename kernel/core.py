@@ -77,6 +77,8 @@ class Kernel:
             max_per_key=settings.max_workers_per_agent,
             warm_seconds=settings.warm_seconds,
             max_log_bytes=settings.limits.max_log_bytes,
+            quotas=settings.quotas,
+            max_total=settings.workers_total,
         )
         writer = GroupWriter(store)
         provider = setup_tracing(store, settings.otlp_endpoint, writer=writer)

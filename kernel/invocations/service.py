@@ -7,12 +7,14 @@ any worker sees the request; each decision is written to the audit log.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import math
 import shlex
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,7 +37,7 @@ from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog
 from dreamer.kernel.store.text import storable_text
 from dreamer.kernel.store.writer import GroupWriter
-from dreamer.kernel.users.quotas import exceeded
+from dreamer.kernel.users.quotas import DataMeter, exceeded
 from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
 
 if TYPE_CHECKING:
@@ -145,6 +147,7 @@ class Invoker:
         self.pool = pool
         self.tracer = tracer
         self.cache = cache or InstallCache(store)
+        self.disk = DataMeter(settings)
         self.syscalls: dict[str, Handler] = default_table()
         self.llm: Gateway | None = None  # the model gateway, set by Kernel.build; llm.complete uses it
         self.tools: ToolRegistry | None = None  # the tool registry, set by Kernel.build; tools.call uses it
@@ -249,9 +252,11 @@ class Invoker:
             return await self._syscall(who, inner, run, method, params)
 
         try:
+            # A user over their data quota starts nothing until they free some space.
+            await self.disk.check(who.user_name)
             key = WorkerKey(who.user_name, agent, str(installed.bundle_path), _digest(folders))
             spec = lambda: self._spec(who, installed, limits, folders)  # noqa: E731
-            async with self.pool.lease(key, spec, timeout=timeout) as worker:
+            async with self.pool.lease(key, spec, timeout=timeout) as worker, self._watching_disk(who, worker):
                 result = await worker.request(
                     "invoke",
                     {
@@ -288,6 +293,20 @@ class Invoker:
             raise
         await self._record_end(run, "succeeded", value, None)
         return Outcome(value=value, invocation_id=run.id)
+
+    @contextlib.asynccontextmanager
+    async def _watching_disk(self, who: Principal, worker: Any) -> AsyncIterator[None]:
+        """Stop the worker once the user's data passes the quota mid-call (one call could
+        otherwise write many files, each within the per-file limit), and say why."""
+        watch = asyncio.ensure_future(self.disk.watch(who.user_name, worker.kill))
+        try:
+            yield
+        except DreamerError:
+            if watch.done() and not watch.cancelled():
+                raise watch.result() from None
+            raise
+        finally:
+            watch.cancel()
 
     # -- checks ------------------------------------------------------------------------
 

@@ -85,7 +85,8 @@ def start_kernel(
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     kernel = KernelProc(home, port, process, env)
-    deadline = time.monotonic() + 60
+    # A first start installs the starter agents: minutes on a machine shared by many test runs.
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError("kernel exited at start:\n" + (home / "test-kernel.log").read_text()[-3000:])
@@ -96,7 +97,7 @@ def start_kernel(
             pass
         time.sleep(0.1)
     kernel.stop()
-    raise RuntimeError("kernel did not answer /healthz within 60 s")
+    raise RuntimeError("kernel did not answer /healthz within 180 s")
 
 
 def write_bundle(root: Path, name: str, code: str, *, required: list[str] | None = None,
