@@ -280,6 +280,9 @@ class Client:
     def feed(self, limit: int | None = None) -> Any:
         return self.get("/v1/feed", limit=limit)
 
+    def clear_feed(self, agent: str | None = None) -> Any:
+        return self.request("DELETE", "/v1/feed", params={"agent": agent})
+
     def triggers(self, agent: str | None = None) -> Any:
         return self.get("/v1/triggers", agent=agent)
 

@@ -35,6 +35,7 @@ STATUS: dict[str, int] = {
     "sandbox_unavailable": 503,
     "not_available": 501,
     "budget_exceeded": 402,
+    "quota_exceeded": 429,  # a per-user quota (kernel/users/quotas.py): staging, data, feed, workers, queue
     "model_error": 502,
     "internal": 500,
     # the gallery (gallery/, kernel/install/gallery.py): a published bundle that fails its checks

@@ -71,6 +71,7 @@ class Kernel:
         self.runner = BackgroundRunner(
             self.store, self.invoker,
             per_user=self.settings.background_per_user, per_agent=self.settings.background_per_agent,
+            total=self.settings.background_total,
         )
         self.invoker.on_queued = self.runner.wake
         self.invoker.syscalls = syscall_table()
@@ -88,6 +89,8 @@ class Kernel:
             max_per_key=settings.max_workers_per_agent,
             warm_seconds=settings.warm_seconds,
             max_log_bytes=settings.limits.max_log_bytes,
+            quotas=settings.quotas,
+            max_total=settings.workers_total,
         )
         writer = GroupWriter(store)
         provider = setup_tracing(store, settings.otlp_endpoint, writer=writer)

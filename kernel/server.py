@@ -14,6 +14,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from dreamer.kernel.config import Settings, load_settings
+from dreamer.kernel.connguard import ConnectionLimits, accept_backlog, connection_cap, guarded_protocol, raise_fd_limit
 from dreamer.kernel.errors import DreamerError
 
 
@@ -33,6 +34,10 @@ def serve(host: str, port: int, create_app: Callable[[Settings], FastAPI]) -> No
     if pid is not None and pid != os.getpid():
         raise DreamerError("conflict", f"a kernel is already running for {settings.home} (pid {pid}); stop it with `dreamer down`")
     settings.pid_path.write_text(str(os.getpid()))
+    limits = ConnectionLimits(settings.header_timeout_s, settings.body_timeout_s, settings.keepalive_timeout_s,
+                              settings.max_connections)
+    fds = raise_fd_limit()
+    cap = connection_cap(settings.max_connections, fds)
     try:
         uvicorn.run(
             create_app(settings),
@@ -43,8 +48,11 @@ def serve(host: str, port: int, create_app: Callable[[Settings], FastAPI]) -> No
             # subprocess socketpairs, not pipes, and the worker protocol's guarantees
             # (and its hostile-agent tests) are written for pipes.
             loop="asyncio",
-            # httptools parses HTTP/1.1 in C: a third of the HTTP floor of a warm call.
-            http="httptools",
+            # httptools parses HTTP/1.1 in C: a third of the HTTP floor of a warm call;
+            # the guarded subclass drops slow clients and caps connections (kernel/connguard.py).
+            http=guarded_protocol(limits, cap),
+            timeout_keep_alive=int(max(1, settings.keepalive_timeout_s)),
+            backlog=accept_backlog(fds),
         )
     finally:
         if _running_pid(settings.pid_path) in (None, os.getpid()):

@@ -22,7 +22,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.bundles.archive import extract, install_copy, pack, remove_tree, tree_digest
+from dreamer.kernel.bundles.archive import BundleLimits, extract, install_copy, pack, remove_tree, tree_digest
 from dreamer.kernel.bundles.agenttests import run_agent_tests
 from dreamer.kernel.bundles.build import describe_bundle
 from dreamer.kernel.bundles.functions import dump_functions, load_functions
@@ -40,6 +40,7 @@ from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.mounts import fs_grants
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import AuditEntry, BundleVersion, Grant, Installation, utcnow
+from dreamer.kernel.users.quotas import staging_full, staging_room
 from dreamer.kernel.workers.pool import WorkerPool
 
 if TYPE_CHECKING:
@@ -64,25 +65,25 @@ class Installer:
 
     # -- stage --------------------------------------------------------------------------
 
-    async def build(self, archive: bytes) -> list[dict[str, Any]]:
+    async def build(self, archive: bytes, who: Principal | None = None) -> list[dict[str, Any]]:
         """Describe a bundle's functions by importing it in the sandbox (`dreamer build`);
         for a tool bundle, its server's tools (tools.json)."""
-        return await self._in_scratch(archive, "building", self._describe)
+        return await self._in_scratch(archive, "building", self._describe, who)
 
     async def _describe(self, sandbox: Sandbox, settings: Settings, bundle: Path, manifest: Manifest, scratch: Path) -> Any:
         if manifest.kind == "tool":
             return await self._tools().build(bundle, manifest, scratch)
         return await describe_bundle(sandbox, settings, bundle, manifest, scratch)
 
-    async def test(self, archive: bytes) -> dict[str, Any]:
+    async def test(self, archive: bytes, who: Principal | None = None) -> dict[str, Any]:
         """Run the bundle's own tests/ with pytest in the sandbox (`dreamer test`)."""
-        return await self._in_scratch(archive, "testing", run_agent_tests)
+        return await self._in_scratch(archive, "testing", run_agent_tests, who)
 
-    async def _in_scratch(self, archive: bytes, doing: str, run: Any) -> Any:
+    async def _in_scratch(self, archive: bytes, doing: str, run: Any, who: Principal | None = None) -> Any:
         """Unpack into a throwaway folder, run `run(sandbox, settings, bundle, manifest, scratch)`, delete it."""
-        work = self._new_stage_dir()
+        work = self._new_stage_dir(who)
         try:
-            bundle, manifest = _unpack(archive, work, doing)
+            bundle, manifest = _unpack(archive, work, doing, self._staging_room(who))
             return await run(self.sandbox, self.settings, bundle, manifest, work / "data")
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -91,9 +92,10 @@ class Installer:
         """Unpack and check a bundle and answer with its review. `provenance` is set only by
         the gallery installer, after it verified the publisher's signature (gallery/verify.py)."""
         self._sweep_stale()
-        work = self._new_stage_dir()
+        room = self._staging_room(who)
+        work = self._new_stage_dir(who)
         try:
-            bundle, manifest = _unpack(archive, work, "installing")
+            bundle, manifest = _unpack(archive, work, "installing", room)
             if manifest.kind == "tool":
                 return await self._tools().stage(who, work, bundle, manifest)
             functions = load_functions(bundle)
@@ -438,11 +440,19 @@ class Installer:
         install_copy(src, dest)
         return dest
 
-    def _new_stage_dir(self) -> Path:
+    def _new_stage_dir(self, who: Principal | None = None) -> Path:
+        # The owner's id is part of the name, so their staging use is measured by a glob.
         self.settings.staging_dir.mkdir(parents=True, exist_ok=True)
-        work = self.settings.staging_dir / ("bdl_" + uuid.uuid4().hex)
+        owner = f"{who.user_id}x" if who is not None else ""
+        work = self.settings.staging_dir / ("bdl_" + owner + uuid.uuid4().hex)
         work.mkdir()
         return work
+
+    def _staging_room(self, who: Principal | None) -> int | None:
+        """Bytes the user may still unpack into staging (None: no owner, no quota); refuses at none."""
+        if who is None:
+            return None
+        return staging_room(self.settings, who.user_id)
 
     def _stage_dir(self, bundle_id: str) -> Path:
         if not bundle_id.startswith("bdl_") or not bundle_id[4:].isalnum():
@@ -481,8 +491,18 @@ def last_used(session: Session, user_id: int, agents: list[str]) -> dict[tuple[s
     return {(actors[actor], scope): at.isoformat() for actor, scope, at in rows}
 
 
-def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:  # noqa: ARG001
-    bundle = extract(archive, work / "bundle")
+def _unpack(archive: bytes, work: Path, doing: str, room: int | None = None) -> tuple[Path, Manifest]:  # noqa: ARG001
+    """Unpack; `room` (the user's staging quota left) lowers the unpacked-size ceiling."""
+    limits = BundleLimits()
+    if room is None or room >= limits.max_total_bytes:
+        bundle = extract(archive, work / "bundle", limits)
+    else:
+        try:
+            bundle = extract(archive, work / "bundle", BundleLimits(max_total_bytes=room))
+        except DreamerError as exc:
+            if exc.code == "invalid_bundle" and (f"past {room} bytes" in exc.message or "expands to more than" in exc.message):
+                raise staging_full(room) from None
+            raise
     return bundle, load_manifest(bundle)
 
 

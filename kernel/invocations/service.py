@@ -7,12 +7,14 @@ any worker sees the request; each decision is written to the audit log.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import math
 import shlex
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,6 +38,7 @@ from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog
 from dreamer.kernel.store.text import storable_text
 from dreamer.kernel.store.writer import GroupWriter
+from dreamer.kernel.users.quotas import DataMeter, exceeded
 from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
 
 if TYPE_CHECKING:
@@ -157,6 +160,7 @@ class Invoker:
         self.pool = pool
         self.tracer = tracer
         self.cache = cache or InstallCache(store)
+        self.disk = DataMeter(settings)
         self.syscalls: dict[str, Handler] = default_table()
         self.llm: Gateway | None = None  # the model gateway, set by Kernel.build; llm.complete uses it
         self.tools: ToolRegistry | None = None  # the tool registry, set by Kernel.build; tools.call uses it
@@ -261,9 +265,11 @@ class Invoker:
             return await self._syscall(who, inner, run, method, params)
 
         try:
+            # A user over their data quota starts nothing until they free some space.
+            await self.disk.check(who.user_name)
             key = WorkerKey(who.user_name, agent, str(installed.bundle_path), _digest(folders))
             spec = lambda: self._spec(who, installed, limits, folders)  # noqa: E731
-            async with self.pool.lease(key, spec, timeout=timeout) as worker:
+            async with self.pool.lease(key, spec, timeout=timeout) as worker, self._watching_disk(who, worker):
                 result = await worker.request(
                     "invoke",
                     {
@@ -300,6 +306,20 @@ class Invoker:
             raise
         await self._record_end(run, "succeeded", value, None)
         return Outcome(value=value, invocation_id=run.id)
+
+    @contextlib.asynccontextmanager
+    async def _watching_disk(self, who: Principal, worker: Any) -> AsyncIterator[None]:
+        """Stop the worker once the user's data passes the quota mid-call (one call could
+        otherwise write many files, each within the per-file limit), and say why."""
+        watch = asyncio.ensure_future(self.disk.watch(who.user_name, worker.kill))
+        try:
+            yield
+        except DreamerError:
+            if watch.done() and not watch.cancelled():
+                raise watch.result() from None
+            raise
+        finally:
+            watch.cancel()
 
     # -- checks ------------------------------------------------------------------------
 
@@ -364,16 +384,23 @@ class Invoker:
         run.queued = run.background = bool(spec.get("background")) or caller.kind == "trigger"
         run.max_attempts = 1 + int(spec.get("retries") or 0)
         if run.queued:
-            # A leaked webhook URL or a runaway agent must not grow the queue without end.
+            # A leaked webhook URL or a runaway agent must not grow the queue without end,
+            # and one user's backlog must not grow the store for everyone.
             with self.store.session() as s:
-                waiting = s.scalar(
-                    select(func.count()).select_from(Invocation).where(
-                        Invocation.status == "queued", Invocation.user_id == who.user_id, Invocation.agent == agent
-                    )
-                ) or 0
+                rows = s.execute(
+                    select(Invocation.agent, func.count())
+                    .where(Invocation.status == "queued", Invocation.user_id == who.user_id)
+                    .group_by(Invocation.agent)
+                ).all()
+            mine, waiting = sum(n for _, n in rows), next((n for a, n in rows if a == agent), 0)
             if waiting >= self.settings.max_queued_per_agent:
                 raise DreamerError(
                     "conflict", f"{agent} already has {waiting} invocations waiting to run; try again once some have run"
+                )
+            if mine >= self.settings.quotas.queued:
+                raise exceeded(
+                    "queued", mine + 1, self.settings.quotas.queued,
+                    "cancel some with `dreamer cancel ID` or try again once some have run",
                 )
 
     def _installed(self, who: Principal, agent: str) -> InstalledAgent:
