@@ -33,6 +33,7 @@ from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of, list_installed
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.install import snapshots
+from dreamer.kernel.permissions.folders import bounds_for
 from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
 from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
@@ -213,6 +214,10 @@ class Installer:
                     inst.updated_at = utcnow()
                     action = "upgrade"
                 wanted = {w for w in wanted if not parse_scope(w).is_chooser}  # fs:* names no folder to grant
+                if fs_grants(wanted):  # a manifest may name a folder itself: the same bounds apply
+                    bounds = bounds_for(self.settings, s, who.user_id)
+                    for w in fs_grants(wanted):
+                        bounds.check(parse_scope(w))
                 s.execute(delete(Grant).where(Grant.user_id == who.user_id, Grant.agent == name))
                 s.add_all(Grant(user_id=who.user_id, agent=name, scope=scope) for scope in sorted(wanted))
                 audit(
@@ -357,6 +362,12 @@ class Installer:
                     f"{agent} does not ask for {scope}; an agent can only be granted scopes its manifest declares "
                     f"({', '.join(declared) or 'none'})",
                 )
+            # A folder is checked against the user's bounds now, and again when a worker binds it.
+            folders = fs_grants(matching)
+            opens: dict[str, str] = {}
+            if folders:
+                bounds = bounds_for(self.settings, s, who.user_id)
+                opens = {d: bounds.opens(parse_scope(d)) for d in folders}
             have = {g.scope for g in grants_of(s, who.user_id, agent)}
             for d in matching:
                 if d not in have:
@@ -367,7 +378,11 @@ class Installer:
         if fs_grants(matching):
             # Workers keep the folders they started with; let go of the ones without this one.
             await self.pool.evict(who.user_name, agent)
-        return [r for r in self.permissions(who, agent) if r["scope"] in matching]
+        rows = [r for r in self.permissions(who, agent) if r["scope"] in matching]
+        for r in rows:
+            if r["scope"] in opens:
+                r["opens"] = opens[r["scope"]]
+        return rows
 
     async def revoke(self, who: Principal, agent: str, scope: str) -> list[dict[str, Any]]:
         wanted = _parse(scope)

@@ -28,6 +28,7 @@ from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
 from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.folders import bounds_for
 from dreamer.kernel.runs.retry import RETRIABLE, retry_delay
 from dreamer.kernel.sandbox.base import SandboxSpec
 from dreamer.kernel.sandbox.mounts import fs_grants, mounts_for
@@ -424,7 +425,12 @@ class Invoker:
     def _spec(self, who: Principal, installed: InstalledAgent, limits: Limits, folders: list[str]) -> SandboxSpec:
         """Called only when a worker starts: the granted folders are checked then."""
         try:
-            mounts = mounts_for(folders, self.settings.home)
+            mounts = []
+            if folders:
+                # The user's bounds are read again here: an allowed root may be gone since the grant.
+                with self.store.session() as s:
+                    bounds = bounds_for(self.settings, s, who.user_id)
+                mounts = mounts_for(folders, bounds)
         except DreamerError as exc:
             scope = shlex.quote(str(exc.details.get("scope", "SCOPE")))
             raise DreamerError(
