@@ -91,6 +91,8 @@ class Kernel:
         kernel.llm = kernel.invoker.llm = Gateway.from_home(settings.home, store, tracer=tracer)
         kernel.tools = kernel.invoker.tools = ToolRegistry(settings, store, sandbox, cache, kernel.invoker.writer)
         kernel.installer.tools = ToolInstaller(kernel.tools)
+        kernel.installer.shipped_folders = frozenset(f.resolve() for f in [*starter_tools(), *starter_bundles()])
+        kernel.installer.builtin_tools = frozenset(f.name for f in starter_tools())
         kernel._provider = provider  # type: ignore[attr-defined]
         return kernel
 

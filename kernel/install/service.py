@@ -30,6 +30,7 @@ from dreamer.kernel.bundles.manifest import Manifest, load_manifest
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.install.names import check_name_free
 from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of, list_installed
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.install import snapshots
@@ -61,6 +62,10 @@ class Installer:
         self.tools: ToolInstaller | None = None  # tool bundles (kind: tool), set by Kernel.build
         # Called after an install, upgrade or uninstall (the kernel syncs the agent's triggers).
         self.on_change: Callable[[Principal, str], Awaitable[None]] | None = None
+        # The starter bundles' folders and the built-in tool servers' names (set by Kernel.build):
+        # agents and tool servers share one namespace (kernel/install/names.py).
+        self.shipped_folders: frozenset[Path] = frozenset()
+        self.builtin_tools: frozenset[str] = frozenset()
 
     # -- stage --------------------------------------------------------------------------
 
@@ -154,7 +159,11 @@ class Installer:
             raise DreamerError("not_available", "this kernel has no tool registry")
         return self.tools
 
-    async def approve(self, who: Principal, bundle_id: str, without: list[str]) -> InstalledAgent | dict[str, Any]:
+    async def approve(
+        self, who: Principal, bundle_id: str, without: list[str], *, shipped: bool = False
+    ) -> InstalledAgent | dict[str, Any]:
+        """Install what stage() checked. `shipped`: a starter bundle of this installation
+        (install_folder), the only kind that may share a name with a tool server."""
         work = self._stage_dir(bundle_id)
         staged_file = work / "staged.json"
         if not staged_file.is_file():
@@ -164,7 +173,7 @@ class Installer:
             raise DreamerError("not_found", f"no staged bundle {bundle_id!r}; upload it again")
         manifest, functions = staged["manifest"], staged["functions"]
         if manifest.get("kind") == "tool":
-            return await self._tools().approve(who, work, staged, without)
+            return await self._tools().approve(who, work, staged, without, shipped=shipped)
         name, version = manifest["name"], manifest["version"]
         required = list(manifest.get("permissions", {}).get("required", []))
         optional = list(manifest.get("permissions", {}).get("optional", []))
@@ -175,6 +184,9 @@ class Installer:
                 raise DreamerError("invalid_argument", f"{name} does not ask for {scope}, so there is nothing to leave out")
 
         async with self._lock:
+            # Before anything is written: a refused name leaves nothing behind.
+            with self.store.session() as s:
+                check_name_free(s, who.user_id, name, "agent", builtin_tools=self.builtin_tools, shipped=shipped)
             await self.pool.evict(who.user_name, name)
             self._snapshot_before_upgrade(who, name, version)
             dest = self._place_bundle(work / "bundle", name, version, staged["digest"], who)
@@ -285,7 +297,8 @@ class Installer:
         staged = await self.stage(who, pack(folder))
         optional = staged["manifest"].get("permissions", {}).get("optional", [])
         unreviewed = [s for s in optional if parse_scope(s).risk == "high" or s == "llm"]
-        return await self.approve(who, staged["bundle_id"], without=unreviewed)
+        shipped = folder.resolve() in self.shipped_folders
+        return await self.approve(who, staged["bundle_id"], without=unreviewed, shipped=shipped)
 
     # -- uninstall ---------------------------------------------------------------------------
 

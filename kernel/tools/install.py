@@ -22,6 +22,7 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.archive import install_copy, remove_tree, tree_digest
 from dreamer.kernel.bundles.manifest import Manifest
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.names import check_name_free
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.store.models import ToolBundle, ToolInstallation, utcnow
 from dreamer.kernel.tools import web
@@ -141,7 +142,9 @@ class ToolInstaller:
             raise DreamerError("invalid_bundle", f"{manifest['name']}: its server declares no tools")
         return [t.as_dict() for t in session.tools.values()], session.problems
 
-    async def approve(self, who: Principal, work: Path, staged: dict[str, Any], without: list[str]) -> dict[str, Any]:
+    async def approve(
+        self, who: Principal, work: Path, staged: dict[str, Any], without: list[str], *, shipped: bool = False
+    ) -> dict[str, Any]:
         manifest, tools = staged["manifest"], staged["tools"]
         name, version = manifest["name"], manifest["version"]
         names = {t["name"] for t in tools}
@@ -152,6 +155,9 @@ class ToolInstaller:
                 raise DreamerError("invalid_argument", f"{name} has no tool {scope!r} to switch off; its tools are {', '.join(sorted(names)) or 'none'}")
             disabled.add(tool)
         async with self._lock:
+            # Before anything is written: a refused name leaves nothing behind.
+            with self.store.session() as s:
+                check_name_free(s, who.user_id, name, "tool", builtin_tools=frozenset(), shipped=shipped)
             await self.registry.evict(who.user_name, name)
             dest = self._place(work / "bundle", name, version, staged["digest"], who)
             with self.store.session() as s:
