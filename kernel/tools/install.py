@@ -31,7 +31,7 @@ from dreamer.kernel.tools.registry import ToolRegistry
 from dreamer.kernel.tools.review import qualified_scope, tool_review
 from dreamer.kernel.tools.sessions import ToolSession
 from dreamer.kernel.tools.skills import load_skills
-from dreamer.kernel.tools.transport import remote_http
+from dreamer.kernel.tools.remote import checked_headers, remote_target
 
 MAX_HEADERS = 20
 MAX_TOOLS_FILE_BYTES = 1024 * 1024
@@ -123,22 +123,20 @@ class ToolInstaller:
         if server.get("builtin"):
             return [t.as_dict() for t in web.TOOLS.values()], []
         if server.get("url"):
-            url = server["url"]
-            transport = lambda fault: remote_http(url, {}, fault, timeout=self.settings.tool_connect_timeout_s)  # noqa: E731
-        else:
-            scratch.mkdir(parents=True, exist_ok=True)
-            transport = self.registry.stdio_transport(manifest["name"], bundle, server["command"], scratch, manifest.get("limits"))
+            # Nothing is sent before the user approves: the URL is only parsed now, and its
+            # tools are listed on first use, through the address policy (kernel/tools/remote.py).
+            remote_target(manifest["name"], server["url"])
+            return [], [f"the tools of {manifest['name']} are listed when it is first used, after you approve it"]
+        scratch.mkdir(parents=True, exist_ok=True)
+        transport = self.registry.stdio_transport(manifest["name"], bundle, server["command"], scratch, manifest.get("limits"))
         session = ToolSession(manifest["name"], transport)
         try:
             await session.open(self.settings.tool_connect_timeout_s)
         except DreamerError as exc:
-            if server.get("url"):
-                # A remote server may need the headers the user sets after installing.
-                return [], [f"the tools of {manifest['name']} could not be listed yet ({exc.message}); they are listed on first use"]
             raise DreamerError("invalid_bundle", f"{manifest['name']}: {exc.message}") from None
         finally:
             await session.close()
-        if not session.tools and not session.problems and not server.get("url"):
+        if not session.tools and not session.problems:
             raise DreamerError("invalid_bundle", f"{manifest['name']}: its server declares no tools")
         return [t.as_dict() for t in session.tools.values()], session.problems
 
@@ -225,6 +223,7 @@ class ToolInstaller:
             for k, v in headers.items()
         ):
             raise DreamerError("invalid_argument", f"headers must be at most {MAX_HEADERS} single-line name: value strings")
+        headers = checked_headers(server, headers)
         with self.store.session() as s:
             row = s.scalar(select(ToolInstallation).where(ToolInstallation.user_id == who.user_id, ToolInstallation.server == server))
             assert row is not None
