@@ -17,7 +17,7 @@ from dreamer.web.mount import mount_web
 def build_kernel(settings: Settings) -> Kernel:
     """The kernel with every part plugged in; start it with `await kernel.start()`."""
     kernel = Kernel.build(settings)
-    kernel.starters = AgentStarters()
+    kernel.use_starters(AgentStarters())
     kernel.gallery = GalleryClientAccess()
     sidekick = Sidekick(kernel.store, kernel.invoker)
     kernel.chat = SidekickChat(sidekick)

@@ -10,3 +10,6 @@ from dreamer.agents.bundles import starter_bundles, starter_tools
 class AgentStarters:
     def folders(self) -> list[Path]:
         return [*starter_tools(), *starter_bundles()]
+
+    def tool_folders(self) -> list[Path]:
+        return starter_tools()

@@ -170,6 +170,12 @@ class Kernel:
             self.installer.cache.forget(user.id, agent)
         shutil.rmtree(self.settings.users_dir / user.name, ignore_errors=True)
 
+    def use_starters(self, starters: StarterCatalogue) -> None:
+        """The catalogue new users get; its bundles may take names reserved for built-in tools."""
+        self.starters = starters
+        self.installer.shipped_folders = frozenset(f.resolve() for f in starters.folders())
+        self.installer.builtin_tools = frozenset(f.name for f in starters.tool_folders())
+
     async def install_starters(self, user: User) -> None:
         who = Principal(user.id, user.name, user.timezone)
         for folder in self.starters.folders():

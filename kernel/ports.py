@@ -56,6 +56,10 @@ class StarterCatalogue(Protocol):
 
     def folders(self) -> list[Path]: ...
 
+    def tool_folders(self) -> list[Path]:
+        """The built-in tool bundles among them: their names are reserved for those tools."""
+        ...
+
 
 class AppMount(Protocol):
     """Adds pages (the web app) to the kernel's FastAPI application."""
@@ -67,6 +71,9 @@ class NoStarters:
     """The catalogue of a kernel built without a host: nothing to install."""
 
     def folders(self) -> list[Path]:
+        return []
+
+    def tool_folders(self) -> list[Path]:
         return []
 
 

@@ -31,9 +31,11 @@ from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.integrity import bundle_folder, check_bundle
+from dreamer.kernel.install.names import check_name_free
 from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of, list_installed
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.install import snapshots
+from dreamer.kernel.permissions.folders import bounds_for
 from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
 from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
@@ -62,6 +64,10 @@ class Installer:
         self.tools: ToolInstaller | None = None  # tool bundles (kind: tool), set by Kernel.build
         # Called after an install, upgrade or uninstall (the kernel syncs the agent's triggers).
         self.on_change: Callable[[Principal, str], Awaitable[None]] | None = None
+        # The starter bundles' folders and the built-in tool servers' names (set by Kernel.build):
+        # agents and tool servers share one namespace (kernel/install/names.py).
+        self.shipped_folders: frozenset[Path] = frozenset()
+        self.builtin_tools: frozenset[str] = frozenset()
 
     # -- stage --------------------------------------------------------------------------
 
@@ -162,11 +168,13 @@ class Installer:
         return self.tools
 
     async def approve(
-        self, who: Principal, bundle_id: str, without: list[str], grant: list[str] | tuple[str, ...] = ()
+        self, who: Principal, bundle_id: str, without: list[str], grant: list[str] | tuple[str, ...] = (),
+        *, shipped: bool = False,
     ) -> InstalledAgent | dict[str, Any]:
         """Install the staged bundle with its required scopes and, of its optional ones, only those
         the user turned on (`grant`: `--grant SCOPE`, a switch in the web review). On an upgrade the
-        optional scopes granted before stay, unless named in `without`."""
+        optional scopes granted before stay, unless named in `without`. `shipped`: a starter bundle
+        of this installation (install_folder), the only kind that may share a name with a tool server."""
         work = self._stage_dir(bundle_id)
         staged_file = work / "staged.json"
         if not staged_file.is_file():
@@ -176,7 +184,7 @@ class Installer:
             raise DreamerError("not_found", f"no staged bundle {bundle_id!r}; upload it again")
         manifest, functions = staged["manifest"], staged["functions"]
         if manifest.get("kind") == "tool":
-            return await self._tools().approve(who, work, staged, without)
+            return await self._tools().approve(who, work, staged, without, shipped=shipped)
         name, version = manifest["name"], manifest["version"]
         required = list(manifest.get("permissions", {}).get("required", []))
         optional = list(manifest.get("permissions", {}).get("optional", []))
@@ -189,6 +197,9 @@ class Installer:
 
         provenance = staged.get("provenance") or {}
         async with self._lock:
+            # Before anything is written: a refused name leaves nothing behind.
+            with self.store.session() as s:
+                check_name_free(s, who.user_id, name, "agent", builtin_tools=self.builtin_tools, shipped=shipped)
             await self.pool.evict(who.user_name, name)
             self._snapshot_before_upgrade(who, name, version)
             dest = self._place_bundle(work / "bundle", name, version, staged["digest"])
@@ -235,6 +246,10 @@ class Installer:
                 wanted = {w for w in wanted if not parse_scope(w).is_chooser}  # fs:* names no folder to grant
                 # Provenance is this user's: another user's install of the same files leaves it alone.
                 inst.source, inst.publisher_fingerprint = provenance.get("gallery"), provenance.get("fingerprint")
+                if fs_grants(wanted):  # a manifest may name a folder itself: the same bounds apply
+                    bounds = bounds_for(self.settings, s, who.user_id)
+                    for w in fs_grants(wanted):
+                        bounds.check(parse_scope(w))
                 s.execute(delete(Grant).where(Grant.user_id == who.user_id, Grant.agent == name))
                 s.add_all(Grant(user_id=who.user_id, agent=name, scope=scope) for scope in sorted(wanted))
                 audit(
@@ -310,7 +325,8 @@ class Installer:
         staged = await self.stage(who, pack(folder))
         optional = staged["manifest"].get("permissions", {}).get("optional", [])
         harmless = [s for s in optional if starter_may_hold(s)]
-        return await self.approve(who, staged["bundle_id"], without=[], grant=harmless)
+        shipped = folder.resolve() in self.shipped_folders
+        return await self.approve(who, staged["bundle_id"], without=[], grant=harmless, shipped=shipped)
 
     # -- uninstall ---------------------------------------------------------------------------
 
@@ -390,6 +406,12 @@ class Installer:
                     f"{agent} does not ask for {scope}; an agent can only be granted scopes its manifest declares "
                     f"({', '.join(declared) or 'none'})",
                 )
+            # A folder is checked against the user's bounds now, and again when a worker binds it.
+            folders = fs_grants(matching)
+            opens: dict[str, str] = {}
+            if folders:
+                bounds = bounds_for(self.settings, s, who.user_id)
+                opens = {d: bounds.opens(parse_scope(d)) for d in folders}
             have = {g.scope for g in grants_of(s, who.user_id, agent)}
             for d in matching:
                 if d not in have:
@@ -400,7 +422,11 @@ class Installer:
         if fs_grants(matching):
             # Workers keep the folders they started with; let go of the ones without this one.
             await self.pool.evict(who.user_name, agent)
-        return [r for r in self.permissions(who, agent) if r["scope"] in matching]
+        rows = [r for r in self.permissions(who, agent) if r["scope"] in matching]
+        for r in rows:
+            if r["scope"] in opens:
+                r["opens"] = opens[r["scope"]]
+        return rows
 
     async def revoke(self, who: Principal, agent: str, scope: str) -> list[dict[str, Any]]:
         wanted = _parse(scope)

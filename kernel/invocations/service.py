@@ -30,6 +30,7 @@ from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
+from dreamer.kernel.permissions.folders import bounds_for
 from dreamer.kernel.permissions.gate import Decision, decide
 from dreamer.kernel.runs.retry import RETRIABLE, retry_delay
 from dreamer.kernel.sandbox.base import SandboxSpec
@@ -434,9 +435,9 @@ class Invoker:
         if spec.get("confirm"):
             # No person is asked when an agent calls: only the user's approval of this function
             # for this caller (a grant the user gives; a manifest can only ask for it) stands in.
-            approval = f"{scope}!confirm"
-            holder = allowed(self.cache.grants(who.user_id, caller.agent), approval)
-            if holder is None:
+            approval = f"{decision.wanted}!confirm"
+            assert caller.agent is not None
+            if not decide(self.cache.grants(who.user_id, caller.agent), caller.agent, approval).allowed:
                 return DreamerError(
                     "permission_denied",
                     f"{caller.agent} may not run {target} on its own: {target} changes or deletes something, so it needs "
@@ -477,7 +478,12 @@ class Invoker:
         """Called only when a worker starts: the granted folders and the bundle's files are checked then."""
         check_bundle(installed.bundle_path, installed.digest, f"{installed.name} {installed.version}")
         try:
-            mounts = mounts_for(folders, self.settings.home)
+            mounts = []
+            if folders:
+                # The user's bounds are read again here: an allowed root may be gone since the grant.
+                with self.store.session() as s:
+                    bounds = bounds_for(self.settings, s, who.user_id)
+                mounts = mounts_for(folders, bounds)
         except DreamerError as exc:
             scope = shlex.quote(str(exc.details.get("scope", "SCOPE")))
             raise DreamerError(

@@ -33,7 +33,7 @@ from dreamer.kernel.permissions.gate import Decision, decide
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
 from dreamer.kernel.sandbox.runtime import current_runtime
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.store.models import Grant, ToolBundle, ToolInstallation
+from dreamer.kernel.store.models import Grant, ToolBundle, ToolInstallation, User
 from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tools import web
 from dreamer.kernel.tools.naming import qualified, split
@@ -302,11 +302,22 @@ class ToolRegistry:
         server = inst.manifest.get("server") or {}
         if server.get("url"):
             url, headers = server["url"], inst.headers
-            return lambda fault: remote_http(url, headers, fault, timeout=self.settings.tool_call_timeout_s)
+            cap = self.settings.limits.within(inst.manifest.get("limits")).max_message_bytes
+            private = self._installed_by_admin(user_name)
+            return lambda fault: remote_http(
+                inst.server, url, headers, fault, timeout=self.settings.tool_call_timeout_s, max_bytes=cap,
+                private_allowed=private,
+            )
         check_bundle(inst.bundle_path, inst.digest, f"the tool server {inst.server} {inst.version}")
         data = self.settings.tool_data_dir(user_name, inst.server)
         data.mkdir(parents=True, exist_ok=True)
         return self.stdio_transport(inst.server, inst.bundle_path, server["command"], data, inst.manifest.get("limits"))
+
+    def _installed_by_admin(self, user_name: str) -> bool:
+        """A remote server may use a loopback or private address only for an administrator
+        (who installed it for themselves)."""
+        with self.store.session() as s:
+            return bool(s.scalar(select(User.is_admin).where(User.name == user_name)))
 
     def stdio_transport(
         self, name: str, bundle: Path, command: list[str], data: Path, limits: dict[str, Any] | None = None
