@@ -184,16 +184,7 @@ class DataService:
         cached = self.results.cached(key, user_id)
         if cached is not None:
             return Executed(cached, guarded, True, (time.perf_counter() - started) * 1000)
-        try:
-            columns, rows, truncated = conn.execute(role, guarded.secured, MAX_ROWS)
-        except DreamerError:
-            raise
-        except Exception as exc:  # the database's words: the model reads them to correct its SQL
-            if "interrupted" in str(exc) or "statement timeout" in str(exc):
-                raise DreamerError("timeout", "the query did more work than allowed and was stopped; "
-                                   "narrow it down (filters, fewer joins)") from None
-            message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
-            raise DreamerError("sql_error", f"the database refused the query: {message}") from None
+        columns, rows, truncated = conn.execute(role, guarded.secured, MAX_ROWS, guarded.tables)
         result = self.results.keep(key, user_id=user_id, connection=name, columns=columns, rows=rows,
                                    truncated=truncated, written=sql, secured=guarded.secured)
         return Executed(result, guarded, False, (time.perf_counter() - started) * 1000)
