@@ -144,7 +144,8 @@ class DataService:
                            "columns": [c.name for c in conn.columns.get(table, [])],
                            "rows_you_see": role.rules[table].words()})
         return {"connection": name, "description": conn.description, "dialect": conn.dialect,
-                "role": role.name, "scope": f"You see {role.words()}.", "tables": tables}
+                "role": role.name, "scope": f"You see {role.words()}.", "tables": tables,
+                "scopes_version": conn.scopes.version, "semantic": conn.scopes.semantic}
 
     def schema(self, name: str, user: str, table: str, user_id: int = -1) -> dict[str, Any]:
         conn = self.connection(name)

@@ -72,11 +72,13 @@ def needs_review(sql: str, dialect: str) -> bool:
     return len(names) > 1 or any(True for _ in tree.find_all(exp.Subquery, exp.CTE))
 
 
-def explore(ctx: Context, connection: str, question: str, semantic: str, choices: dict[str, str],
+def explore(ctx: Context, connection: str, question: str, catalog: dict[str, Any], choices: dict[str, str],
             review: bool | None = None) -> dict[str, Any]:
-    """`review`: True always, False never, None (the default) for multi-source or nested queries."""
-    catalog = ctx.data.catalog(connection)
-    transcript = [f"QUESTION: {question}", f"SEMANTIC MODEL:\n{semantic}", f"CATALOG: {_short(catalog)}"]
+    """`review`: True always, False never, None (the default) for multi-source or nested queries.
+    `catalog`: the connection's catalogue, its semantic model included (the model reads both)."""
+    tables = {k: v for k, v in catalog.items() if k != "semantic"}
+    semantic = json.dumps(catalog.get("semantic") or {}, separators=(",", ":"))
+    transcript = [f"QUESTION: {question}", f"SEMANTIC MODEL: {semantic}", f"CATALOG: {_short(tables)}"]
     if choices:
         transcript.append(f"THE USER CHOSE: {json.dumps(choices)}")
     last: dict[str, Any] | None = None
