@@ -53,7 +53,7 @@ def test_the_cache_is_per_user_and_per_scopes_version(data: DataService) -> None
     assert not data.query("hr", "me", sql, ME).cached
     assert data.query("hr", "me", sql, ME).cached
     assert not data.query("hr", "bob", sql, BOB).cached  # the same role and SQL, another user: run for bob
-    text = SCOPES_FILE.read_text().replace("version: 1", "version: 2")
+    text = SCOPES_FILE.read_text().replace("\nversion: 2", "\nversion: 3", 1)
     data.set_scopes("hr", text.replace("  me: hr_admin\n", "  me: hr_admin\n  bob: hr_admin\n"))
     again = data.query("hr", "me", sql, ME)
-    assert not again.cached and "scopes 2" in again.versions
+    assert not again.cached and "scopes 3" in again.versions
