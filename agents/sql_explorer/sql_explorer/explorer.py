@@ -122,9 +122,10 @@ def explore(ctx: Context, connection: str, question: str, catalog: dict[str, Any
             if action == "execute_sql":
                 errors += 1
                 if errors >= MAX_SQL_ERRORS:
-                    return {"answer": f"I could not write a query that works ({exc}).", "sql": None, "via": "model"}
-    return {"answer": "I could not finish exploring within the step limit; try a narrower question.",
-            "sql": last["sql"] if last else None, "via": "model"}
+                    text = f"I could not write a query that works ({exc})."
+                    return {"answer": text, "reply": text, "sql": None, "via": "model"}
+    text = "I could not finish exploring within the step limit; try a narrower question."
+    return {"answer": text, "reply": text, "sql": last["sql"] if last else None, "via": "model"}
 
 
 def _review(ctx: Context, question: str, sql: str) -> str:
@@ -140,7 +141,7 @@ def _review(ctx: Context, question: str, sql: str) -> str:
 
 
 def _answered(text: str, last: dict[str, Any] | None, via: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"answer": text, "via": via, "sql": None}
+    out: dict[str, Any] = {"answer": text, "reply": text, "via": via, "sql": None}
     if last is not None:
         out |= {"sql": last["sql"], "secured_sql": last["secured_sql"], "query_id": last["query_id"],
                 "columns": last["columns"], "rows": last["rows"], "total_rows": last["total_rows"]}
