@@ -20,6 +20,7 @@ from sqlalchemy import delete, select
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.data.demo import DEMO_CONNECTION, SCOPES_FILE, build_demo
+from dreamer.kernel.data.scopes import parse_scopes
 from dreamer.kernel.data.service import DataService
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.service import Installer
@@ -184,10 +185,15 @@ class Kernel:
     def _ensure_demo_data(self) -> None:
         """The demo HR database and its connection, made once per installation (the sql-explorer's starter data)."""
         try:
-            self.data.describe(DEMO_CONNECTION)
-            return
+            described = self.data.describe(DEMO_CONNECTION)
         except DreamerError:
-            pass
+            described = None
+        if described is not None:
+            # A newer packaged scopes file (its semantic model rides along) replaces an older one.
+            packaged = SCOPES_FILE.read_text()
+            if parse_scopes(packaged).version > described["scopes_version"]:
+                self.data.set_scopes(DEMO_CONNECTION, packaged)
+            return
         path = build_demo(self.settings.home / "data" / f"{DEMO_CONNECTION}.db")
         self.data.add(DEMO_CONNECTION, f"sqlite:///{path}", scopes=SCOPES_FILE.read_text(),
                       description="Demo HR data: employees, attendance, approved leave and absences (generated).")
