@@ -271,6 +271,9 @@ class Plan:
     steps: tuple[Step, ...] = ()
     reply: str | None = None
     pending: Clarification | None = None
+    # True when nothing the user has fits the message (reply is then only a fallback text);
+    # Sidekick answers in one sentence of its own (sidekick/dialogue/smalltalk.py).
+    unmatched: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -141,7 +141,8 @@ def _lines(items: Sequence[Any], numbered: bool = False) -> str:
 def _join(parts: Sequence[str]) -> str:
     out = ""
     for part in parts:
-        out += part if not out else ("\n" if out.endswith("\n") or part.startswith("\n") else " ") + part
+        # Sentences run on; a part with a list of lines (or after one) starts a line of its own.
+        out += part if not out else ("\n" if "\n" in out or "\n" in part else " ") + part
     return out
 
 
