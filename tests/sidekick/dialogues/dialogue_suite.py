@@ -178,7 +178,7 @@ def run_suite(kernel: KernelProc, path: Path) -> tuple[int, int, list[str], list
 
 
 def _kernel() -> Iterator[KernelProc]:
-    k = start_kernel(Path(tempfile.mkdtemp()) / "home")
+    k = start_kernel(Path(tempfile.mkdtemp()) / "home", wait=300)
     try:
         yield k
     finally:
