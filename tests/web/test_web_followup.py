@@ -9,7 +9,8 @@ from browser_kit import CHROMIUM, CHROMIUM_ARGS, chromium_missing
 from kernelproc import KernelProc, start_kernel
 
 why = chromium_missing()
-pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
+# A kernel of its own and a second user with the starters: slow to set up on a busy machine.
+pytestmark = [pytest.mark.skipif(why is not None, reason=why or ""), pytest.mark.timeout(600)]
 
 PASSWORD = "another long enough password"
 
