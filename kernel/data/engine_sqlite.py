@@ -18,6 +18,7 @@ the role's rows. The application layer targets `temp.<table>` so both filters ap
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlglot import exp
@@ -68,7 +69,7 @@ def open_secured(path: Path, role: Role) -> sqlite3.Connection:
     return conn
 
 
-def _authorizer(views: set[str], unfiltered: set[str]):  # type: ignore[no-untyped-def]
+def _authorizer(views: set[str], unfiltered: set[str]) -> Callable[[int, str | None, str | None, str | None, str | None], int]:
     ok, deny = sqlite3.SQLITE_OK, sqlite3.SQLITE_DENY
 
     def check(action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None) -> int:

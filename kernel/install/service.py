@@ -34,7 +34,7 @@ from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.install import snapshots
 from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
-from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
+from dreamer.kernel.permissions.scopes import Scope, ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.mounts import fs_grants
 from dreamer.kernel.store.db import Store
@@ -455,7 +455,7 @@ def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:  #
     return bundle, load_manifest(bundle)
 
 
-def _parse(scope: str):  # noqa: ANN202 - returns Scope
+def _parse(scope: str) -> Scope:
     try:
         return parse_scope(scope)
     except ScopeError as exc:
