@@ -142,6 +142,11 @@ class Kernel:
                 raise DreamerError(
                     exc.code, f"the user {name} was not created, because a starter agent failed to install: {exc.message}"
                 ) from None
+            if isinstance(exc, Exception):
+                raise DreamerError(
+                    "internal", f"the user {name} was not created, because a starter agent failed to install "
+                    f"({type(exc).__name__}); the kernel log has the details"
+                ) from exc
             raise
         return user, token
 
