@@ -142,6 +142,21 @@ class Client:
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params)
 
+    def download(self, path: str, **params: Any) -> bytes:
+        """A file the kernel sends (not JSON): its bytes; errors as for `request`."""
+        clean = {k: v for k, v in params.items() if v is not None}
+        try:
+            response = self._http.request("GET", path, params=clean or None)
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            raise unreachable(self.url) from None
+        except httpx.TimeoutException:
+            raise CLIError("timeout", f"The kernel at {self.url} did not answer in time.") from None
+        except (httpx.InvalidURL, httpx.TransportError) as exc:
+            raise CLIError("kernel_unreachable", f"The connection to the kernel at {self.url} failed: {exc}") from None
+        if response.status_code >= 400:
+            raise error_from_response(response)
+        return response.content
+
     def post(self, path: str, body: Any = None) -> Any:
         return self.request("POST", path, json_body=body)
 
@@ -279,6 +294,9 @@ class Client:
 
     def feed(self, limit: int | None = None) -> Any:
         return self.get("/v1/feed", limit=limit)
+
+    def clear_feed(self, agent: str | None = None) -> Any:
+        return self.request("DELETE", "/v1/feed", params={"agent": agent})
 
     def triggers(self, agent: str | None = None) -> Any:
         return self.get("/v1/triggers", agent=agent)

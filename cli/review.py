@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from dreamer.cli.output import cell_text, make_table, risk
+from dreamer.cli.output import cell_text, make_table, risk, safe_text
 
 
 @dataclass(frozen=True)
@@ -249,9 +249,9 @@ def read_review(staged: dict[str, Any]) -> Review:
 
 def render_review(console: Console, review: Review, without: list[str], grant: list[str] | tuple[str, ...] = ()) -> None:
     head = Text()
-    head.append(f"{review.name} {review.version}", style="bold")
+    head.append(safe_text(f"{review.name} {review.version}"), style="bold")
     if review.title and review.title != review.name:
-        head.append(f"  {review.title}")
+        head.append(safe_text(f"  {review.title}"))
     console.print(head)
     if review.publisher:
         claim = " [dim](not verified)[/]" if review.publisher_verified is False else ""
@@ -275,7 +275,7 @@ def render_review(console: Console, review: Review, without: list[str], grant: l
     for row in review.scopes:
         granted = review.granted_cell(row, without, grant)
         need = {True: "required", False: "optional", None: ""}[row.required]
-        scope = Text(row.scope, style="bold" if row.added else "")
+        scope = Text(safe_text(row.scope), style="bold" if row.added else "")
         if row.added:
             scope.append(" (new)", style="yellow")
         rows.append([scope, row.sentence, risk(row.risk), need, granted])

@@ -23,8 +23,8 @@ MAX_ARCHIVE_BYTES = 50 * 1024 * 1024
 def pack_folder(folder: Path) -> bytes:
     """The bundle folder as .tar.gz bytes, packed exactly as the kernel expects."""
     # The packer is pure code shared with the kernel; reusing it keeps one archive format.
-    from dreamer.kernel.bundles.archive import pack
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.archive import pack
+    from dreamer.contracts.errors import DreamerError
 
     try:
         return pack(folder)
@@ -55,7 +55,7 @@ def init(
 ) -> None:
     """Create a new agent bundle folder from the starter template."""
     from dreamer.cli.scaffold import scaffold
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
     dest = folder if folder is not None else Path.cwd() / name
@@ -231,7 +231,7 @@ def _server_json_archive(path: Path) -> bytes:
     """An MCP registry server.json, wrapped as a tool bundle (kernel/tools/serverjson.py)."""
     import tempfile
 
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.errors import DreamerError
     from dreamer.kernel.tools.serverjson import bundle_from_server_json
 
     with tempfile.TemporaryDirectory(prefix="dreamer-serverjson-") as tmp:

@@ -22,7 +22,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.bundles.archive import extract, install_copy, pack, remove_tree, tree_digest
+from dreamer.kernel.bundles.archive import BundleLimits, extract, install_copy, pack, remove_tree, tree_digest
 from dreamer.kernel.bundles.agenttests import run_agent_tests
 from dreamer.kernel.bundles.build import describe_bundle
 from dreamer.kernel.bundles.functions import dump_functions, load_functions
@@ -31,15 +31,18 @@ from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.integrity import bundle_folder, check_bundle
+from dreamer.kernel.install.names import check_name_free
 from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of, list_installed
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.install import snapshots
+from dreamer.kernel.permissions.folders import bounds_for
 from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
 from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.mounts import fs_grants
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import AuditEntry, BundleVersion, Grant, Installation, utcnow
+from dreamer.kernel.users.quotas import staging_full, staging_room
 from dreamer.kernel.workers.pool import WorkerPool
 
 if TYPE_CHECKING:
@@ -61,28 +64,32 @@ class Installer:
         self.tools: ToolInstaller | None = None  # tool bundles (kind: tool), set by Kernel.build
         # Called after an install, upgrade or uninstall (the kernel syncs the agent's triggers).
         self.on_change: Callable[[Principal, str], Awaitable[None]] | None = None
+        # The starter bundles' folders and the built-in tool servers' names (set by Kernel.build):
+        # agents and tool servers share one namespace (kernel/install/names.py).
+        self.shipped_folders: frozenset[Path] = frozenset()
+        self.builtin_tools: frozenset[str] = frozenset()
 
     # -- stage --------------------------------------------------------------------------
 
-    async def build(self, archive: bytes) -> list[dict[str, Any]]:
+    async def build(self, archive: bytes, who: Principal | None = None) -> list[dict[str, Any]]:
         """Describe a bundle's functions by importing it in the sandbox (`dreamer build`);
         for a tool bundle, its server's tools (tools.json)."""
-        return await self._in_scratch(archive, "building", self._describe)
+        return await self._in_scratch(archive, "building", self._describe, who)
 
     async def _describe(self, sandbox: Sandbox, settings: Settings, bundle: Path, manifest: Manifest, scratch: Path) -> Any:
         if manifest.kind == "tool":
             return await self._tools().build(bundle, manifest, scratch)
         return await describe_bundle(sandbox, settings, bundle, manifest, scratch)
 
-    async def test(self, archive: bytes) -> dict[str, Any]:
+    async def test(self, archive: bytes, who: Principal | None = None) -> dict[str, Any]:
         """Run the bundle's own tests/ with pytest in the sandbox (`dreamer test`)."""
-        return await self._in_scratch(archive, "testing", run_agent_tests)
+        return await self._in_scratch(archive, "testing", run_agent_tests, who)
 
-    async def _in_scratch(self, archive: bytes, doing: str, run: Any) -> Any:
+    async def _in_scratch(self, archive: bytes, doing: str, run: Any, who: Principal | None = None) -> Any:
         """Unpack into a throwaway folder, run `run(sandbox, settings, bundle, manifest, scratch)`, delete it."""
-        work = self._new_stage_dir()
+        work = self._new_stage_dir(who)
         try:
-            bundle, manifest = _unpack(archive, work, doing)
+            bundle, manifest = _unpack(archive, work, doing, self._staging_room(who))
             return await run(self.sandbox, self.settings, bundle, manifest, work / "data")
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -91,9 +98,10 @@ class Installer:
         """Unpack and check a bundle and answer with its review. `provenance` is set only by
         the gallery installer, after it verified the publisher's signature (gallery/verify.py)."""
         self._sweep_stale()
-        work = self._new_stage_dir()
+        room = self._staging_room(who)
+        work = self._new_stage_dir(who)
         try:
-            bundle, manifest = _unpack(archive, work, "installing")
+            bundle, manifest = _unpack(archive, work, "installing", room)
             if manifest.kind == "tool":
                 return await self._tools().stage(who, work, bundle, manifest)
             functions = load_functions(bundle)
@@ -160,11 +168,13 @@ class Installer:
         return self.tools
 
     async def approve(
-        self, who: Principal, bundle_id: str, without: list[str], grant: list[str] | tuple[str, ...] = ()
+        self, who: Principal, bundle_id: str, without: list[str], grant: list[str] | tuple[str, ...] = (),
+        *, shipped: bool = False,
     ) -> InstalledAgent | dict[str, Any]:
         """Install the staged bundle with its required scopes and, of its optional ones, only those
         the user turned on (`grant`: `--grant SCOPE`, a switch in the web review). On an upgrade the
-        optional scopes granted before stay, unless named in `without`."""
+        optional scopes granted before stay, unless named in `without`. `shipped`: a starter bundle
+        of this installation (install_folder), the only kind that may share a name with a tool server."""
         work = self._stage_dir(bundle_id)
         staged_file = work / "staged.json"
         if not staged_file.is_file():
@@ -174,7 +184,7 @@ class Installer:
             raise DreamerError("not_found", f"no staged bundle {bundle_id!r}; upload it again")
         manifest, functions = staged["manifest"], staged["functions"]
         if manifest.get("kind") == "tool":
-            return await self._tools().approve(who, work, staged, without)
+            return await self._tools().approve(who, work, staged, without, shipped=shipped)
         name, version = manifest["name"], manifest["version"]
         required = list(manifest.get("permissions", {}).get("required", []))
         optional = list(manifest.get("permissions", {}).get("optional", []))
@@ -187,6 +197,9 @@ class Installer:
 
         provenance = staged.get("provenance") or {}
         async with self._lock:
+            # Before anything is written: a refused name leaves nothing behind.
+            with self.store.session() as s:
+                check_name_free(s, who.user_id, name, "agent", builtin_tools=self.builtin_tools, shipped=shipped)
             await self.pool.evict(who.user_name, name)
             self._snapshot_before_upgrade(who, name, version)
             dest = self._place_bundle(work / "bundle", name, version, staged["digest"])
@@ -233,6 +246,10 @@ class Installer:
                 wanted = {w for w in wanted if not parse_scope(w).is_chooser}  # fs:* names no folder to grant
                 # Provenance is this user's: another user's install of the same files leaves it alone.
                 inst.source, inst.publisher_fingerprint = provenance.get("gallery"), provenance.get("fingerprint")
+                if fs_grants(wanted):  # a manifest may name a folder itself: the same bounds apply
+                    bounds = bounds_for(self.settings, s, who.user_id)
+                    for w in fs_grants(wanted):
+                        bounds.check(parse_scope(w))
                 s.execute(delete(Grant).where(Grant.user_id == who.user_id, Grant.agent == name))
                 s.add_all(Grant(user_id=who.user_id, agent=name, scope=scope) for scope in sorted(wanted))
                 audit(
@@ -308,7 +325,8 @@ class Installer:
         staged = await self.stage(who, pack(folder))
         optional = staged["manifest"].get("permissions", {}).get("optional", [])
         harmless = [s for s in optional if starter_may_hold(s)]
-        return await self.approve(who, staged["bundle_id"], without=[], grant=harmless)
+        shipped = folder.resolve() in self.shipped_folders
+        return await self.approve(who, staged["bundle_id"], without=[], grant=harmless, shipped=shipped)
 
     # -- uninstall ---------------------------------------------------------------------------
 
@@ -388,6 +406,12 @@ class Installer:
                     f"{agent} does not ask for {scope}; an agent can only be granted scopes its manifest declares "
                     f"({', '.join(declared) or 'none'})",
                 )
+            # A folder is checked against the user's bounds now, and again when a worker binds it.
+            folders = fs_grants(matching)
+            opens: dict[str, str] = {}
+            if folders:
+                bounds = bounds_for(self.settings, s, who.user_id)
+                opens = {d: bounds.opens(parse_scope(d)) for d in folders}
             have = {g.scope for g in grants_of(s, who.user_id, agent)}
             for d in matching:
                 if d not in have:
@@ -398,7 +422,11 @@ class Installer:
         if fs_grants(matching):
             # Workers keep the folders they started with; let go of the ones without this one.
             await self.pool.evict(who.user_name, agent)
-        return [r for r in self.permissions(who, agent) if r["scope"] in matching]
+        rows = [r for r in self.permissions(who, agent) if r["scope"] in matching]
+        for r in rows:
+            if r["scope"] in opens:
+                r["opens"] = opens[r["scope"]]
+        return rows
 
     async def revoke(self, who: Principal, agent: str, scope: str) -> list[dict[str, Any]]:
         wanted = _parse(scope)
@@ -438,11 +466,19 @@ class Installer:
         install_copy(src, dest)
         return dest
 
-    def _new_stage_dir(self) -> Path:
+    def _new_stage_dir(self, who: Principal | None = None) -> Path:
+        # The owner's id is part of the name, so their staging use is measured by a glob.
         self.settings.staging_dir.mkdir(parents=True, exist_ok=True)
-        work = self.settings.staging_dir / ("bdl_" + uuid.uuid4().hex)
+        owner = f"{who.user_id}x" if who is not None else ""
+        work = self.settings.staging_dir / ("bdl_" + owner + uuid.uuid4().hex)
         work.mkdir()
         return work
+
+    def _staging_room(self, who: Principal | None) -> int | None:
+        """Bytes the user may still unpack into staging (None: no owner, no quota); refuses at none."""
+        if who is None:
+            return None
+        return staging_room(self.settings, who.user_id)
 
     def _stage_dir(self, bundle_id: str) -> Path:
         if not bundle_id.startswith("bdl_") or not bundle_id[4:].isalnum():
@@ -481,8 +517,18 @@ def last_used(session: Session, user_id: int, agents: list[str]) -> dict[tuple[s
     return {(actors[actor], scope): at.isoformat() for actor, scope, at in rows}
 
 
-def _unpack(archive: bytes, work: Path, doing: str) -> tuple[Path, Manifest]:  # noqa: ARG001
-    bundle = extract(archive, work / "bundle")
+def _unpack(archive: bytes, work: Path, doing: str, room: int | None = None) -> tuple[Path, Manifest]:  # noqa: ARG001
+    """Unpack; `room` (the user's staging quota left) lowers the unpacked-size ceiling."""
+    limits = BundleLimits()
+    if room is None or room >= limits.max_total_bytes:
+        bundle = extract(archive, work / "bundle", limits)
+    else:
+        try:
+            bundle = extract(archive, work / "bundle", BundleLimits(max_total_bytes=room))
+        except DreamerError as exc:
+            if exc.code == "invalid_bundle" and (f"past {room} bytes" in exc.message or "expands to more than" in exc.message):
+                raise staging_full(room) from None
+            raise
     return bundle, load_manifest(bundle)
 
 

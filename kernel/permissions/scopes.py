@@ -18,10 +18,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from dreamer.contracts.names import IDENT, NAME
+
 Risk = Literal["low", "medium", "high"]
 
-_NAME = r"[a-z][a-z0-9-]{1,62}"
-_IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,63}"
+_NAME = NAME
+_IDENT = IDENT
 _HOST_GLOB = r"(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|\*"
 
 _PATTERNS: dict[str, re.Pattern[str]] = {

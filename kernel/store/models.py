@@ -389,3 +389,27 @@ class Reward(Base):
     value: Mapped[float] = mapped_column(Float)
     note: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LearnedExample(Base):
+    """A phrasing one user taught Sidekick by picking an option ("add bread" -> grocery.add_items).
+
+    `key` is the phrasing normalized (kernel/learned/examples.py); weight > 0 routes the
+    phrasing to the function directly, < 0 (a demoted choice) keeps it from doing so.
+    Rows belong to one user: routing for anyone else never reads them.
+    """
+
+    __tablename__ = "learned_examples"
+    __table_args__ = (UniqueConstraint("user_id", "key", "agent", "function"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    key: Mapped[str] = mapped_column(String(500))
+    phrase: Mapped[str] = mapped_column(Text)
+    agent: Mapped[str] = mapped_column(String(64))
+    function: Mapped[str] = mapped_column(String(64))
+    args: Mapped[dict] = mapped_column(JSON, default=dict)
+    weight: Mapped[float] = mapped_column(Float, default=1.0)
+    source: Mapped[str] = mapped_column(String(32), default="picked")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

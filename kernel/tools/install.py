@@ -23,6 +23,7 @@ from dreamer.kernel.bundles.archive import install_copy, remove_tree, tree_diges
 from dreamer.kernel.bundles.manifest import Manifest
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.integrity import bundle_folder
+from dreamer.kernel.install.names import check_name_free
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.store.models import ToolBundle, ToolInstallation, utcnow
 from dreamer.kernel.tools import web
@@ -31,7 +32,7 @@ from dreamer.kernel.tools.registry import ToolRegistry
 from dreamer.kernel.tools.review import qualified_scope, tool_review
 from dreamer.kernel.tools.sessions import ToolSession
 from dreamer.kernel.tools.skills import load_skills
-from dreamer.kernel.tools.transport import remote_http
+from dreamer.kernel.tools.remote import checked_headers, remote_target
 
 MAX_HEADERS = 20
 MAX_TOOLS_FILE_BYTES = 1024 * 1024
@@ -123,26 +124,26 @@ class ToolInstaller:
         if server.get("builtin"):
             return [t.as_dict() for t in web.TOOLS.values()], []
         if server.get("url"):
-            url = server["url"]
-            transport = lambda fault: remote_http(url, {}, fault, timeout=self.settings.tool_connect_timeout_s)  # noqa: E731
-        else:
-            scratch.mkdir(parents=True, exist_ok=True)
-            transport = self.registry.stdio_transport(manifest["name"], bundle, server["command"], scratch, manifest.get("limits"))
+            # Nothing is sent before the user approves: the URL is only parsed now, and its
+            # tools are listed on first use, through the address policy (kernel/tools/remote.py).
+            remote_target(manifest["name"], server["url"])
+            return [], [f"the tools of {manifest['name']} are listed when it is first used, after you approve it"]
+        scratch.mkdir(parents=True, exist_ok=True)
+        transport = self.registry.stdio_transport(manifest["name"], bundle, server["command"], scratch, manifest.get("limits"))
         session = ToolSession(manifest["name"], transport)
         try:
             await session.open(self.settings.tool_connect_timeout_s)
         except DreamerError as exc:
-            if server.get("url"):
-                # A remote server may need the headers the user sets after installing.
-                return [], [f"the tools of {manifest['name']} could not be listed yet ({exc.message}); they are listed on first use"]
             raise DreamerError("invalid_bundle", f"{manifest['name']}: {exc.message}") from None
         finally:
             await session.close()
-        if not session.tools and not session.problems and not server.get("url"):
+        if not session.tools and not session.problems:
             raise DreamerError("invalid_bundle", f"{manifest['name']}: its server declares no tools")
         return [t.as_dict() for t in session.tools.values()], session.problems
 
-    async def approve(self, who: Principal, work: Path, staged: dict[str, Any], without: list[str]) -> dict[str, Any]:
+    async def approve(
+        self, who: Principal, work: Path, staged: dict[str, Any], without: list[str], *, shipped: bool = False
+    ) -> dict[str, Any]:
         manifest, tools = staged["manifest"], staged["tools"]
         name, version = manifest["name"], manifest["version"]
         names = {t["name"] for t in tools}
@@ -153,6 +154,9 @@ class ToolInstaller:
                 raise DreamerError("invalid_argument", f"{name} has no tool {scope!r} to switch off; its tools are {', '.join(sorted(names)) or 'none'}")
             disabled.add(tool)
         async with self._lock:
+            # Before anything is written: a refused name leaves nothing behind.
+            with self.store.session() as s:
+                check_name_free(s, who.user_id, name, "tool", builtin_tools=frozenset(), shipped=shipped)
             await self.registry.evict(who.user_name, name)
             dest = self._place(work / "bundle", name, version, staged["digest"])
             with self.store.session() as s:
@@ -221,6 +225,7 @@ class ToolInstaller:
             for k, v in headers.items()
         ):
             raise DreamerError("invalid_argument", f"headers must be at most {MAX_HEADERS} single-line name: value strings")
+        headers = checked_headers(server, headers)
         with self.store.session() as s:
             row = s.scalar(select(ToolInstallation).where(ToolInstallation.user_id == who.user_id, ToolInstallation.server == server))
             assert row is not None

@@ -17,27 +17,31 @@ router = APIRouter(prefix="/v1", tags=["agents"])
 
 
 @router.post("/build")
-async def build(request: Request, k: KernelDep, _: PrincipalDep) -> dict[str, Any]:
+async def build(request: Request, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Import a bundle's entry module in the sandbox and return its functions.json."""
     archive = await read_limited(request, k.settings.max_bundle_bytes)
-    described = await k.installer.build(archive)
+    # The build's sandbox counts against the user's sandbox quotas while it runs.
+    async with k.pool.scratch(who.user_name, k.settings.limits.address_space_mb):
+        described = await k.installer.build(archive, who)
     if described and "input_schema" in described[0]:
         return {"format": 1, "tools": described}  # a tool bundle: its tools.json
     return {"format": 1, "functions": described}
 
 
 @router.post("/test")
-async def test_bundle(request: Request, k: KernelDep, _: PrincipalDep) -> dict[str, Any]:
+async def test_bundle(request: Request, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Run a bundle's own tests/ with pytest in the sandbox; answers {"passed", "exit_code", "output"}."""
     archive = await read_limited(request, k.settings.max_bundle_bytes)
-    return await k.installer.test(archive)
+    async with k.pool.scratch(who.user_name, k.settings.limits.address_space_mb):
+        return await k.installer.test(archive, who)
 
 
 @router.post("/bundles", status_code=201)
 async def stage(request: Request, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Upload a bundle (.tar.gz); answers with the permission review. Nothing is granted yet."""
     archive = await read_limited(request, k.settings.max_bundle_bytes)
-    return await k.installer.stage(who, archive)
+    async with k.pool.scratch(who.user_name, k.settings.limits.address_space_mb):  # describing it runs a sandbox
+        return await k.installer.stage(who, archive)
 
 
 @router.post("/agents", status_code=201)
