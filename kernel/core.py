@@ -158,6 +158,12 @@ class Kernel:
                 raise DreamerError(
                     exc.code, f"the user {name} was not created, because a starter agent failed to install: {exc.message}"
                 ) from None
+            if isinstance(exc, Exception):
+                log.exception("installing the starter agents for the new user %s failed; the user was removed", name)
+                raise DreamerError(
+                    "internal", f"the user {name} was not created, because a starter agent failed to install "
+                    f"({type(exc).__name__}); the kernel log has the details"
+                ) from exc
             raise
         return user, token
 
