@@ -137,6 +137,9 @@ class Settings:
     # account that started the kernel), "off", or "any" local process (DREAMER_LOCAL_SIGNIN).
     local_signin: str = "owner"
     tool_call_timeout_s: float = 30.0  # one tool call (DREAMER_TOOL_TIMEOUT)
+    # DREAMER_FS_ROOTS: the folders each user may grant agents, `PATH` (every user; {user}
+    # is their name) or `USER=PATH` (one user), separated by spaces or commas.
+    fs_roots: tuple[str, ...] = ("/home/{user}",)
     tool_connect_timeout_s: float = 20.0  # starting a tool server and listing its tools (DREAMER_TOOL_CONNECT_TIMEOUT)
 
     @property
@@ -204,6 +207,8 @@ def load_settings(**overrides: object) -> Settings:
     values["limits"] = _limits()
     values["quotas"] = Quotas(**{attr: _number(name, int) for name, attr in QUOTA_VARIABLES.items() if os.environ.get(name)})
     values["galleries"] = tuple(u.rstrip("/") for u in os.environ.get("DREAMER_GALLERIES", "").replace(",", " ").split())
+    if os.environ.get("DREAMER_FS_ROOTS") is not None:
+        values["fs_roots"] = tuple(os.environ["DREAMER_FS_ROOTS"].replace(",", " ").split())
     if os.environ.get("DREAMER_MAX_CALL_DEPTH"):
         values["max_call_depth"] = _number("DREAMER_MAX_CALL_DEPTH", int)
     for name, attr, kind in (

@@ -1,14 +1,19 @@
-"""`dreamer up`: serve the kernel with uvicorn, one process per DREAMER_HOME."""
+"""Serve an application over a kernel with uvicorn, one process per DREAMER_HOME.
+
+The application is built by the composition root (host/server.py, which `dreamer up`
+runs); this module owns the pid file and the server's settings.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 import uvicorn
+from fastapi import FastAPI
 
-from dreamer.kernel.api.app import create_app
-from dreamer.kernel.config import load_settings
+from dreamer.kernel.config import Settings, load_settings
 from dreamer.kernel.connguard import ConnectionLimits, accept_backlog, connection_cap, guarded_protocol, raise_fd_limit
 from dreamer.kernel.errors import DreamerError
 
@@ -22,7 +27,7 @@ def _running_pid(path: os.PathLike[str]) -> int | None:
     return pid
 
 
-def serve(host: str, port: int) -> None:
+def serve(host: str, port: int, create_app: Callable[[Settings], FastAPI]) -> None:
     settings = load_settings(host=host, port=port)
     settings.home.mkdir(parents=True, exist_ok=True)
     pid = _running_pid(settings.pid_path)
@@ -55,4 +60,5 @@ def serve(host: str, port: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1] if len(sys.argv) > 1 else "127.0.0.1", int(sys.argv[2]) if len(sys.argv) > 2 else 8700)
+    # The kernel alone has no Sidekick, pages or starters; the whole installation starts from the host.
+    sys.exit("start the kernel with `python -m dreamer.host.server [HOST] [PORT]` (or `dreamer up`)")

@@ -27,9 +27,11 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Limits, Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
-from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.folders import bounds_for
+from dreamer.kernel.permissions.gate import Decision, decide
 from dreamer.kernel.runs.retry import RETRIABLE, retry_delay
 from dreamer.kernel.sandbox.base import SandboxSpec
 from dreamer.kernel.sandbox.mounts import fs_grants, mounts_for
@@ -68,6 +70,9 @@ class Caller:
     deadline: float | None = None  # time.monotonic() by which the outermost call must end
     # kind "trigger": {"type", "name", "depth"} of the trigger that fired.
     trigger: dict[str, Any] | None = None
+    # The user confirmed this very call (Sidekick after their yes, the CLI after its prompt
+    # or --yes, an API request with "confirm": true). Needed by functions marked confirm=True.
+    confirmed: bool = False
 
 
 @dataclass
@@ -124,6 +129,15 @@ _FINISH_INVOCATION = (
     )
 )
 _INSERT_LOG = insert(InvocationLog.__table__)
+
+
+def unconfirmed(target: str, kind: str) -> DreamerError:
+    """The one refusal of a confirm=True function called without the user's confirmation."""
+    how = {
+        "trigger": "a trigger cannot ask you, so it may not run it",
+        "sidekick": "Sidekick asks you before it runs it",
+    }.get(kind, 'confirm it: `dreamer call` asks you (or pass --yes); an API request needs "confirm": true')
+    return DreamerError("confirmation_required", f"{target} changes or deletes something and runs only when you confirm; {how}")
 
 
 def new_invocation_id() -> str:
@@ -321,6 +335,8 @@ class Invoker:
             if caller.kind == "sidekick" and not spec.get("exported"):
                 # Sidekick reaches agents only through what they export, like other agents do.
                 raise DreamerError("permission_denied", f"{target} is not exported, so Sidekick cannot call it")
+            if spec.get("confirm") and not caller.confirmed:
+                raise unconfirmed(target, caller.kind)
             self._queue_if_background(who, run, agent, spec, caller)
             start = self._start_row(who, run, agent, function, args, caller)
             actor = {
@@ -336,15 +352,18 @@ class Invoker:
             await self.writer.write(admitted)
             return installed
 
-        refusal = self._refusal(who, agent, function, caller, f"agent:{agent}.{function}")
+        assert caller.agent is not None
+        decision = decide(self.cache.grants(who.user_id, caller.agent), caller.agent, f"agent:{agent}.{function}")
+        refusal = self._refusal(who, agent, function, caller, decision)
         actor = f"agent:{caller.agent}"
-        scope = f"agent:{agent}.{function}"
         if isinstance(refusal, DreamerError):
             reason = refusal.code
+            # A refusal for another reason (a cycle, depth, not exported) is still a deny in the log.
+            refused = decision if not decision.allowed else Decision(decision.agent, decision.wanted, None)
 
             def denied(conn: Connection) -> None:
-                audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                      scope=scope, decision="deny", detail={"reason": reason}, invocation_id=caller.parent_id)
+                refused.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                              detail={"reason": reason}, invocation_id=caller.parent_id)
 
             # Committed before raising: a denial is a decision the log must keep.
             await self.writer.write(denied)
@@ -354,8 +373,8 @@ class Invoker:
         start = self._start_row(who, run, agent, function, args, caller)
 
         def allowed_call(conn: Connection) -> None:
-            audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                  scope=holder, decision="allow", invocation_id=caller.parent_id, detail={"invocation_id": run.id})
+            decision.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                           invocation_id=caller.parent_id, detail={"invocation_id": run.id})
             conn.execute(_INSERT_INVOCATION, start)
 
         await self.writer.write(allowed_call)
@@ -392,7 +411,7 @@ class Invoker:
         return found
 
     def _refusal(
-        self, who: Principal, agent: str, function: str, caller: Caller, scope: str
+        self, who: Principal, agent: str, function: str, caller: Caller, decision: Decision
     ) -> DreamerError | tuple[InstalledAgent, dict[str, Any], str]:
         """Why an agent's call must be refused, or what it is allowed to reach and by which grant."""
         target = f"{agent}.{function}"
@@ -403,14 +422,9 @@ class Invoker:
                 "depth_exceeded",
                 f"call chain deeper than {self.settings.max_call_depth} agents refused at {caller.agent} → {agent}",
             )
-        assert caller.agent is not None
-        holder = allowed(self.cache.grants(who.user_id, caller.agent), scope)
-        if holder is None:
-            return DreamerError(
-                "permission_denied",
-                f"{caller.agent} may not call {target}: the user has not granted {scope} "
-                f"(grant it with `dreamer grant {caller.agent} agent:{agent}`)",
-            )
+        if decision.holder is None:
+            return decision.refusal(f"call {target}", grant=f"agent:{agent}")
+        holder = decision.holder
         try:
             installed = self._installed(who, agent)
             spec = installed.function(function)
@@ -418,6 +432,18 @@ class Invoker:
             return exc
         if not spec.get("exported"):
             return DreamerError("permission_denied", f"{target} is not exported, so other agents cannot call it")
+        if spec.get("confirm"):
+            # No person is asked when an agent calls: only the user's approval of this function
+            # for this caller (a grant the user gives; a manifest can only ask for it) stands in.
+            approval = f"{decision.wanted}!confirm"
+            assert caller.agent is not None
+            if not decide(self.cache.grants(who.user_id, caller.agent), caller.agent, approval).allowed:
+                return DreamerError(
+                    "permission_denied",
+                    f"{caller.agent} may not run {target} on its own: {target} changes or deletes something, so it needs "
+                    f"your confirmation, and you have not approved it for {caller.agent} "
+                    f"(approve it with `dreamer grant {caller.agent} {approval}`)",
+                )
         return installed, spec, holder
 
     # -- syscalls ----------------------------------------------------------------------
@@ -449,9 +475,15 @@ class Invoker:
         return self.settings.limits.within(installed.manifest.get("limits"))
 
     def _spec(self, who: Principal, installed: InstalledAgent, limits: Limits, folders: list[str]) -> SandboxSpec:
-        """Called only when a worker starts: the granted folders are checked then."""
+        """Called only when a worker starts: the granted folders and the bundle's files are checked then."""
+        check_bundle(installed.bundle_path, installed.digest, f"{installed.name} {installed.version}")
         try:
-            mounts = mounts_for(folders, self.settings.home)
+            mounts = []
+            if folders:
+                # The user's bounds are read again here: an allowed root may be gone since the grant.
+                with self.store.session() as s:
+                    bounds = bounds_for(self.settings, s, who.user_id)
+                mounts = mounts_for(folders, bounds)
         except DreamerError as exc:
             scope = shlex.quote(str(exc.details.get("scope", "SCOPE")))
             raise DreamerError(

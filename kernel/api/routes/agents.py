@@ -48,7 +48,7 @@ async def stage(request: Request, k: KernelDep, who: PrincipalDep) -> dict[str, 
 async def install(body: InstallBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     if not body.approve:
         raise DreamerError("invalid_argument", "nothing was installed: the review was not approved")
-    installed = await k.installer.approve(who, body.bundle_id, body.without)
+    installed = await k.installer.approve(who, body.bundle_id, body.without, grant=body.grant)
     if isinstance(installed, dict):
         return installed  # a tool bundle: its view, as in GET /v1/tools
     with k.store.session() as s:
@@ -86,7 +86,7 @@ async def rollback(agent: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any
 
 @router.post("/agents/{agent}/functions/{function}")
 async def call(agent: str, function: str, body: CallBody, k: KernelDep, who: PrincipalDep) -> CallResult:
-    outcome = await k.invoker.invoke(who, agent, function, body.args, Caller("user"))
+    outcome = await k.invoker.invoke(who, agent, function, body.args, Caller("user", confirmed=body.confirm))
     return CallResult(result=outcome.value, invocation_id=outcome.invocation_id, status=outcome.status)
 
 

@@ -1,7 +1,7 @@
 """The fair-share scheduler's index: queued invocations by (user, agent), oldest first.
 
 Revision ID: 0014
-Revises: 0011
+Revises: 0013
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0014"
-down_revision: str | None = "0011"
+down_revision: str | None = "0013"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
