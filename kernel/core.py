@@ -10,6 +10,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from dreamer.kernel.users.revocation import Revocations
 from dreamer.agents.bundles import starter_bundles, starter_tools
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
@@ -47,6 +48,7 @@ class Kernel:
     invoker: Invoker
     installer: Installer
     tokens: TokenCache = field(default_factory=TokenCache)
+    revocations: Revocations = field(default_factory=Revocations)  # wakes open streams to recheck their credential
     sidekick: Sidekick = field(init=False)
     runner: BackgroundRunner = field(init=False)
     triggers: TriggerService = field(init=False)
