@@ -1,12 +1,20 @@
 """Who is signed in to the web app: a session cookie, a password sign-in, and the
 automatic sign-in of a lone local user on localhost.
 
+The automatic sign-in (DREAMER_LOCAL_SIGNIN) is "owner" by default: only a browser
+run by the OS account that started the kernel gets it, told by the socket table
+(web/localpeer.py), so another account on a shared machine is sent to /login.
+"off" never signs anyone in automatically; "any" is the old any-local-process rule.
+
 The session itself lives in the kernel store (kernel/users/sessions.py); the API's
 `principal` dependency accepts the same cookie, so the pages' scripts call /v1 like the CLI.
 """
 
 from __future__ import annotations
 
+import hmac
+import os
+import secrets
 from urllib.parse import parse_qs
 
 from fastapi import Request
@@ -20,6 +28,7 @@ from dreamer.kernel.store.models import User
 from dreamer.kernel.users.passwords import check_password
 from dreamer.kernel.users.signin_guard import SignInGuard
 from dreamer.kernel.users.sessions import LIFETIME, SignedIn, find_session, open_session, revoke_session
+from dreamer.web.localpeer import peer_uid
 
 LOGIN_COOKIE = "dreamer_login"  # the sign-in form's own CSRF token (double submit of an HMAC-bound token)
 LOOPBACK_ADDRESSES = frozenset({"127.0.0.1", "::1"})
@@ -45,6 +54,19 @@ def from_localhost(request: Request) -> bool:
     return bool(request.client) and request.client.host in LOOPBACK_ADDRESSES and host in LOOPBACK_HOSTS
 
 
+def local_signin_allowed(request: Request) -> bool:
+    """Whether this localhost request may be signed in without a password."""
+    mode = request.app.state.kernel.settings.local_signin
+    if mode == "any":
+        return True
+    if mode != "owner" or request.client is None:
+        return False
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        return False
+    return peer_uid((request.client.host, request.client.port), (server[0], server[1])) == os.geteuid()
+
+
 def lone_user_without_password(request: Request) -> User | None:
     with request.app.state.kernel.store.session() as s:
         if s.scalar(select(func.count()).select_from(User)) != 1:
@@ -68,7 +90,7 @@ def page_session(request: Request) -> SignedIn:
     found = browser_session(request)
     if found is not None:
         return found
-    user = lone_user_without_password(request) if from_localhost(request) else None
+    user = lone_user_without_password(request) if from_localhost(request) and local_signin_allowed(request) else None
     if user is None:
         raise NeedsSignIn(RedirectResponse(f"/login?next={request.url.path}", status_code=303))
     with request.app.state.kernel.store.session() as s:

@@ -22,6 +22,7 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.archive import install_copy, remove_tree, tree_digest
 from dreamer.kernel.bundles.manifest import Manifest
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.integrity import bundle_folder
 from dreamer.kernel.install.names import check_name_free
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.store.models import ToolBundle, ToolInstallation, utcnow
@@ -157,15 +158,16 @@ class ToolInstaller:
             with self.store.session() as s:
                 check_name_free(s, who.user_id, name, "tool", builtin_tools=frozenset(), shipped=shipped)
             await self.registry.evict(who.user_name, name)
-            dest = self._place(work / "bundle", name, version, staged["digest"], who)
+            dest = self._place(work / "bundle", name, version, staged["digest"])
             with self.store.session() as s:
-                tb = s.scalar(select(ToolBundle).where(ToolBundle.name == name, ToolBundle.version == version))
+                # Keyed by content like agent bundles: a row another user runs is never changed.
+                tb = s.scalar(select(ToolBundle).where(
+                    ToolBundle.name == name, ToolBundle.version == version, ToolBundle.digest == staged["digest"]))
                 if tb is None:
-                    tb = ToolBundle(name=name, version=version)
+                    tb = ToolBundle(name=name, version=version, digest=staged["digest"], publisher=manifest["publisher"],
+                                    manifest=manifest, tools=tools, skills=staged["skills"], path=str(dest))
                     s.add(tb)
-                tb.digest, tb.publisher, tb.manifest = staged["digest"], manifest["publisher"], manifest
-                tb.tools, tb.skills, tb.path = tools, staged["skills"], str(dest)
-                s.flush()
+                    s.flush()
                 row = s.scalar(select(ToolInstallation).where(ToolInstallation.user_id == who.user_id, ToolInstallation.server == name))
                 action = "install" if row is None else "upgrade"
                 if row is None:
@@ -234,17 +236,12 @@ class ToolInstaller:
         await self.registry.evict(who.user_name, server)
         return self.registry.installed(who.user_id, server).view()
 
-    def _place(self, src: Path, name: str, version: str, digest: str, who: Principal) -> Path:
-        dest = self.settings.tool_bundles_dir / name / version
+    def _place(self, src: Path, name: str, version: str, digest: str) -> Path:
+        """Copy to the content address (kernel/install/integrity.py); other content never shares it."""
+        dest = bundle_folder(self.settings.tool_bundles_dir, name, version, digest)
         if dest.exists():
             if tree_digest(dest) == digest:
                 return dest
-            with self.store.session() as s:
-                tb = s.scalar(select(ToolBundle).where(ToolBundle.name == name, ToolBundle.version == version))
-                others = [] if tb is None else list(s.scalars(select(ToolInstallation.user_id).where(
-                    ToolInstallation.bundle_id == tb.id, ToolInstallation.user_id != who.user_id)))
-            if others:
-                raise DreamerError("conflict", f"the tool {name} {version} is already installed on this kernel with different contents; raise the version")
             remove_tree(dest)
         install_copy(src, dest)
         return dest

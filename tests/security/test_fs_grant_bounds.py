@@ -86,7 +86,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     for folder in ("homes/alice/proj", "homes/bob/secret", "homes/ALICE", "share/common", "elsewhere"):
         (root / folder).mkdir(parents=True)
     env = {"DREAMER_FS_ROOTS": f"{root}/homes/{{user}} {root}/share"}
-    kernel = start_kernel(root / "home", env, ready_within=240)
+    kernel = start_kernel(root / "home", env, wait_s=240)
     alice = kernel.cli_json("users", "add", "alice")["token"]
     bob = kernel.cli_json("users", "add", "bob")["token"]
     built = Site(kernel, root, alice, bob)
@@ -201,7 +201,7 @@ def test_bounds_are_checked_again_when_the_worker_binds(site: Site) -> None:
         assert ok.status_code == 200, ok.text
     assert (proj / "a.txt").read_text() == "x"
     site.kernel.stop()
-    site.kernel = start_kernel(site.kernel.home, {"DREAMER_FS_ROOTS": f"{site.root}/share"}, ready_within=240)
+    site.kernel = start_kernel(site.kernel.home, {"DREAMER_FS_ROOTS": f"{site.root}/share"}, wait_s=240)
     with site.kernel.client(site.alice) as c:
         refused = c.post("/v1/agents/files/functions/write", json={"args": {"path": "/mnt/proj/a.txt", "text": "y"}})
     assert refused.status_code >= 400

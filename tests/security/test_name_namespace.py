@@ -52,7 +52,7 @@ def _tool(root: Path, name: str) -> Path:
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    k = start_kernel(tmp_path_factory.mktemp("names") / "home", ready_within=240)
+    k = start_kernel(tmp_path_factory.mktemp("names") / "home", wait_s=240)
     yield k
     k.stop()
 

@@ -60,7 +60,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile]:
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    k = start_kernel(tmp_path_factory.mktemp("remote") / "home", {"DREAMER_TOOL_TIMEOUT": "20"}, ready_within=240)
+    k = start_kernel(tmp_path_factory.mktemp("remote") / "home", {"DREAMER_TOOL_TIMEOUT": "20"}, wait_s=240)
     yield k
     k.stop()
 

@@ -28,7 +28,7 @@ UA = {"User-Agent": "test-browser/1"}
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    k = start_kernel(tmp_path_factory.mktemp("signin") / "home", ready_within=240)
+    k = start_kernel(tmp_path_factory.mktemp("signin") / "home", wait_s=240)
     k.cli_json("users", "add", "bob")
     done = k.cli("users", "passwd", "bob", "--password-stdin", input="correct horse\n")
     assert done.returncode == 0, done.stderr

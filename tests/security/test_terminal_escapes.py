@@ -48,7 +48,7 @@ def _clean(text: str) -> None:
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
     root = tmp_path_factory.mktemp("escapes")
-    k = start_kernel(root / "home", ready_within=240)
+    k = start_kernel(root / "home", wait_s=240)
     bundle = write_bundle(root, "shouter", SHOUTER, required=["notify"])
     (bundle / "functions.json").write_text(json.dumps(FUNCTIONS))
     done = k.cli("install", str(bundle), "--yes")
