@@ -45,7 +45,7 @@ def _fn(name: str, params: dict, exported: bool) -> dict:
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
     root = tmp_path_factory.mktemp("chain")
-    k = start_kernel(root / "home", {"DREAMER_BACKGROUND_PER_AGENT": "2"}, ready_within=240)
+    k = start_kernel(root / "home", {"DREAMER_BACKGROUND_PER_AGENT": "2"}, wait_s=240)
     bundle = write_bundle(root, "echo", ECHO, required=["schedule"])
     with (bundle / "agent.yaml").open("a") as f:
         f.write("events: [ping]\ntriggers:\n  - {type: event, event: echo.ping, entrypoint: on_ping, name: again}\n")

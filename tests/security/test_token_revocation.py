@@ -43,7 +43,7 @@ FUNCTIONS = {"format": 1, "functions": [{
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
     root = tmp_path_factory.mktemp("revoke")
-    k = start_kernel(root / "home", ready_within=240)
+    k = start_kernel(root / "home", wait_s=240)
     bundle = write_bundle(root, "slow", SLOW)
     (bundle / "functions.json").write_text(json.dumps(FUNCTIONS))
     k.bundle = bundle  # type: ignore[attr-defined]
