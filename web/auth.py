@@ -178,4 +178,5 @@ async def sign_out(request: Request) -> bool:
         if not found.csrf_ok(form.get("csrf")):
             return False
         revoke_session(s, found.user_id, found.session_id)
+    request.app.state.kernel.revocations.bump()
     return True
