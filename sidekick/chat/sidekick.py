@@ -197,6 +197,10 @@ class Sidekick:
         gateway = getattr(self.invoker, "llm", None)
         return gateway if gateway is not None and gateway.describe()["available"] else None
 
+    def model_gateway(self) -> Gateway | None:
+        """Public for the composition root's task runner (host/sidekick_parts.py)."""
+        return self._gateway()
+
     async def _model_turn(
         self, who: Principal, conversation_id: str, text: str, tools: list[Tool], context: PlanContext, gateway: Gateway
     ) -> AsyncIterator[Event]:

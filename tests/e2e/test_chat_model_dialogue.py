@@ -24,7 +24,7 @@ def fake() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture(scope="module")
 def model_kernel(fake: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    kernel = start_kernel(tmp_path_factory.mktemp("chat-model-dialogue") / "home", fake.kernel_env(), wait=300)
+    kernel = start_kernel(tmp_path_factory.mktemp("chat-model-dialogue") / "home", fake.kernel_env(), wait_s=300)
     yield kernel
     kernel.stop()
 

@@ -19,7 +19,7 @@ PASSWORD = "another long enough password"
 def signed_in(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str, object]]:
     from playwright.sync_api import sync_playwright
 
-    k = start_kernel(tmp_path_factory.mktemp("home"), wait=300)
+    k = start_kernel(tmp_path_factory.mktemp("home"), wait_s=300)
     try:
         with k.client() as admin:
             token = admin.post("/v1/users", json={"name": "cleo"}).json()["token"]

@@ -15,7 +15,7 @@ TARGET = 0.9
 
 @pytest.fixture(scope="module")
 def suite_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    k = start_kernel(tmp_path_factory.mktemp("dialogues") / "home", wait=300)
+    k = start_kernel(tmp_path_factory.mktemp("dialogues") / "home", wait_s=300)
     yield k
     k.stop()
 
