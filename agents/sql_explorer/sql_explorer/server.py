@@ -201,7 +201,8 @@ def _compiled_answer(ctx: Context, connection: str, question: str, choices: dict
     names = {d.name: lookup.cache.get(d.name, {}) for d in model.dimensions.values()}
     out: dict[str, Any] = {"via": "semantic-model", "sql": ran["sql"], "secured_sql": ran["secured_sql"],
                            "query_id": ran["query_id"], "columns": ran["columns"], "total_rows": ran["total_rows"],
-                           "cached": ran.get("cached", False), "measure": _measure_words(plan)}
+                           "cached": ran.get("cached", False), "measure": _measure_name(plan),
+                           "measure_means": _measure_words(plan)}
     rows = ran["rows"]
     if plan.group is None:
         value = rows[0][0] if rows else None
@@ -235,6 +236,13 @@ def _best(groups: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     cut = ranked[min(limit, len(ranked)) - 1]["value"]
     head = ranked[:limit]
     return head + [g for g in ranked[limit:] if g["value"] == cut]
+
+
+def _measure_name(plan: compiler.Plan) -> str:
+    """A stable name for what was computed: absence_rows, absence_employees, avg_salary."""
+    if plan.count == "number":
+        return f"{plan.agg}_{plan.number}"
+    return f"{plan.entity.name}_{'employees' if plan.count == 'people' else 'rows'}"
 
 
 def _measure_words(plan: compiler.Plan) -> str:
