@@ -22,11 +22,12 @@ from dreamer.kernel.data.connection import APPLICATION_ONLY, Connection, build, 
 from dreamer.kernel.data.results import Result, Results
 from dreamer.kernel.data.rewriter import Guarded, guard
 from dreamer.kernel.data.scopes import Role, parse_scopes
+from dreamer.contracts.names import NAME
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import DataConnection, utcnow
 
-NAME_RE = re.compile(r"[a-z][a-z0-9-]{1,62}")
+NAME_RE = re.compile(NAME)
 MAX_ROWS = 10_000
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
