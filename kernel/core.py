@@ -16,6 +16,7 @@ from pathlib import Path
 
 from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
 
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
@@ -222,7 +223,7 @@ class Kernel:
             write_credentials(creds, f"http://{self.settings.host}:{self.settings.port}", LOCAL_USER, token)
 
 
-def _credentials_valid(session, path: Path) -> bool:  # noqa: ANN001
+def _credentials_valid(session: Session, path: Path) -> bool:
     try:
         token = json.loads(path.read_text())["token"]
     except (OSError, ValueError, KeyError, TypeError):

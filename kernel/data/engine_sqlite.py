@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sqlglot import exp
@@ -102,7 +102,7 @@ def open_secured(path: Path, role: Role, tables: Iterable[str] | None = None) ->
     return conn
 
 
-def _authorizer(views: set[str], unfiltered: set[str]):  # type: ignore[no-untyped-def]
+def _authorizer(views: set[str], unfiltered: set[str]) -> Callable[[int, str | None, str | None, str | None, str | None], int]:
     ok, deny = sqlite3.SQLITE_OK, sqlite3.SQLITE_DENY
 
     def check(action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None) -> int:

@@ -26,7 +26,7 @@ MAX_DATA_BYTES = 256 * 1024
 async def events_emit(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str, Any]:
     name, data = params.get("event"), params.get("data")
     try:
-        check_event(name, qualified=False)  # type: ignore[arg-type]
+        check_event(name, qualified=False)
     except ValueError as exc:
         raise DreamerError("invalid_argument", f"ctx.emit_event: {exc}") from None
     if len(json.dumps(data, ensure_ascii=False).encode("utf-8", "surrogatepass")) > MAX_DATA_BYTES:

@@ -16,6 +16,8 @@ from sqlalchemy import select
 
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ChatMessage
+from dreamer.sdk.replies import MISSING, is_empty, resolve_ref
+from dreamer.sidekick.planner.base import Step
 
 MAX_CALLS = 8  # calls remembered, newest last
 MAX_SHOWN = 30  # entities of the last list shown
@@ -100,8 +102,6 @@ class DialogueState:
 
         `undo_of` maps "agent.function" to that function's undo declaration. A call that is the
         inverse of an earlier one marks that one undone, so "undo that" twice goes further back."""
-        from dreamer.sidekick.dialogue.undo import inverse_step  # undo reads CallRecord; no cycle at import
-
         calls = list(self.calls)
         shown = self.shown
         for call in done:
@@ -184,3 +184,22 @@ def empty_state() -> DialogueState:
 
 
 __all__ = ["CallRecord", "DialogueState", "Shown", "empty_state", "entities", "label", "load_state"]
+
+
+def inverse_step(record: CallRecord) -> Step | None:
+    """The call that reverses `record`, or None when it cannot be reversed or changed nothing."""
+    undo = record.undo
+    if not isinstance(undo, Mapping) or not isinstance(undo.get("function"), str):
+        return None
+    when = undo.get("when")
+    if isinstance(when, str) and is_empty(resolve_ref(when, record.args, record.result)):
+        return None
+    refs = undo.get("args")
+    if not isinstance(refs, Mapping):
+        return Step(record.agent, undo["function"], dict(record.args))
+    args = {}
+    for name, ref in refs.items():
+        value = resolve_ref(str(ref), record.args, record.result)
+        if value is not MISSING and value is not None:
+            args[name] = value
+    return Step(record.agent, undo["function"], args)

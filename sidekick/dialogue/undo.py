@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dreamer.sdk.replies import MISSING, is_empty, resolve_ref
-from dreamer.sidekick.dialogue.state import CallRecord, DialogueState
+from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, inverse_step
 from dreamer.sidekick.planner.base import Step, Tool, addressed
 
 UNDO = re.compile(
@@ -36,25 +36,6 @@ class UndoPlan:
 
 def is_undo(text: str) -> bool:
     return bool(UNDO.match(text.replace("’", "'")))
-
-
-def inverse_step(record: CallRecord) -> Step | None:
-    """The call that reverses `record`, or None when it cannot be reversed or changed nothing."""
-    undo = record.undo
-    if not isinstance(undo, Mapping) or not isinstance(undo.get("function"), str):
-        return None
-    when = undo.get("when")
-    if isinstance(when, str) and is_empty(resolve_ref(when, record.args, record.result)):
-        return None
-    refs = undo.get("args")
-    if not isinstance(refs, Mapping):
-        return Step(record.agent, undo["function"], dict(record.args))
-    args = {}
-    for name, ref in refs.items():
-        value = resolve_ref(str(ref), record.args, record.result)
-        if value is not MISSING and value is not None:
-            args[name] = value
-    return Step(record.agent, undo["function"], args)
 
 
 def plan_undo(state: DialogueState, tools: Sequence[Tool]) -> UndoPlan:

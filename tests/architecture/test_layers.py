@@ -20,7 +20,9 @@ ALLOWED: dict[str, set[str]] = {
     # The sandbox binds only sdk/ into a worker: agent-side code can import nothing else.
     "sdk": set(),
     "kernel": {"contracts", "sdk"},  # sdk: the worker wire protocol (sdk/protocol.py)
-    "sidekick": {"contracts", "kernel"},
+    # sdk: the reply and undo templates' grammar (sdk/replies.py), pure code shared with the
+    # worker, which can import only sdk/ inside its sandbox.
+    "sidekick": {"contracts", "kernel", "sdk"},
     "web": {"contracts", "kernel"},
     "agents": {"sdk"},
     "gallery": {"contracts"},

@@ -150,7 +150,7 @@ class Runner:
     def run(self, conv: Conversation) -> list[str]:
         with self.kernel.client(self.token(conv.user)) as c:
             for agent, function, args in conv.setup:
-                done = c.post(f"/v1/agents/{agent}/functions/{function}", json={"args": args}, timeout=60)
+                done = c.post(f"/v1/agents/{agent}/functions/{function}", json={"args": args, "confirm": True}, timeout=60)  # the user sets up: confirmed
                 if done.status_code >= 400:
                     return [f"setup {agent}.{function} failed: {done.text[:200]}"]
             cid = None
