@@ -45,7 +45,7 @@ class _Window:
         recent = [t for t in self._events.get(key, []) if now - t < self.span]
         if len(recent) >= self.limit:
             self._events[key] = recent
-            return max(1.0, self.span - (now - recent[0]))
+            return float(max(1.0, self.span - (now - recent[0])))
         recent.append(now)
         self._events[key] = recent
         if len(self._events) > 10_000:
@@ -92,9 +92,11 @@ async def memory_read(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str
     ctx.require("memory:read", action="memory.read", target=TARGET, detail={"schema": p.schema_ is not None})
     ranked = rank(p.question, memories(ctx.invoker.store, ctx.who.user_id), limit=MAX_READ_FACTS)
     # The user's own facts first: an agent's never outrank what the user said (a stable sort keeps relevance).
-    ranked = sorted(ranked, key=lambda r: r.fact.source != "user")
-    facts = [r.fact.text for r in ranked]
-    sources = [r.fact.source for r in ranked]
+    # (rank() takes any fact with a text; the stored ones all carry their source.)
+    sources = [str(getattr(r.fact, "source", "user")) for r in ranked]
+    order = sorted(range(len(ranked)), key=lambda i: sources[i] != "user")
+    facts = [ranked[i].fact.text for i in order]
+    sources = [sources[i] for i in order]
     gateway = getattr(ctx.invoker, "llm", None)
     if p.schema_ is None or not facts or gateway is None or not gateway.available:
         return {"facts": facts, "sources": sources, "answer": None, "model": None}

@@ -108,9 +108,9 @@ def due(
             for rank, (run_id, created) in enumerate(rows, start=1):
                 offers.setdefault(u, []).append((busy + rank, created, run_id, a))
     merged: list[tuple[int, datetime, str, int, str]] = []
-    for u, rows in offers.items():
-        rows.sort()  # each agent's next row before any agent's one after it: round-robin
-        for n, (_, created, run_id, a) in enumerate(rows[: per_user - users.get(u, 0)], start=1):
+    for u, offered in offers.items():
+        offered.sort()  # each agent's next row before any agent's one after it: round-robin
+        for n, (_, created, run_id, a) in enumerate(offered[: per_user - users.get(u, 0)], start=1):
             merged.append((users.get(u, 0) + n, created, run_id, u, a))
     merged.sort()
     return [(run_id, u, a) for _, _, run_id, u, a in merged[:limit]]

@@ -89,7 +89,8 @@ async def remove_user(name: str, k: KernelDep, who: AdminDep, purge: bool = Fals
     for agent in agents:  # an id may be given again to a new user: nothing cached may outlive this one
         k.installer.cache.forget(user_id, agent)
     await k.invoker.pool.evict(name)
-    await k.tools.evict(name)
+    if k.tools is not None:
+        await k.tools.evict(name)
     folder = k.settings.users_dir / name
     if purge:
         shutil.rmtree(folder, ignore_errors=True)
