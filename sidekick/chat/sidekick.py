@@ -23,6 +23,7 @@ from dreamer.sidekick.chat.replies import step_line
 from dreamer.sidekick.chat.steps import run_step
 from dreamer.sidekick.memory.chat import memory_turn
 from dreamer.sidekick.planner import Clarification, OfflinePlanner, Plan, PlanContext, Planner, Step, Tool, resume
+from dreamer.sidekick.planner.language import embeddings
 from dreamer.sidekick.planner.model import ModelLoop
 
 MAX_MESSAGE_CHARS = 8000
@@ -36,6 +37,7 @@ class Sidekick:
         self.invoker = invoker
         self.planner: Planner = planner or OfflinePlanner()
         self.model_loop = ModelLoop()  # used instead of `planner` while a model is configured
+        embeddings.warm()  # the offline planner's embedding model, loaded once per kernel, off the event loop
 
     def tools(self, who: Principal) -> list[Tool]:
         """The exported functions of the user's agents, then the enabled tools of their tool
@@ -46,7 +48,8 @@ class Sidekick:
         for agent in agents:
             for spec in agent.functions:
                 if spec.get("exported"):
-                    tools.append(Tool.from_spec(agent.name, spec, agent.description))
+                    tools.append(Tool.from_spec(agent.name, spec, agent.description, agent.publisher,
+                                                agent.installed_at.isoformat()))
         taken = {t.name for t in tools}
         for server in self._tool_servers(who):
             for spec in server.tools:
