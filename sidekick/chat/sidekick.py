@@ -18,6 +18,7 @@ from dreamer.kernel.llm import Gateway
 from dreamer.kernel.memory.service import memories, remember
 from dreamer.kernel.store.db import Store
 from dreamer.sidekick.chat.conversations import open_conversation, recent_history, record_turn, save_summary
+from dreamer.sidekick.chat.planning import PlanningPool, TooSlow
 from dreamer.sidekick.chat.questions import question_from
 from dreamer.sidekick.chat.replies import step_line
 from dreamer.sidekick.chat.steps import run_step
@@ -37,6 +38,7 @@ class Sidekick:
         self.invoker = invoker
         self.planner: Planner = planner or OfflinePlanner()
         self.model_loop = ModelLoop()  # used instead of `planner` while a model is configured
+        self.planning = PlanningPool()  # messages are read in threads of their own, never on the event loop
         embeddings.warm()  # the offline planner's embedding model, loaded once per kernel, off the event loop
 
     def tools(self, who: Principal) -> list[Tool]:
@@ -84,7 +86,11 @@ class Sidekick:
         yield {"event": "start", "conversation_id": conv.id, "planner": "offline" if gateway is None else "model"}
 
         # "I'm vegetarian", "what do you remember about me": Sidekick's memory, no agent involved.
-        noted = memory_turn(self.store, who, text, answering=conv.pending is not None)
+        answering = conv.pending is not None
+        try:
+            noted = await self.planning.run(who.user_id, lambda: memory_turn(self.store, who, text, answering=answering))
+        except TooSlow:
+            noted = None
         if noted is not None:
             yield {"event": "text", "delta": noted.reply}
             record_turn(self.store, conv.id, text, noted.reply, {"calls": [], "memory": noted.data()}, None)
@@ -97,7 +103,12 @@ class Sidekick:
         context = PlanContext(now=now, timezone=who.timezone, pending=pending, skills=self.skills(who, tools))
         calls: list[dict[str, Any]] = []
         # An open question is answered the same way whoever asked it (a confirmed step runs below).
-        answered = _answer(pending, text, context) if gateway is not None else None
+        answered = None
+        if gateway is not None and pending is not None:
+            try:
+                answered = await self.planning.run(who.user_id, lambda: _answer(pending, text, context))
+            except TooSlow:
+                answered = None
         streamed = False  # the model's reply already reached the client as text deltas
         if gateway is not None and answered is None:
             plan = Plan(reply="Done.")
@@ -116,7 +127,10 @@ class Sidekick:
                 plan = Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). Try saying it another way.")
         else:
             try:
-                plan = answered if answered is not None else self.planner.plan(text, tools, context)
+                plan = answered if answered is not None else await self.planning.run(
+                    who.user_id, lambda: self.planner.plan(text, tools, context))
+            except TooSlow as slow:
+                plan = Plan(reply=str(slow))
             except DreamerError:
                 raise
             except Exception as exc:  # a planner bug must not cost the user their conversation
