@@ -140,6 +140,8 @@ def add_items(ctx: Context, items: list[str]) -> dict:
         "remove {items} from the list",
         "take {items} off my grocery list",
         "cross {items} off the shopping list",
+        "(check|tick|mark) {items} off [the|my] [grocery|shopping] list",
+        "mark {items} as bought",
         "delete {items} from my shopping list",
         "I bought {items}",
         "(remove|delete) {items} from [my|the] [grocery|shopping] list",
@@ -184,6 +186,10 @@ def remove_items(ctx: Context, items: list[str]) -> dict:
         "what (do|should) I (get|buy) at the (store|supermarket)",
         "what groceries do (I|we) need",
         "how many (items|things) are on my [grocery|shopping] list",
+        "read [me] my (groceries|grocery list|shopping list) [back to me]",
+        "what's on [the|my] (shopping|grocery) list",
+        "do we need anything from the (store|supermarket|shops)",
+        "(open|check) my (shopping|grocery) list",
     ],
 )
 def list_items(ctx: Context) -> dict:

@@ -105,7 +105,7 @@ class OfflinePlanner:
             else:
                 # Not sure of any: the best few, to confirm or choose from.
                 options = [m for m in part.ranked[:MAX_OPTIONS] if m.score >= WEAK]
-            as_steps = tuple(_step(index, m) for m in options)
+            as_steps = tuple(_step(index, m, req) for m in options)
             several = len({index.tools[m.tool].tool.agent for m in options}) > 1
             for m in options:
                 tool = index.tools[m.tool].tool
@@ -164,9 +164,15 @@ def _facts(tool: Tool, name_agent: bool) -> FunctionFacts:
     return replace(facts, summary=f"{facts.summary} (the {tool.agent} agent{by})")
 
 
-def _step(index: Index, m: Match) -> Step:
+def _step(index: Index, m: Match, req: Request) -> Step:
     tool = index.tools[m.tool].tool
-    return Step(tool.agent, tool.function, dict(m.args))
+    args = dict(m.args)
+    for name, schema in tool.properties.items():
+        # A parameter that wants the user's whole request (sql-explorer's question) gets all of this
+        # part's words: "how many people in sales took sick leave" is the question, not "sales took ...".
+        if isinstance(schema, dict) and schema.get("x-whole-request") is True and name in args:
+            args[name] = " ".join(req.span_text(m.a, m.b).split())
+    return Step(tool.agent, tool.function, args)
 
 
 class _Parser:
