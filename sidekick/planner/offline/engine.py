@@ -31,8 +31,15 @@ from dreamer.sidekick.planner.base import (
 )
 from dreamer.sidekick.planner.dialog import advance, resume
 from dreamer.sidekick.planner.offline.index import REORDER_FACTOR, Index, get_index
-from dreamer.sidekick.planner.offline.match import Match, align
-from dreamer.sidekick.planner.offline.meaning import OUT_OF_SCOPE, OUTSIDE_GAP, outside, rescore, rescue_tool
+from dreamer.sidekick.planner.offline.match import MISSING_FACTOR, Match, align
+from dreamer.sidekick.planner.offline.meaning import (
+    GUESS_CLOSENESS,
+    OUT_OF_SCOPE,
+    OUTSIDE_GAP,
+    outside,
+    rescore,
+    rescue_tool,
+)
 from dreamer.sidekick.planner.offline.request import Request, Tok, read_request
 from dreamer.sidekick.planner.offline.semantic import Closeness
 from dreamer.sidekick.planner.offline.templates import expand
@@ -126,7 +133,9 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
     out: list[_Part] = []
     for part in parts:
         closeness = Closeness(req.span_text(part.a, part.b), tools)
-        ranked = rescore(part.ranked, closeness, tools, ACCEPT - MARGIN)
+        ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN)
+        if closeness.ok:  # a doubtful fit is offered only when its meaning is near too
+            ranked = [m for m in ranked if m.score >= ACCEPT or closeness.by_tool[m.tool] >= GUESS_CLOSENESS]
         if len(parts) == 1:
             if ranked and outside(ranked[0], closeness):
                 return [], OUT_OF_SCOPE
@@ -139,6 +148,21 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
                     return [], OUT_OF_SCOPE
         out.append(_Part(part.a, part.b, ranked))
     return out, None
+
+
+def _whole_request(index: Index, req: Request, m: Match) -> Match:
+    """A fit whose function takes the whole request in a parameter is not missing that parameter."""
+    whole = [name for name in m.missing if _takes_whole(index.tools[m.tool].tool, name)]
+    if not whole:
+        return m
+    args = {**m.args, **{name: req.span_text(m.a, m.b) for name in whole}}
+    missing = [name for name in m.missing if name not in whole]
+    return replace(m, args=args, missing=missing, score=min(1.0, m.score / MISSING_FACTOR ** len(whole)))
+
+
+def _takes_whole(tool: Tool, name: str) -> bool:
+    schema = tool.properties.get(name)
+    return isinstance(schema, dict) and schema.get("x-whole-request") is True
 
 
 def _fit_alone(index: Index, req: Request, tool: int, a: int, b: int) -> Match | None:
@@ -170,7 +194,7 @@ def _step(index: Index, m: Match, req: Request) -> Step:
     for name, schema in tool.properties.items():
         # A parameter that wants the user's whole request (sql-explorer's question) gets all of this
         # part's words: "how many people in sales took sick leave" is the question, not "sales took ...".
-        if isinstance(schema, dict) and schema.get("x-whole-request") is True and name in args:
+        if _takes_whole(tool, name) and name in args:
             args[name] = " ".join(req.span_text(m.a, m.b).split())
     return Step(tool.agent, tool.function, args)
 

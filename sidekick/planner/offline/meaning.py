@@ -36,6 +36,7 @@ NEWCOMER = 0.1  # what a later-installed agent pays where an established one fit
 ESTABLISHED_AFTER = timedelta(minutes=10)  # installed this much earlier: established
 RESCUE_CLOSENESS = 0.6  # no template fits: a function this close by meaning is tried alone,
 RESCUE_LEAD = 0.1  # ... when it is this much closer than any other function
+GUESS_CLOSENESS = 0.35  # a doubtful fit ("did you mean ...?") needs at least this closeness
 OUT_OF_SCOPE = (
     "None of your agents can do that. Say \"what can you do?\" to hear what they can, or look in the gallery "
     "(`dreamer gallery`) for an agent that does."
