@@ -34,11 +34,13 @@ from dreamer.sidekick.planner.offline.index import REORDER_FACTOR, Index, get_in
 from dreamer.sidekick.planner.offline.match import MISSING_FACTOR, Match, align
 from dreamer.sidekick.planner.offline.meaning import (
     GUESS_CLOSENESS,
+    NEWCOMER,
     OUT_OF_SCOPE,
     OUTSIDE_GAP,
     outside,
     rescore,
     rescue_tool,
+    senior_by_meaning,
 )
 from dreamer.sidekick.planner.offline.request import Request, Tok, read_request
 from dreamer.sidekick.planner.offline.semantic import Closeness
@@ -136,6 +138,12 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
         ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN)
         if closeness.ok:  # a doubtful fit is offered only when its meaning is near too
             ranked = [m for m in ranked if m.score >= ACCEPT or closeness.by_tool[m.tool] >= GUESS_CLOSENESS]
+        senior = senior_by_meaning(ranked, closeness, tools)
+        fit = _fit_alone(index, req, senior, part.a, part.b) if senior is not None else None
+        if fit is not None:
+            ranked = sorted([replace(fit, score=max(fit.score, ranked[0].score)), *(
+                replace(m, score=m.score - NEWCOMER) if m.tool == ranked[0].tool else m
+                for m in ranked if m.tool != senior)], key=lambda m: m.score, reverse=True)
         if len(parts) == 1:
             if ranked and outside(ranked[0], closeness):
                 return [], OUT_OF_SCOPE

@@ -71,6 +71,26 @@ def rescore(ranked: Sequence[Match], closeness: Closeness, tools: Sequence[Tool]
     return sorted(out, key=lambda m: m.score, reverse=True)
 
 
+def senior_by_meaning(ranked: Sequence[Match], closeness: Closeness, tools: Sequence[Tool]) -> int | None:
+    """An established function clearly closer by meaning than the newcomer whose words fit best.
+
+    "list all my notes" fits a new agent's "list all {text}" word for word; by meaning it is
+    the notes agent's. The newcomer then does not take the phrase on words alone.
+    """
+    if not ranked or not closeness.ok:
+        return None
+    leader = tools[ranked[0].tool]
+    dates = [d for d in (_installed(t) for t in tools) if d is not None]
+    if not dates or not _newer(leader, min(dates)):
+        return None
+    best, value, _ = closeness.best()
+    if best < 0 or tools[best].agent == leader.agent or _newer(tools[best], min(dates)):
+        return None
+    if value < RESCUE_CLOSENESS or value - closeness.by_tool[ranked[0].tool] < RESCUE_LEAD:
+        return None
+    return best
+
+
 def rescue_tool(closeness: Closeness) -> int | None:
     """The one function a message that no template fits is clearly about, if there is one."""
     if not closeness.ok:
