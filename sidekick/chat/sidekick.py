@@ -7,6 +7,7 @@ conversation — the planner asks, and the executor checks again before each cal
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from typing import Any
@@ -19,6 +20,7 @@ from dreamer.kernel.memory.service import memories, remember
 from dreamer.kernel.store.db import Store
 from dreamer.sidekick.chat.conversations import open_conversation, recent_history, record_turn, save_summary
 from dreamer.sidekick.chat.planning import PlanningPool, TooSlow
+from dreamer.sidekick.chat.preferences import apply_preferences
 from dreamer.sidekick.chat.questions import question_from
 from dreamer.sidekick.chat.replies import step_line
 from dreamer.sidekick.chat.steps import run_step
@@ -38,6 +40,7 @@ class Sidekick:
         self.invoker = invoker
         self.planner: Planner = planner or OfflinePlanner()
         self.model_loop = ModelLoop()  # used instead of `planner` while a model is configured
+        self._hints: OrderedDict[str, set[str]] = OrderedDict()  # per conversation: agents told what to grant
         self.planning = PlanningPool()  # messages are read in threads of their own, never on the event loop
         embeddings.warm()  # the offline planner's embedding model, loaded once per kernel, off the event loop
 
@@ -141,7 +144,9 @@ class Sidekick:
         if plan.pending is not None:
             yield _question_event(plan.pending)
         else:
-            for step in plan.steps:
+            # "I'm vegetarian" fills recipes' diet when recipes may read Sidekick's memory; else a hint, once.
+            applied = apply_preferences(self.store, who.user_id, plan.steps, by_name, self._hinted(conv.id))
+            for step in applied.steps:
                 tool = by_name.get(step.name)
                 if tool is None:
                     lines.append(f"✗ {step.name} is not one of your agents' functions any more")
@@ -160,6 +165,8 @@ class Sidekick:
                     yield _question_event(asked)
                     break
                 lines.append(step_line(tool.summary, call["ok"], call.get("result"), call.get("error")))
+            if plan.pending is None:
+                lines.extend(applied.hints)
 
         reply = _reply(plan, lines)
         if not streamed or lines:
@@ -173,6 +180,14 @@ class Sidekick:
             "calls": calls,
             "pending": _public_pending(plan.pending),
         }
+
+    def _hinted(self, conversation_id: str) -> set[str]:
+        found = self._hints.get(conversation_id)
+        if found is None:
+            found = self._hints[conversation_id] = set()
+            while len(self._hints) > 10000:
+                self._hints.popitem(last=False)
+        return found
 
     def _gateway(self) -> Gateway | None:
         """The model gateway when a real provider is configured, else None (the offline planner serves)."""
