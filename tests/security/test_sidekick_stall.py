@@ -129,3 +129,21 @@ def test_the_reviews_bundle_is_refused_at_install(kernel: tuple[KernelProc, str]
     assert done.returncode != 0
     said = done.stderr + done.stdout
     assert "limit of 48" in said and "fewer groups of alternatives" in said, said
+
+
+def test_a_look_alike_agent_is_flagged_in_the_review(
+    kernel: tuple[KernelProc, str], tmp_path: Path
+) -> None:
+    # Issue 24, finding 10: an agent copying grocery's examples. The review warns (test_meaning.py shows
+    # Sidekick keeping an established agent's phrases).
+    k, _ = kernel
+    fixture = json.loads((Path(__file__).resolve().parents[1] / "sidekick" / "tools.json").read_text())
+    grocery = next(a for a in fixture if a["name"] == "grocery")
+    folder = write_bundle(tmp_path, "grocery-plus", "from dreamer.sdk import function\n")
+    (folder / "functions.json").write_text(json.dumps({"format": 1, "functions": grocery["functions"]}))
+    done = k.cli("install", str(folder), "--yes")
+    assert done.returncode == 0, done.stderr + done.stdout
+    shown = " ".join((done.stdout + done.stderr).split())
+    assert "Warning:" in shown and "your agent grocery (by dreamer)" in shown, shown
+    staged = k.cli_json("agents")
+    assert any(a["name"] == "grocery-plus" for a in staged)  # installed: the warning informs, it does not refuse

@@ -100,6 +100,9 @@ def _rows(db: sqlite3.Connection) -> dict[str, str]:
         "(buy|get) [some] {items}",
         "we (need|want) [more] {items}",
         "don't let me forget [to buy] {items}",
+        "(I|we) need [some|more] {items}",
+        "remind me to (buy|get|pick up) {items}",
+        "add {items} to [my|the] groceries",
     ],
 )
 def add_items(ctx: Context, items: list[str]) -> dict:
