@@ -29,6 +29,7 @@ ATTACK = "x " + "please " * 25 + "y"
 LONG = ("add milk and eggs and bread to my grocery list, then plan dinner for friday and save a note that "
         "the key is under the mat. " * 60)[:7900]
 BOUND_S = 1.0
+pytestmark = pytest.mark.timeout(600)  # a kernel on a busy shared machine can take minutes to start
 
 
 @pytest.fixture(scope="module")
