@@ -42,7 +42,10 @@ class Sidekick:
         self.model_loop = ModelLoop()  # used instead of `planner` while a model is configured
         self._hints: OrderedDict[str, set[str]] = OrderedDict()  # per conversation: agents told what to grant
         self.planning = PlanningPool()  # messages are read in threads of their own, never on the event loop
-        embeddings.warm()  # the offline planner's embedding model, loaded once per kernel, off the event loop
+        if type(self.planner) is OfflinePlanner:
+            self.planning.warm()  # the planning processes start (and load the embedding model) with the kernel
+        else:
+            embeddings.warm()  # a planner in this process: load the embedding model now, off the event loop
 
     def tools(self, who: Principal) -> list[Tool]:
         """The exported functions of the user's agents, then the enabled tools of their tool
@@ -130,8 +133,8 @@ class Sidekick:
                 plan = Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). Try saying it another way.")
         else:
             try:
-                plan = answered if answered is not None else await self.planning.run(
-                    who.user_id, lambda: self.planner.plan(text, tools, context))
+                plan = answered if answered is not None else await self.planning.plan(
+                    who.user_id, self.planner, text, tools, context)
             except TooSlow as slow:
                 plan = Plan(reply=str(slow))
             except DreamerError:
