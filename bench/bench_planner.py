@@ -19,9 +19,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "sidekick"))
 
-from routing_eval import FAMILIES, held_out_families, load_cases, load_families, load_tools  # noqa: E402
-
-from dreamer.sidekick.planner import OfflinePlanner  # noqa: E402
+from dreamer.sidekick.planner import OfflinePlanner
+from routing_eval import (
+    FAMILIES,
+    held_out_families,
+    load_cases,
+    load_families,
+    load_tools,
+)
 
 LOAD = ("import time; t, c = time.perf_counter(), time.process_time(); "
         "from dreamer.sidekick.planner.language import embeddings; embeddings.model(); "

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from costly_examples import costly_functions, costly_text
-
 from dreamer.kernel.bundles import examples as cost
 from dreamer.kernel.bundles.functions import load_functions, parse_functions
 from dreamer.kernel.errors import DreamerError

@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from memory_testkit import new_user
-
 from dreamer.kernel.memory.service import remember
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Grant
 from dreamer.sidekick.chat.preferences import apply_preferences
 from dreamer.sidekick.planner import Step, Tool, tools_from_agents
+from memory_testkit import new_user
 
 TOOLS = Path(__file__).resolve().parents[1] / "sidekick" / "tools.json"
 

@@ -90,7 +90,7 @@ print(json.dumps(worst))
 def test_no_pattern_is_slow_on_its_own_words() -> None:
     try:
         sent = json.dumps({name: (p.pattern, p.flags) for name, p in all_patterns().items()})
-        done = subprocess.run([sys.executable, "-c", FUZZ], input=sent, capture_output=True, text=True,
+        done = subprocess.run([sys.executable, "-c", FUZZ], input=sent, capture_output=True, text=True, check=False,
                               timeout=DEADLINE)
     except subprocess.TimeoutExpired as exc:
         tried = (exc.stderr or b"").decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
@@ -124,7 +124,7 @@ def test_polite_words_are_still_taken_off() -> None:
 def test_confirmations_still_read(tmp_path) -> None:
     from dreamer.sidekick.planner.dialog import _is_no, _is_yes
 
-    assert _is_yes("yes please do".split()) and _is_yes(["sure"]) and not _is_yes(["please"])
-    assert _is_no("no thanks".split()) and _is_no("wait do not".split()) and not _is_no(["thanks"])
-    assert not _is_no("no milk".split())
+    assert _is_yes(["yes", "please", "do"]) and _is_yes(["sure"]) and not _is_yes(["please"])
+    assert _is_no(["no", "thanks"]) and _is_no(["wait", "do", "not"]) and not _is_no(["thanks"])
+    assert not _is_no(["no", "milk"])
     assert re.escape("x")  # (re is used by the fuzz text above)

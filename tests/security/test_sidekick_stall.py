@@ -22,8 +22,8 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bundles"))
-from costly_examples import costly_functions  # noqa: E402
-from kernelproc import KernelProc, start_kernel, write_bundle  # noqa: E402
+from costly_examples import costly_functions
+from kernelproc import KernelProc, start_kernel, write_bundle
 
 ATTACK = "x " + "please " * 25 + "y"
 LONG = ("add milk and eggs and bread to my grocery list, then plan dinner for friday and save a note that "

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from dreamer.sidekick.planner import (
     OfflinePlanner,
     Plan,

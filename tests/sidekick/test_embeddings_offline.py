@@ -37,7 +37,7 @@ WordLlama.load()  # the library's own lookup: the tokenizer under tokenizer/, th
 def _offline(code: str, tmp_path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     env.pop("HF_HUB_OFFLINE", None)
-    return subprocess.run(["unshare", "--net", sys.executable, "-c", code], capture_output=True, text=True,
+    return subprocess.run(["unshare", "--net", sys.executable, "-c", code], capture_output=True, text=True, check=False,
                           env=env, timeout=120)
 
 

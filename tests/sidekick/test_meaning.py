@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from sidekick_support import NOW, TZ
-
 from dreamer.sidekick.planner import OfflinePlanner, Plan, PlanContext, Tool
+from sidekick_support import NOW, TZ
 
 EARLY = "2026-11-01T09:00:00+00:00"  # the starters, installed with the kernel
 LATER = "2026-12-01T09:00:00+00:00"  # an agent installed a month later
@@ -46,7 +45,7 @@ def catch_all(installed_at: str) -> list[Tool]:
 def test_an_example_poor_newcomer_does_not_take_everyday_phrases(starters: list[Tool], text: str, owner: str) -> None:
     got = plan(text, [*starters, *catch_all(LATER)])
     assert got.pending is None or got.pending.kind != "choose" or all(
-        not o.step.agent == "jotter" for o in got.pending.options[:1]), got
+        o.step.agent != "jotter" for o in got.pending.options[:1]), got
     assert got.steps and got.steps[0].name.startswith(owner), steps(got)
 
 

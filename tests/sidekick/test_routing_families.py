@@ -8,9 +8,14 @@ the target, since it is the honest estimate and the owners measure on their own 
 
 from __future__ import annotations
 
-from routing_eval import FAMILIES, FAMILIES_HELD_OUT, held_out_families, load_families, run_families
-
 from dreamer.sidekick.planner import Tool
+from routing_eval import (
+    FAMILIES,
+    FAMILIES_HELD_OUT,
+    held_out_families,
+    load_families,
+    run_families,
+)
 
 TARGET = 0.95
 HELD_OUT_FLOOR = 0.90

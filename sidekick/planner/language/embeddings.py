@@ -18,6 +18,7 @@ import importlib.util
 import os
 import threading
 from pathlib import Path
+
 import numpy as np
 
 DIM = 256
@@ -79,7 +80,7 @@ def model() -> _Model:
         if _model is None and _failed is None:
             try:
                 _model = _load()
-            except Exception as exc:  # a broken wheel must leave the template matcher working
+            except Exception as exc:  # noqa: BLE001 - a broken wheel must leave the template matcher working
                 _failed = f"{type(exc).__name__}: {exc}"
         if _model is None:
             raise EmbeddingsUnavailable(f"the wordllama embeddings could not be loaded ({_failed})")

@@ -199,7 +199,7 @@ def _facts(tool: Tool, name_agent: bool) -> FunctionFacts:
 def _step(index: Index, m: Match, req: Request) -> Step:
     tool = index.tools[m.tool].tool
     args = dict(m.args)
-    for name, schema in tool.properties.items():
+    for name in tool.properties:
         # A parameter that wants the user's whole request (sql-explorer's question) gets all of this
         # part's words: "how many people in sales took sick leave" is the question, not "sales took ...".
         if _takes_whole(tool, name) and name in args:

@@ -21,7 +21,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
-
 from dreamer.sidekick.planner.base import Tool
 from dreamer.sidekick.planner.language import embeddings
 from dreamer.sidekick.planner.language.outside import OUTSIDE
