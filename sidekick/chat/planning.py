@@ -20,6 +20,7 @@ import multiprocessing
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -67,6 +68,19 @@ class PlanningPool:
         try:
             return await self._submit(user_id, pool, _plan_in_worker, text, list(tools), context)
         except BrokenProcessPool:  # a worker died (killed, out of memory): a fresh pool for the next message
+            _forget(pool)
+            raise
+
+    def plan_blocking(self, planner: Any, text: str, tools: Sequence[Tool], context: PlanContext) -> Plan:
+        """plan() for code already in a planning thread: waits for the planning process there."""
+        if type(planner) is not OfflinePlanner or self._processes < 1:
+            return planner.plan(text, tools, context)
+        pool = self._pool()
+        try:
+            return pool.submit(_plan_in_worker, text, list(tools), context).result(timeout=self.budget_s)
+        except FutureTimeout:
+            raise TooSlow(TOO_SLOW) from None
+        except BrokenProcessPool:
             _forget(pool)
             raise
 

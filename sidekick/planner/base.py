@@ -45,6 +45,12 @@ class Tool:
     # choices name the publisher, and an agent installed earlier keeps its phrases on a tie.
     publisher: str = ""
     installed_at: str = ""
+    # From the SDK's @function(undo=, reply=, sidekick=): how a call is reversed
+    # ({"function", "args", "when"}, False: it cannot be, None: not declared), how its
+    # result reads (templates, dreamer.sdk.replies), and whether "what can you do" lists it.
+    undo: Mapping[str, Any] | bool | None = None
+    reply: Sequence[str] = ()
+    listed: bool = True
 
     @property
     def name(self) -> str:
@@ -87,6 +93,9 @@ class Tool:
             agent_description=agent_description,
             publisher=publisher,
             installed_at=installed_at,
+            undo=undo if isinstance(undo := spec.get("undo"), (Mapping, bool)) else None,
+            reply=tuple(r for r in reply if isinstance(r, str)) if isinstance(reply := spec.get("reply"), list) else (),
+            listed=spec.get("sidekick") is not False,
         )
 
 
@@ -272,6 +281,9 @@ class Plan:
     steps: tuple[Step, ...] = ()
     reply: str | None = None
     pending: Clarification | None = None
+    # True when nothing the user has fits the message (reply is then only a fallback text);
+    # Sidekick answers in one sentence of its own (sidekick/dialogue/smalltalk.py).
+    unmatched: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -44,11 +44,14 @@ _YES = frozenset({
     "yes", "yeah", "yea", "yep", "yup", "y", "sure", "ok", "okay", "k", "confirm", "confirmed", "correct", "right",
     "absolutely", "definitely", "certainly", "of course", "go ahead", "go for it", "do it", "please do", "proceed",
     "fine", "alright", "all right", "sounds good", "that is right", "that is it", "that one", "affirmative", "please",
-    "thanks", "thank you",
+    "thanks", "thank you", "yes do it", "sounds great", "great", "perfect", "why not", "let us do it", "make it so",
+    "you bet", "indeed", "naturally",
 })
 _NO = frozenset({
     "no", "n", "nope", "nah", "do not", "cancel", "stop", "abort", "wait", "never mind", "not now", "not that",
-    "neither", "none", "leave it", "forget it", "please", "thanks", "thank you", "no thanks",
+    "neither", "none", "leave it", "forget it", "please", "thanks", "thank you", "no thanks", "hold on", "hold off",
+    "not yet", "absolutely not", "no way", "do not do it", "do not do that", "better not", "i changed my mind",
+    "changed my mind", "actually", "on second thought", "not really", "i would rather not", "rather not",
 })
 _POLITE = frozenset({"please", "thanks", "thank you"})
 CANCEL = re.compile(r"^\s*(cancel|never ?mind|forget (it|that|about it)|stop|abort|nothing|none of (them|those)|"
