@@ -33,6 +33,7 @@ from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.integrity import bundle_folder, check_bundle
 from dreamer.kernel.install.names import check_name_free
 from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of, list_installed
+from dreamer.kernel.install.overlap import overlap_warnings
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.install import snapshots
 from dreamer.kernel.permissions.folders import bounds_for
@@ -145,10 +146,12 @@ class Installer:
         with self.store.session() as s:
             current = find_installed(s, who.user_id, manifest.name)
             granted = {g.scope for g in grants_of(s, who.user_id, manifest.name)} if current else set()
+            warnings = overlap_warnings(manifest.name, fn_dicts, list_installed(s, who.user_id))
         upgrade = None
         if current is not None:
             upgrade = upgrade_diff(current.manifest, current.functions, manifest_dict, fn_dicts, granted)
         shown = review(manifest_dict, fn_dicts, self.settings.limits)
+        shown["warnings"] = warnings
         if provenance is not None:
             shown.update(publisher_verified=True, publisher_fingerprint=provenance["fingerprint"],
                          gallery=provenance["gallery"])

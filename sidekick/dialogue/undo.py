@@ -15,7 +15,7 @@ from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, inverse_s
 from dreamer.sidekick.planner.base import Step, Tool, addressed
 
 UNDO = re.compile(
-    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|hmm|ah|argh)\W*)*"
+    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|hmm|ah|argh)\W*)*+"
     r"(?:(?:please\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back)"
     r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?did|my last (?:change|request)))?"
     r"|take (?:that|it|those|them) (?:off|out|back)(?: again)?"

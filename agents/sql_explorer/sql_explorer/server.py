@@ -11,8 +11,10 @@ import csv
 import re
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo
+
+from pydantic import Field
 
 from dreamer.sdk import CallError, Context, InvalidArgument, ask_user, function
 
@@ -86,6 +88,10 @@ def resolve_name_to_code(ctx: Context, entity: str, name: str, connection: str =
             "code": found[0].code if len(found) == 1 else None, "ambiguous": len(found) > 1}
 
 
+# Sidekick gives this parameter the user's whole request, not just the words a template's slot took.
+WholeQuestion = Annotated[str, Field(json_schema_extra={"x-whole-request": True})]
+
+
 @function(exported=True)
 def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT) -> dict:
     """Run one read-only SQL query within your scope; a page of rows and a query_id for the rest."""
@@ -94,12 +100,21 @@ def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT
 
 @function(
     exported=True,
-    # Subject words only: the slot keeps what is counted ("... were absent last month"), and a bare
-    # "how many {question}" would pull every counting question (groceries, notes) to this agent.
-    examples=["how many (employees|people|staff) {question}", "(count|list|show) [me] [the] (employees|staff) {question}",
-              "ask the (hr|sql) [data] {question}", "ask (hr|the sql explorer) {question}"],
+    # HR subject words only (employees, absences, leave, salary, hires...): a bare "how many {question}"
+    # would pull every counting question (groceries, eggs for pancakes) to this agent. Sidekick passes
+    # the whole question, not the slot's words ("x-whole-request" on the parameter).
+    examples=[
+        "how many (employees|people|staff|workers|absences|hires|no-shows|sick days|remote days|leave days) {question}",
+        "how many (terminated|remote|new|active|approved|unapproved|medical) (employees|people|staff|absences) {question}",
+        "(what is|what's|show me) the (average|total|mean|median) (salary|salaries|pay|absences|headcount) {question}",
+        "(average|total|mean|median) (salary|salaries|pay|absences|headcount) {question}",
+        "who (has|had|earns|took|is) the (highest|lowest|most|fewest|least|biggest) (salary|pay|absences|leave) {question}",
+        "which (department|team|employee|manager|person) (has|had) the (most|fewest|highest|lowest) {question}",
+        "(count|list|show) [me] [the] (employees|staff|absences|hires) {question}",
+        "ask the (hr|sql) [data] {question}", "ask (hr|the sql explorer) {question}",
+    ],
 )
-def ask(ctx: Context, question: str, choices: dict[str, str] | None = None, review: bool | None = None,
+def ask(ctx: Context, question: WholeQuestion, choices: dict[str, str] | None = None, review: bool | None = None,
         connection: str = DEFAULT) -> dict:
     """Answer a question about the HR data (employees, absences, attendance, leave) by exploring it and running SQL.
 
