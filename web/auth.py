@@ -12,9 +12,7 @@ The session itself lives in the kernel store (kernel/users/sessions.py); the API
 
 from __future__ import annotations
 
-import hmac
 import os
-import secrets
 from urllib.parse import parse_qs
 
 from fastapi import Request

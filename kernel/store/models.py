@@ -409,7 +409,7 @@ class LearnedExample(Base):
     phrase: Mapped[str] = mapped_column(Text)
     agent: Mapped[str] = mapped_column(String(64))
     function: Mapped[str] = mapped_column(String(64))
-    args: Mapped[dict] = mapped_column(JSON, default=dict)
+    args: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     weight: Mapped[float] = mapped_column(Float, default=1.0)
     source: Mapped[str] = mapped_column(String(32), default="picked")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

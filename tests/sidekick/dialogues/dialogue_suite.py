@@ -24,7 +24,6 @@ no snake_case names, no exception names or tracebacks, no raw JSON.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import tempfile
