@@ -37,7 +37,7 @@ from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.install import snapshots
 from dreamer.kernel.permissions.folders import bounds_for
 from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
-from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
+from dreamer.kernel.permissions.scopes import Scope, ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.mounts import fs_grants
 from dreamer.kernel.store.db import Store
@@ -553,7 +553,7 @@ def _turned_on(name: str, required: list[str], optional: list[str], grant: list[
     return chosen
 
 
-def _parse(scope: str):  # noqa: ANN202 - returns Scope
+def _parse(scope: str) -> Scope:
     try:
         return parse_scope(scope)
     except ScopeError as exc:

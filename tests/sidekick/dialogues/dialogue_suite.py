@@ -24,7 +24,6 @@ no snake_case names, no exception names or tracebacks, no raw JSON.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import tempfile
@@ -43,7 +42,8 @@ from kernelproc import KernelProc, start_kernel  # noqa: E402
 
 DUMP = [
     re.compile(r"\b[a-z]+_[a-z_]+\b\s*[:=]"),  # "already_there: none"
-    re.compile(r"(?:\b\w+: [^;\n]*; ){2,}"),  # "date: ...; weekday: ...; timezone: ..."
+    re.compile(r"(?:\b\w[\w ]*: [^;\n]*; ){2,}"),  # "date: ...; weekday: ...; already there: ..."
+    re.compile(r"[✓✗]"),  # the old one-line-per-call marks
     re.compile(r"[{\[]\s*\""),  # JSON
     re.compile(r"\b(?:Traceback|KeyError|ValueError|TypeError|AttributeError|Exception)\b"),
     re.compile(r"\b\d+ fields\b"),
@@ -150,7 +150,7 @@ class Runner:
     def run(self, conv: Conversation) -> list[str]:
         with self.kernel.client(self.token(conv.user)) as c:
             for agent, function, args in conv.setup:
-                done = c.post(f"/v1/agents/{agent}/functions/{function}", json={"args": args}, timeout=60)
+                done = c.post(f"/v1/agents/{agent}/functions/{function}", json={"args": args, "confirm": True}, timeout=60)  # the user sets up: confirmed
                 if done.status_code >= 400:
                     return [f"setup {agent}.{function} failed: {done.text[:200]}"]
             cid = None
