@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from dreamer.kernel.api.app import create_app
+from dreamer.host.build import create_app
 from dreamer.kernel.config import load_settings
 
 
