@@ -27,6 +27,7 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from sqlglot import exp
 
@@ -132,7 +133,7 @@ def _authorizer(views: set[str], unfiltered: set[str]) -> Callable[[int, str | N
 
 
 def run(conn: sqlite3.Connection, query: str, max_rows: int,
-        max_bytes: int | None = None) -> tuple[list[str], list[tuple], bool]:
+        max_bytes: int | None = None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
     """Run `query` on a secured connection: (columns, rows, truncated).
 
     It is compiled first (EXPLAIN runs no row): an error there depends only on the SQL and
@@ -148,7 +149,7 @@ def run(conn: sqlite3.Connection, query: str, max_rows: int,
     try:
         cur = conn.execute(query)
         columns = [d[0] for d in cur.description or []]
-        rows: list[tuple] = []
+        rows: list[tuple[Any, ...]] = []
         size = 0
         for row in iter(cur.fetchone, None):
             size += sum(len(str(v)) + 1 for v in row)
