@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from typing import Any
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from sqlglot import exp
 

@@ -35,7 +35,7 @@ def export(result: Result, fmt: str) -> tuple[bytes, str]:
         writer.writerow([_cell(c) for c in result.columns])
         writer.writerows([[_cell(v) for v in row] for row in result.rows])
         return text.getvalue().encode("utf-8"), FORMATS[fmt]
-    from openpyxl import Workbook  # type: ignore[import-untyped]
+    from openpyxl import Workbook
 
     book = Workbook(write_only=True)
     sheet = book.create_sheet("result")

@@ -163,6 +163,10 @@ class Invocation(Base):
     # What started it when a trigger did: {"type", "name", "depth"}.
     trigger: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
+    # The fair-share scheduler's reads (kernel/runs/queue.py `due`): queued rows grouped
+    # by (user, agent), oldest first, by index alone however long one user's backlog is.
+    __table_args__ = (Index("ix_invocations_queue", "status", "user_id", "agent", "created_at", "id", "run_after"),)
+
 
 class InvocationLog(Base):
     __tablename__ = "invocation_logs"
@@ -409,7 +413,7 @@ class LearnedExample(Base):
     phrase: Mapped[str] = mapped_column(Text)
     agent: Mapped[str] = mapped_column(String(64))
     function: Mapped[str] = mapped_column(String(64))
-    args: Mapped[dict] = mapped_column(JSON, default=dict)
+    args: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     weight: Mapped[float] = mapped_column(Float, default=1.0)
     source: Mapped[str] = mapped_column(String(32), default="picked")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -8,10 +8,9 @@ through the kernel's grant check, and a confirm=True inverse is asked about firs
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dreamer.sdk.replies import MISSING, is_empty, resolve_ref
 from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, inverse_step
 from dreamer.sidekick.planner.base import Step, Tool, addressed
 
