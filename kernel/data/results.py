@@ -80,8 +80,8 @@ class Results:
 
     def get(self, query_id: str, user_id: int) -> Result:
         with self._lock:
-            mine: dict[str, Result] = self._by_user.get(user_id) or {}
-            result = mine.get(query_id) if isinstance(query_id, str) else None
+            mine = self._by_user.get(user_id)
+            result = mine.get(query_id) if mine is not None and isinstance(query_id, str) else None
         if result is None:
             raise DreamerError("not_found", f"there is no result {str(query_id)[:40]!r} (results are kept for a while; run the query again)")
         return result
