@@ -89,7 +89,7 @@ def _chat(request: Request, conversation_id: str | None) -> Response:
     model = k.invoker.llm.describe() if getattr(k.invoker, "llm", None) is not None else {"available": False}
     return page(
         request, "chat.html", who,
-        conversations=chat_api.conversations(k, p, 30), conversation=conversation,
+        conversations=chat_api.conversations(k, p, 30, 0, None), conversation=conversation,
         offline=not model.get("available"), examples=_examples(k, p),
     )
 

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
 from dreamer.kernel.errors import DreamerError
-from dreamer.sidekick.chat.conversations import conversation_view, list_conversations
+from dreamer.sidekick.chat.conversation_index import delete_conversation, find_conversations
+from dreamer.sidekick.chat.conversations import conversation_view
 
 router = APIRouter(prefix="/v1", tags=["sidekick"])
 
@@ -56,10 +57,20 @@ async def chat(body: ChatBody, k: KernelDep, who: PrincipalDep) -> Any:
 
 
 @router.get("/conversations")
-def conversations(k: KernelDep, who: PrincipalDep, limit: int = Query(50, ge=1, le=500)) -> list[dict[str, Any]]:
-    return list_conversations(k.store, who.user_id, limit)
+def conversations(
+    k: KernelDep, who: PrincipalDep, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0),
+    q: str | None = Query(None, max_length=200),
+) -> list[dict[str, Any]]:
+    """The user's conversations, most recent first; `q` keeps those whose title or messages contain it."""
+    return find_conversations(k.store, who.user_id, limit, offset, q)
 
 
 @router.get("/conversations/{conversation_id}")
 def conversation(conversation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     return conversation_view(k.store, who.user_id, conversation_id)
+
+
+@router.delete("/conversations/{conversation_id}")
+def delete(conversation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    """Delete one of your conversations with all its messages."""
+    return delete_conversation(k.store, who.user_id, conversation_id)
