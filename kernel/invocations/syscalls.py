@@ -24,6 +24,7 @@ from dreamer.kernel.invocations.rewards import rewards_emit
 from dreamer.kernel.permissions.check import allowed
 from dreamer.kernel.permissions.scopes import parse_scope
 from dreamer.kernel.posts.feed import posts_create
+from dreamer.kernel.posts.notices import missing_grant_notice
 from dreamer.kernel.tools.syscall import tools_call, tools_list
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class SyscallContext:
     who: "Principal"
     caller: "Caller"  # the running agent as a caller: its name, the chain, its invocation, the deadline
     invocation_id: str
+    unattended: bool = False  # a background or trigger run: nobody sees its errors as they happen
 
     @property
     def agent(self) -> str:
@@ -49,6 +51,9 @@ class SyscallContext:
         self._audit(action=action, target=target, scope=holder or scope, decision="allow" if holder else "deny",
                     detail=detail)
         if holder is None:
+            if self.unattended:  # the refusal would reach only the run's log: tell the user in the feed
+                missing_grant_notice(self.invoker.store, user_id=self.who.user_id, agent=self.agent, scope=scope,
+                                     action=action, target=target, invocation_id=self.invocation_id)
             raise DreamerError(
                 "permission_denied",
                 f"{self.agent} may not {action.split('.')[-1]} {target}: the user has not granted {scope} "
