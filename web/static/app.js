@@ -104,8 +104,8 @@ const NOTICE_MAX_AGE_MS = 2 * 24 * 3600 * 1000;
 
 function showNotice(slot, post) {
   const text = post.text.length > 220 ? `${post.text.slice(0, 219)}…` : post.text;
-  const open = el("a", { class: "button primary small", href: `/feed#post-${post.id}`, text: "Open the feed" });
-  const dismiss = el("button", { type: "button", class: "small", text: "Dismiss" });
+  const open = el("a", { class: "button primary", href: `/feed#post-${post.id}`, text: "Open the feed" });
+  const dismiss = el("button", { type: "button", text: "Dismiss" });
   const box = el("div", { class: "notice", role: "alert" },
     el("p", {}, el("strong", { text: `${post.agent}: ` }), text), el("div", { class: "actions" }, open, dismiss));
   const done = () => { markSeen(post.id); box.remove(); };

@@ -11,6 +11,11 @@ let conversationId = chat.dataset.conversation || null;
 let busy = false;
 
 const scrollDown = () => { list.scrollTop = list.scrollHeight; };
+// Held at the newest message while the reader is there, even as the list's box changes
+// (a notice or banner arriving above it, the phone keyboard opening); not once they scroll up.
+let atBottom = true;
+list.addEventListener("scroll", () => { atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 48; });
+new ResizeObserver(() => { if (atBottom) scrollDown(); }).observe(list);
 
 // --- answers: the sentence first, what ran folded under it -------------------------------
 
