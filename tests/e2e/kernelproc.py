@@ -69,7 +69,9 @@ class KernelProc:
                 self.process.wait()
 
 
-def start_kernel(home: Path, extra_env: dict[str, str] | None = None, port: int | None = None) -> KernelProc:
+def start_kernel(
+    home: Path, extra_env: dict[str, str] | None = None, port: int | None = None, wait_s: float = 60
+) -> KernelProc:
     port = port or free_port()
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")
@@ -82,7 +84,7 @@ def start_kernel(home: Path, extra_env: dict[str, str] | None = None, port: int 
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     kernel = KernelProc(home, port, process, env)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError("kernel exited at start:\n" + (home / "test-kernel.log").read_text()[-3000:])
@@ -93,7 +95,7 @@ def start_kernel(home: Path, extra_env: dict[str, str] | None = None, port: int 
             pass
         time.sleep(0.1)
     kernel.stop()
-    raise RuntimeError("kernel did not answer /healthz within 60 s")
+    raise RuntimeError(f"kernel did not answer /healthz within {wait_s:.0f} s")
 
 
 def write_bundle(root: Path, name: str, code: str, *, required: list[str] | None = None,

@@ -29,6 +29,10 @@ SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 # every control a person can see is really there to click (the topmost thing at its centre).
 LAYOUT_JS = r"""() => {
   const width = document.documentElement.clientWidth, height = window.innerHeight, problems = [];
+  // A sticky or fixed top bar is the top edge of what can be seen: content scrolls under it by design.
+  const bar = document.querySelector("header.top");
+  const barStyle = bar && getComputedStyle(bar).position;
+  const top = bar && /sticky|fixed/.test(barStyle) ? bar.getBoundingClientRect().bottom : 0;
   const name = (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
     (e.className && typeof e.className === "string" ? "." + e.className.trim().split(/\s+/).join(".") : "") +
     " “" + (e.innerText || e.value || e.getAttribute("aria-label") || "").trim().slice(0, 40) + "”";
@@ -55,6 +59,7 @@ LAYOUT_JS = r"""() => {
     if (!shown(e) || e.closest(".sr, .skip")) continue;
     const r = e.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
     if (x < 0 || y < 0 || x > width || y > height) continue; // off screen: reached by scrolling
+    if (y < top && !bar.contains(e)) continue; // scrolled under the top bar
     const box = clipping(e)?.getBoundingClientRect();
     if (box && (x < box.left || x > box.right || y < box.top || y > box.bottom)) continue; // scrolled away in its list
     const hit = document.elementFromPoint(x, y);

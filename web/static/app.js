@@ -107,7 +107,7 @@ function showNotice(slot, post) {
   const open = el("a", { class: "button primary", href: `/feed#post-${post.id}`, text: "Open the feed" });
   const dismiss = el("button", { type: "button", text: "Dismiss" });
   const box = el("div", { class: "notice", role: "alert" },
-    el("p", {}, el("strong", { text: `${post.agent}: ` }), text), el("div", { class: "actions" }, open, dismiss));
+    el("p", {}, ...(text.startsWith(post.agent) ? [] : [el("strong", { text: `${post.agent}: ` })]), text), el("div", { class: "actions" }, open, dismiss));
   const done = () => { markSeen(post.id); box.remove(); };
   dismiss.addEventListener("click", done);
   open.addEventListener("click", () => markSeen(post.id));

@@ -224,6 +224,7 @@ const historyPanel = document.getElementById("history");
 const historyToggle = document.getElementById("history-toggle");
 function showHistory(open) {
   historyPanel.classList.toggle("open", open);
+  historyPanel.parentElement.classList.toggle("history-open", open);
   historyToggle.setAttribute("aria-expanded", String(open));
   (open ? document.getElementById("history-q") : historyToggle).focus();
 }
