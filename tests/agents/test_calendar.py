@@ -280,42 +280,42 @@ def test_keywords_skip_filler_and_generic_words() -> None:
 
 def test_add_event_reads_the_users_timezone_and_defaults_to_an_hour(calendar: Worker, tmp_path: Path) -> None:
     out = calendar.invoke(
-        "add_event", {"title": " Dentist ", "start": "2026-12-03 09:30", "location": "Rue de Rivoli 4"}, user=PARIS
+        "add_event", {"title": " Dentist ", "start": "2037-12-03 09:30", "location": "Rue de Rivoli 4"}, user=PARIS
     )
     event = out["event"]
     assert out["added"] is True and out["already_there"] is False and out["timezone"] == "Europe/Paris"
     assert event["title"] == "Dentist" and event["location"] == "Rue de Rivoli 4"
-    assert (event["start"], event["end"]) == ("2026-12-03T09:30+01:00", "2026-12-03T10:30+01:00")
+    assert (event["start"], event["end"]) == ("2037-12-03T09:30+01:00", "2037-12-03T10:30+01:00")
     assert event["time"] == "09:30–10:30" and event["all_day"] is False
-    assert out["summary"] == "Added: Dentist at Rue de Rivoli 4, Thursday 3 December 2026, 09:30–10:30."
+    assert out["summary"] == "Added: Dentist at Rue de Rivoli 4, Thursday 3 December 2037, 09:30–10:30."
     # Kept as UTC in the agent's own database.
     rows = sqlite3.connect(tmp_path / "data" / "calendar" / "agent.db").execute(
         "SELECT title, start_utc, end_utc, all_day FROM events"
     ).fetchall()
-    assert rows == [("Dentist", "2026-12-03T08:30:00Z", "2026-12-03T09:30:00Z", 0)]
+    assert rows == [("Dentist", "2037-12-03T08:30:00Z", "2037-12-03T09:30:00Z", 0)]
     assert any(log["message"] == "added an event" for log in calendar.logs)
 
 
 def test_the_same_event_is_not_added_twice(calendar: Worker) -> None:
-    first = calendar.invoke("add_event", {"title": "Dentist", "start": "2026-12-03 09:30"}, user=PARIS)
-    again = calendar.invoke("add_event", {"title": "DENTIST", "start": "2026-12-03T08:30:00Z"}, user=PARIS)
+    first = calendar.invoke("add_event", {"title": "Dentist", "start": "2037-12-03 09:30"}, user=PARIS)
+    again = calendar.invoke("add_event", {"title": "DENTIST", "start": "2037-12-03T08:30:00Z"}, user=PARIS)
     assert again["added"] is False and again["already_there"] is True
     assert again["event"]["id"] == first["event"]["id"] and again["summary"].startswith("Already on the calendar")
-    other = calendar.invoke("add_event", {"title": "Dentist", "start": "2026-12-03 11:00"}, user=PARIS)
+    other = calendar.invoke("add_event", {"title": "Dentist", "start": "2037-12-03 11:00"}, user=PARIS)
     assert other["added"] is True
-    assert calendar.invoke("agenda", {"day": "2026-12-03"}, user=PARIS)["count"] == 2
+    assert calendar.invoke("agenda", {"day": "2037-12-03"}, user=PARIS)["count"] == 2
 
 
 def test_agenda_lists_the_day_all_day_first_then_by_time(calendar: Worker) -> None:
     add = lambda **args: calendar.invoke("add_event", args, user=PARIS)  # noqa: E731
-    add(title="Lunch with Ann", start="2026-12-03 12:30", end="14:00")
-    add(title="Standup", start="2026-12-03 09:00", end="15 minutes")
-    add(title="Mum's birthday", start="2026-12-03")
-    add(title="Night train", start="2026-12-03 22:00", end="2026-12-04 07:00")
-    add(title="Conference", start="2026-12-02", end="2026-12-04")
-    add(title="Not that day", start="2026-12-04 09:00")
-    day = calendar.invoke("agenda", {"day": "2026-12-03"}, user=PARIS)
-    assert (day["date"], day["weekday"], day["count"]) == ("2026-12-03", "Thursday", 5)
+    add(title="Lunch with Ann", start="2037-12-03 12:30", end="14:00")
+    add(title="Standup", start="2037-12-03 09:00", end="15 minutes")
+    add(title="Mum's birthday", start="2037-12-03")
+    add(title="Night train", start="2037-12-03 22:00", end="2037-12-04 07:00")
+    add(title="Conference", start="2037-12-02", end="2037-12-04")
+    add(title="Not that day", start="2037-12-04 09:00")
+    day = calendar.invoke("agenda", {"day": "2037-12-03"}, user=PARIS)
+    assert (day["date"], day["weekday"], day["count"]) == ("2037-12-03", "Thursday", 5)
     assert [(e["time"], e["title"]) for e in day["events"]] == [
         ("all day", "Conference"),  # began the day before
         ("all day", "Mum's birthday"),
@@ -323,24 +323,24 @@ def test_agenda_lists_the_day_all_day_first_then_by_time(calendar: Worker) -> No
         ("12:30–14:00", "Lunch with Ann"),
         ("from 22:00", "Night train"),
     ]
-    assert day["summary"].splitlines()[0] == "Thursday 3 December 2026: 5 events."
+    assert day["summary"].splitlines()[0] == "Thursday 3 December 2037: 5 events."
     assert "• 12:30–14:00 Lunch with Ann" in day["summary"]
-    next_day = calendar.invoke("agenda", {"day": "december 4"}, user=PARIS)
+    next_day = calendar.invoke("agenda", {"day": "4 december 2037"}, user=PARIS)
     assert [(e["time"], e["title"]) for e in next_day["events"]] == [
         ("all day", "Conference"), ("until 07:00", "Night train"), ("09:00–10:00", "Not that day"),
     ]
-    empty = calendar.invoke("agenda", {"day": "2026-12-25"}, user=PARIS)
-    assert empty["events"] == [] and empty["summary"] == "Friday 25 December 2026: nothing on the calendar."
+    empty = calendar.invoke("agenda", {"day": "2037-12-25"}, user=PARIS)
+    assert empty["events"] == [] and empty["summary"] == "Friday 25 December 2037: nothing on the calendar."
 
 
 def test_timed_events_keep_their_moment_when_the_user_moves(calendar: Worker) -> None:
-    calendar.invoke("add_event", {"title": "Call Tokyo", "start": "2026-12-03 09:30"}, user=PARIS)
-    calendar.invoke("add_event", {"title": "Birthday", "start": "2026-12-03"}, user=PARIS)
+    calendar.invoke("add_event", {"title": "Call Tokyo", "start": "2037-12-03 09:30"}, user=PARIS)
+    calendar.invoke("add_event", {"title": "Birthday", "start": "2037-12-03"}, user=PARIS)
     new_york = {"id": 1, "name": "me", "timezone": "America/New_York"}
-    there = calendar.invoke("agenda", {"day": "2026-12-03"}, user=new_york)
+    there = calendar.invoke("agenda", {"day": "2037-12-03"}, user=new_york)
     assert [(e["title"], e["time"], e["start"]) for e in there["events"]] == [
-        ("Birthday", "all day", "2026-12-03"),  # a date stays on its day
-        ("Call Tokyo", "03:30–04:30", "2026-12-03T03:30-05:00"),  # a meeting stays at its moment
+        ("Birthday", "all day", "2037-12-03"),  # a date stays on its day
+        ("Call Tokyo", "03:30–04:30", "2037-12-03T03:30-05:00"),  # a meeting stays at its moment
     ]
 
 
@@ -364,16 +364,16 @@ BAD_EVENTS = [
         ({"title": "bell\x07", "start": "friday"}, "control characters"),
         ({"title": "Dentist", "start": "someday soon"}, "I can't tell when 'someday soon' is"),
         ({"title": "Dentist", "start": "12/03 10am"}, "could be read two ways"),
-        ({"title": "Dentist", "start": "2026-12-03 10:00", "end": "9am"}, "comes before the start"),
-        ({"title": "Dentist", "start": "2026-12-03 10:00", "end": "2027-12-03"}, "at most 31 days"),
-        ({"title": "Dentist", "start": "2026-12-03 10:00", "location": "y" * 201}, "at most 200 characters"),
+        ({"title": "Dentist", "start": "2037-12-03 10:00", "end": "9am"}, "comes before the start"),
+        ({"title": "Dentist", "start": "2037-12-03 10:00", "end": "2038-12-03"}, "at most 31 days"),
+        ({"title": "Dentist", "start": "2037-12-03 10:00", "location": "y" * 201}, "at most 200 characters"),
 ]
 
 
 def test_bad_events_are_refused_with_one_sentence_and_nothing_is_added(calendar: Worker) -> None:
     for args, words in BAD_EVENTS:
         assert words in refused(calendar, "add_event", args), args
-    assert calendar.invoke("agenda", {"day": "2026-12-03"}, user=PARIS)["count"] == 0
+    assert calendar.invoke("agenda", {"day": "2037-12-03"}, user=PARIS)["count"] == 0
 
 
 def test_agenda_refuses_an_unknown_day(calendar: Worker) -> None:
@@ -386,9 +386,9 @@ def test_agenda_refuses_an_unknown_day(calendar: Worker) -> None:
 
 
 def _busy_day(calendar: Worker, notes: Worker, grocery: Worker) -> None:
-    calendar.invoke("add_event", {"title": "Dentist appointment", "start": "2026-12-03 09:30", "location": "Rue de Rivoli 4"}, user=PARIS)
-    calendar.invoke("add_event", {"title": "Lunch with Ann", "start": "2026-12-03 12:30"}, user=PARIS)
-    calendar.invoke("add_event", {"title": "Elsewhere", "start": "2026-12-04 12:30"}, user=PARIS)
+    calendar.invoke("add_event", {"title": "Dentist appointment", "start": "2037-12-03 09:30", "location": "Rue de Rivoli 4"}, user=PARIS)
+    calendar.invoke("add_event", {"title": "Lunch with Ann", "start": "2037-12-03 12:30"}, user=PARIS)
+    calendar.invoke("add_event", {"title": "Elsewhere", "start": "2037-12-04 12:30"}, user=PARIS)
     notes.invoke("save", {"text": "Ask the dentist about the bill"})
     notes.invoke("save", {"text": "Ann likes the Thai place on Rue Oberkampf"})
     notes.invoke("save", {"text": "Unrelated thought about bicycles"})
@@ -398,7 +398,7 @@ def _busy_day(calendar: Worker, notes: Worker, grocery: Worker) -> None:
 def test_briefing_gathers_events_related_notes_and_groceries(calendar: Worker, notes: Worker, grocery: Worker) -> None:
     _busy_day(calendar, notes, grocery)
     calls = wire(calendar, {"notes": notes, "grocery": grocery}, FULL)
-    out = calendar.invoke("briefing", {"day": "2026-12-03"}, user=PARIS)
+    out = calendar.invoke("briefing", {"day": "2037-12-03"}, user=PARIS)
     assert [e["title"] for e in out["events"]] == ["Dentist appointment", "Lunch with Ann"]
     assert out["unavailable"] == {}
     related = {n["id"]: n for n in out["notes"]}
@@ -412,7 +412,7 @@ def test_briefing_gathers_events_related_notes_and_groceries(calendar: Worker, n
         ("grocery", "list_items", None),
     ]
     summary = out["summary"].splitlines()
-    assert summary[0] == "Thursday 3 December 2026: 2 events."
+    assert summary[0] == "Thursday 3 December 2037: 2 events."
     assert "• 09:30–10:30 Dentist appointment (Rue de Rivoli 4)" in summary
     assert "Related notes:" in summary and any(line.startswith("• Dentist appointment: ") for line in summary)
     assert summary[-1] == "Grocery list, 2 open items: milk, eggs."
@@ -423,7 +423,7 @@ def test_briefing_gathers_events_related_notes_and_groceries(calendar: Worker, n
 def test_briefing_says_what_it_could_not_reach_and_gives_the_rest(calendar: Worker, notes: Worker, grocery: Worker) -> None:
     # One set of workers, rewired for each case: starting three workers per case would be most of the run time.
     _busy_day(calendar, notes, grocery)
-    day = {"day": "2026-12-03"}
+    day = {"day": "2037-12-03"}
 
     # Both grants switched off.
     calls = wire(calendar, {"notes": notes, "grocery": grocery}, granted=set())
@@ -455,10 +455,10 @@ def test_briefing_says_what_it_could_not_reach_and_gives_the_rest(calendar: Work
 
 def test_briefing_of_an_empty_day_asks_notes_nothing(calendar: Worker, notes: Worker, grocery: Worker) -> None:
     calls = wire(calendar, {"notes": notes, "grocery": grocery}, FULL)
-    out = calendar.invoke("briefing", {"day": "2026-12-25"}, user=PARIS)
+    out = calendar.invoke("briefing", {"day": "2037-12-25"}, user=PARIS)
     assert out["events"] == [] and out["notes"] == [] and out["unavailable"] == {}
     assert [c["agent"] for c in calls] == ["grocery"]
-    assert out["summary"] == "Friday 25 December 2026: nothing on the calendar.\nThe grocery list is empty."
+    assert out["summary"] == "Friday 25 December 2037: nothing on the calendar.\nThe grocery list is empty."
 
 
 def test_briefing_is_for_tomorrow_unless_told(calendar: Worker, notes: Worker, grocery: Worker) -> None:
