@@ -148,10 +148,16 @@ class Visit:
 
 
 @pytest.fixture(scope="module", params=list(WIDTHS))
-def visit(request: pytest.FixtureRequest, browser: Any, kernel: KernelProc) -> Iterator[Visit]:
+def tab(request: pytest.FixtureRequest, browser: Any, kernel: KernelProc) -> Iterator[Visit]:
     v = Visit(browser, kernel, request.param)
     yield v
     v.close()
+
+
+@pytest.fixture
+def visit(tab: Visit) -> Visit:
+    tab.errors.clear()  # one test's failure is not the next one's
+    return tab
 
 
 def _visible_in(page: Any, selector: str, container: str) -> bool:
@@ -181,11 +187,14 @@ def test_chat_history_scrolls_on_its_own_and_the_newest_message_is_in_view(visit
     assert days[0] == "Today" and len(days) >= 4  # grouped by day over the week
     assert history.locator("li").count() == 30
     visit.check("chat-history")
+    with httpx.Client(base_url=kernel.url, headers={"Authorization": f"Bearer {kernel.token}"}) as c:
+        total = len(c.get("/v1/conversations", params={"limit": 500}).json())
+    assert total > 30  # (the other width's run adds its own)
     page.click("#history-list .more")
     page.wait_for_function("document.querySelectorAll('#history-list li').length > 30 || document.getElementById('toast').textContent",
                            timeout=15_000)
     assert page.inner_text("#toast") == ""
-    assert history.locator("li").count() == 33  # the next page joins the list, nothing twice
+    assert history.locator("li").count() == min(total, 60)  # the next page joins the list, nothing twice
     with httpx.Client(base_url=kernel.url, headers={"Authorization": f"Bearer {kernel.token}"}) as c:
         matching = [r["id"] for r in c.get("/v1/conversations", params={"q": "rosemary", "limit": 30}).json()]
     assert 6 <= len(matching) < 33  # 32 seeded turns, one in five about rosemary (and answers that list it)
@@ -197,11 +206,13 @@ def test_chat_history_scrolls_on_its_own_and_the_newest_message_is_in_view(visit
     found = len(matching)
     with httpx.Client(base_url=kernel.url, headers={"Authorization": f"Bearer {kernel.token}"}) as c:
         before = len(c.get("/v1/conversations", params={"q": "rosemary", "limit": 500}).json())
-        first = history.locator("li").first
-        first.locator("button.forget").click()
+        oldest = history.locator("li").last  # not the open conversation (deleting that one goes to a new chat)
+        gone = oldest.locator("a").get_attribute("href").split("/")[-1]
+        oldest.locator("button.forget").click()
         page.locator("#history-list .sure button", has_text="Delete").click()
         page.wait_for_function(f"document.querySelectorAll('#history-list li').length === {found - 1}")
         assert len(c.get("/v1/conversations", params={"q": "rosemary", "limit": 500}).json()) == before - 1
+        assert c.get(f"/v1/conversations/{gone}").status_code == 404
 
 
 def test_chat_with_a_follow_up_reads_sentence_first(visit: Visit) -> None:
@@ -225,7 +236,7 @@ def test_chat_with_a_follow_up_reads_sentence_first(visit: Visit) -> None:
     follow = visit.say("what's on my grocery list")
     assert page.url == first  # the same conversation
     assert page.locator(".msg").count() == 4
-    assert "milk" in follow.locator(".bubble").inner_text().lower()
+    assert follow.locator(".fn").text_content() == "grocery.list_items"
     visit.check("chat-answer")
     page.reload()  # the same cards come back from the stored conversation
     assert page.locator("details.details > summary").first.inner_text() == "Details: 1 call to grocery"
