@@ -34,7 +34,7 @@ def peek(ctx: Context) -> dict:
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str]]:
-    k = start_kernel(tmp_path_factory.mktemp("home"))
+    k = start_kernel(tmp_path_factory.mktemp("home"), wait_s=240)  # a crowded machine starts it slowly
     with k.client() as admin:
         token = admin.post("/v1/users", json={"name": "ann"}).json()["token"]
         assert admin.put("/v1/users/ann/password", json={"password": PASSWORD}).status_code == 200
