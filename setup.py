@@ -4,7 +4,7 @@ from pathlib import Path
 
 from setuptools import setup
 
-FOLDERS = ["kernel", "sidekick", "sdk", "cli", "agents", "gallery", "web"]
+FOLDERS = ["contracts", "kernel", "sidekick", "sdk", "cli", "agents", "gallery", "web", "host"]
 # Files that are not Python but ship with the code: starter bundles, migrations, pages.
 # skills/*/SKILL.md: a tool bundle's Agent Skills, in folders that are not packages.
 DATA = ["*.yaml", "*.json", "*.md", "*.ini", "*.mako", "*.html", "*.css", "*.js", "*.svg", "*.txt", "skills/*/*.md"]

@@ -3,8 +3,11 @@ scope rewrite (scope analysis + replacing each base table), in-process, for quer
 typical size as the ops_manager role of the demo HR data. No database is touched.
 
 Reports p50 / p90 / p99 per query shape and over all of them (target: p50 under 2 ms).
+With --engine, also the whole query through the SQLite engine layer (open the secured
+connection, fill the scope's rows into temp tables, compile, run), as ops_manager.
 
     .venv/bin/python bench/bench_sql_guard.py            # a few seconds
+    .venv/bin/python bench/bench_sql_guard.py --engine --runs 200
     .venv/bin/python bench/bench_sql_guard.py --json --runs 2000
 """
 
@@ -43,6 +46,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=500)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--engine", action="store_true", help="also time the query through the SQLite engine layer")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = build_demo(Path(tmp) / "hr.db", date(2026, 11, 1))
@@ -61,6 +65,20 @@ def main() -> None:
             everything += times
             report[name] = _summary(times)
         report["all"] = _summary(everything)
+        if args.engine:
+            engine_all: list[float] = []
+            for name, sql in QUERIES.items():
+                guarded = guard(sql, role, target, conn.source)
+                for _ in range(5):
+                    conn.execute(role, guarded.secured, 10_000, guarded.tables)
+                times = []
+                for _ in range(args.runs):
+                    started = time.perf_counter()
+                    conn.execute(role, guarded.secured, 10_000, guarded.tables)
+                    times.append((time.perf_counter() - started) * 1000)
+                engine_all += times
+                report[f"engine: {name}"] = _summary(times)
+            report["engine: all"] = _summary(engine_all)
     if args.json:
         print(json.dumps(report, indent=2))
         return

@@ -142,6 +142,21 @@ class Client:
     def get(self, path: str, **params: Any) -> Any:
         return self.request("GET", path, params=params)
 
+    def download(self, path: str, **params: Any) -> bytes:
+        """A file the kernel sends (not JSON): its bytes; errors as for `request`."""
+        clean = {k: v for k, v in params.items() if v is not None}
+        try:
+            response = self._http.request("GET", path, params=clean or None)
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            raise unreachable(self.url) from None
+        except httpx.TimeoutException:
+            raise CLIError("timeout", f"The kernel at {self.url} did not answer in time.") from None
+        except (httpx.InvalidURL, httpx.TransportError) as exc:
+            raise CLIError("kernel_unreachable", f"The connection to the kernel at {self.url} failed: {exc}") from None
+        if response.status_code >= 400:
+            raise error_from_response(response)
+        return response.content
+
     def post(self, path: str, body: Any = None) -> Any:
         return self.request("POST", path, json_body=body)
 
@@ -174,8 +189,8 @@ class Client:
     def stage_bundle(self, archive: bytes) -> Any:
         return self.request("POST", "/v1/bundles", content=archive, content_type="application/gzip")
 
-    def install(self, bundle_id: Any, without: list[str]) -> Any:
-        return self.post("/v1/agents", {"bundle_id": bundle_id, "approve": True, "without": without})
+    def install(self, bundle_id: Any, without: list[str], grant: list[str] | None = None) -> Any:
+        return self.post("/v1/agents", {"bundle_id": bundle_id, "approve": True, "without": without, "grant": grant or []})
 
     def gallery_search(self, query: str, limit: int | None = None) -> Any:
         return self.get("/v1/gallery/search", q=query, limit=limit)
@@ -195,8 +210,11 @@ class Client:
     def uninstall(self, name: str, purge: bool) -> Any:
         return self.delete(f"/v1/agents/{_seg(name)}", purge=str(purge).lower())
 
-    def call(self, agent: str, function: str, args: dict[str, Any]) -> Any:
-        return self.post(f"/v1/agents/{_seg(agent)}/functions/{_seg(function)}", {"args": args})
+    def call(self, agent: str, function: str, args: dict[str, Any], confirm: bool = False) -> Any:
+        body: dict[str, Any] = {"args": args}
+        if confirm:
+            body["confirm"] = True
+        return self.post(f"/v1/agents/{_seg(agent)}/functions/{_seg(function)}", body)
 
     def tools(self) -> Any:
         return self.get("/v1/tools")
@@ -276,6 +294,9 @@ class Client:
 
     def feed(self, limit: int | None = None) -> Any:
         return self.get("/v1/feed", limit=limit)
+
+    def clear_feed(self, agent: str | None = None) -> Any:
+        return self.request("DELETE", "/v1/feed", params={"agent": agent})
 
     def triggers(self, agent: str | None = None) -> Any:
         return self.get("/v1/triggers", agent=agent)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -19,6 +20,49 @@ from rich.table import Table
 from rich.text import Text
 
 PIPE_WIDTH = 1000
+
+# Terminal control sequences an agent or tool could write to act on the user's terminal:
+# OSC (ESC ] ... BEL or ST: window title, clipboard via OSC 52, hyperlinks), DCS/SOS/PM/APC
+# (ESC P/X/^/_ ... ST), CSI (ESC [ ...: cursor moves, erasing what was printed), other
+# ESC sequences, their 8-bit C1 forms (\x9b, \x9d, ...), and every other C0/C1 control
+# but newline and tab (a carriage return or backspace can hide text behind other text).
+_CONTROL = re.compile(
+    r"\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC, DCS, SOS, PM, APC
+    r"|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # ... in their 8-bit forms
+    r"|(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"  # CSI
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]?"  # any other ESC sequence, or a lone ESC
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # every other control but \t and \n
+)
+
+
+def safe_text(text: str) -> str:
+    """`text` with every terminal control sequence removed: the one place the CLI makes
+    what an agent or tool wrote safe to print (newlines and tabs are kept)."""
+    return _CONTROL.sub("", text)
+
+
+def safe_data(value: Any) -> Any:
+    """safe_text() applied to every string (keys too) in JSON-like data."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {safe_data(k): safe_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [safe_data(v) for v in value]
+    return value
+
+
+def _json_safe(dumped: str) -> str:
+    """json.dumps escapes C0 controls but writes C1 (\x80-\x9f) and DEL raw: escape them too."""
+    return re.sub(r"[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", dumped)
+
+
+class SafeConsole(Console):
+    """A rich Console that strips control sequences from every string it is given; rich's
+    own styling is added after, when rendering, so it is untouched."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:  # type: ignore[override]
+        return super().render_str(safe_text(text), **kwargs)
 RISK_STYLE = {"low": "green", "medium": "yellow", "high": "bold red"}
 
 
@@ -32,7 +76,7 @@ class Output:
 
     def json(self, data: Any) -> None:
         # Plain write, not rich: rich would wrap long lines and JSON must parse.
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        sys.stdout.write(_json_safe(json.dumps(data, indent=2, ensure_ascii=False, default=str)) + "\n")
         sys.stdout.flush()
 
     # -- human output --------------------------------------------------------
@@ -52,7 +96,7 @@ class Output:
         self.err.print(text)
 
     def pretty_json(self, data: Any) -> None:
-        self.out.print_json(data=data, default=str)
+        self.out.print_json(data=safe_data(data), default=str)
 
     def table(self, table: Table) -> None:
         self.out.print(table)
@@ -63,7 +107,7 @@ class Output:
             # to stderr (where errors always are), so a script finds it on either stream.
             body = {"error": {"code": code, "message": message}}
             self.json(body)
-            sys.stderr.write(json.dumps(body, ensure_ascii=False) + "\n")
+            sys.stderr.write(_json_safe(json.dumps(body, ensure_ascii=False)) + "\n")
             sys.stderr.flush()
             return
         self.err.print(f"[bold red]error:[/] {escape(message)}")
@@ -73,7 +117,7 @@ def _console(stream: TextIO) -> Console:
     # Piped output is read by programs and grep: never wrap a line there. On a
     # terminal rich fits the window.
     wide = None if _isatty(stream) or os.environ.get("COLUMNS") else PIPE_WIDTH
-    return Console(file=stream, highlight=False, width=wide)
+    return SafeConsole(file=stream, highlight=False, width=wide)
 
 
 def _isatty(stream: TextIO) -> bool:
@@ -88,7 +132,7 @@ def make_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: str
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*(cell if isinstance(cell, Text) else Text(cell_text(cell)) for cell in row))
+        table.add_row(*(Text(safe_text(cell.plain), style=cell.style) if isinstance(cell, Text) else Text(cell_text(cell)) for cell in row))
     return table
 
 
@@ -98,8 +142,8 @@ def cell_text(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, default=str)
-    return str(value)
+        return _json_safe(json.dumps(value, ensure_ascii=False, default=str))
+    return safe_text(str(value))
 
 
 def risk(level: Any) -> Text:

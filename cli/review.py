@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from dreamer.cli.output import cell_text, make_table, risk
+from dreamer.cli.output import cell_text, make_table, risk, safe_text
 
 
 @dataclass(frozen=True)
@@ -79,15 +79,33 @@ class Review:
     def needs_approval(self) -> bool:
         return self.upgrade is None or self.upgrade.needs_approval
 
-    def will_grant(self, row: ScopeRow, without: list[str]) -> bool:
+    def will_grant(self, row: ScopeRow, without: list[str], grant: list[str] | tuple[str, ...] = ()) -> bool:
+        """What the kernel will grant (kernel/install/service.py decides; this says the same)."""
         if row.required:
             return True
-        if row.scope in without:
+        if self.kind == "tool":
+            return row.scope not in without  # a tool server's tools are on unless switched off
+        if _is_chooser(row.scope) or row.scope in without:
             return False
-        if self.upgrade is None or row.added:
+        if row.scope in grant:
             return True
-        # On an upgrade, an optional scope keeps whatever the user decided before.
-        return row.scope in self.upgrade.kept_grants
+        # Optional scopes are off unless turned on; an upgrade keeps what the user granted before.
+        return self.upgrade is not None and row.scope in self.upgrade.kept_grants
+
+    def granted_cell(self, row: ScopeRow, without: list[str], grant: list[str] | tuple[str, ...] = ()) -> str:
+        if self.will_grant(row, without, grant):
+            return "yes"
+        if _is_chooser(row.scope):
+            kind = row.scope.split(":", 1)[0]
+            return f"no (after installing: dreamer grant {self.name} {kind}:/path/to/folder)"
+        if row.scope in without:
+            return "no (--without)"
+        return f"no (turn on with --grant {row.scope})"
+
+
+def _is_chooser(scope: str) -> bool:
+    """`fs:*` / `fs.ro:*`: a folder chosen later, never granted by an install."""
+    return scope in ("fs:*", "fs.ro:*")
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -229,11 +247,11 @@ def read_review(staged: dict[str, Any]) -> Review:
     )
 
 
-def render_review(console: Console, review: Review, without: list[str]) -> None:
+def render_review(console: Console, review: Review, without: list[str], grant: list[str] | tuple[str, ...] = ()) -> None:
     head = Text()
-    head.append(f"{review.name} {review.version}", style="bold")
+    head.append(safe_text(f"{review.name} {review.version}"), style="bold")
     if review.title and review.title != review.name:
-        head.append(f"  {review.title}")
+        head.append(safe_text(f"  {review.title}"))
     console.print(head)
     if review.publisher:
         claim = " [dim](not verified)[/]" if review.publisher_verified is False else ""
@@ -255,9 +273,9 @@ def render_review(console: Console, review: Review, without: list[str]) -> None:
         return
     rows = []
     for row in review.scopes:
-        granted = "yes" if review.will_grant(row, without) else ("no (--without)" if row.scope in without else "no")
+        granted = review.granted_cell(row, without, grant)
         need = {True: "required", False: "optional", None: ""}[row.required]
-        scope = Text(row.scope, style="bold" if row.added else "")
+        scope = Text(safe_text(row.scope), style="bold" if row.added else "")
         if row.added:
             scope.append(" (new)", style="yellow")
         rows.append([scope, row.sentence, risk(row.risk), need, granted])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dreamer.kernel.bundles.manifest import NAME_RE
+from dreamer.contracts.names import NAME_RE
 from dreamer.sdk.templates import bundle_files, module_name, title_for
 
 __all__ = ["ScaffoldError", "module_name", "scaffold", "title_for"]

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from dreamer.gallery.service import Gallery, GallerySettings, Upload
 from dreamer.kernel.api.body import read_limited
 from dreamer.kernel.api.errors import install_handlers
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from fastapi import FastAPI, Header, Request
 from fastapi.responses import FileResponse
 from pydantic import BaseModel, Field

@@ -2,7 +2,7 @@
 
 Both sides use this module: the gallery reads the archive a publisher uploads, and a
 kernel reads the archive it downloads. Unpacking goes through the kernel's hostile-proof
-extractor (kernel/bundles/archive.py); there is no second extractor here.
+extractor (contracts/archive.py); there is no second extractor here.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.gallery.signing import Statement, sha256_hex
-from dreamer.kernel.bundles.archive import BundleLimits, extract
+from dreamer.contracts.archive import BundleLimits, extract
 from dreamer.kernel.bundles.functions import load_functions
 from dreamer.kernel.bundles.manifest import load_manifest
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 README_NAMES = ("README.md", "README.txt", "README")
 MAX_README_CHARS = 64 * 1024

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import httpx
 from dreamer.gallery.service import Upload
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 Progress = Callable[[int, int], None]
 CHUNK = 64 * 1024

@@ -28,9 +28,9 @@ from dreamer.gallery.signing import (
 )
 from dreamer.gallery.store import Package, Publisher, Version, bump_changes, catalogue_changes, open_store
 from dreamer.gallery.versions import semver_key
-from dreamer.kernel.bundles.archive import BundleLimits
-from dreamer.kernel.bundles.manifest import NAME_RE, SEMVER_RE
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.archive import BundleLimits
+from dreamer.contracts.names import NAME_RE, SEMVER_RE
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError

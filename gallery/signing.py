@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey,
     Ed25519PublicKey,
 )
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 STATEMENT_FORMAT = "dreamer-bundle-signature/1"
 

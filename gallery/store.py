@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import NAMING_CONVENTION, utcnow
 from sqlalchemy import (

@@ -13,8 +13,8 @@ from typing import Any
 
 from dreamer.gallery.bundle import BundleFacts, read_bundle
 from dreamer.gallery.signing import fingerprint, sha256_hex, verify
-from dreamer.kernel.bundles.archive import BundleLimits
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.archive import BundleLimits
+from dreamer.contracts.errors import DreamerError
 
 
 @dataclass(frozen=True)

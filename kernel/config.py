@@ -76,6 +76,31 @@ class Limits:
         return replace(self, **changes)
 
 
+# Per-user quotas from the environment: variable -> Quotas field. One user's account may
+# use at most this much of the installation, whatever their agents do (issue 14, finding 5).
+QUOTA_VARIABLES: dict[str, str] = {
+    "DREAMER_QUOTA_QUEUED": "queued",
+    "DREAMER_QUOTA_STAGING_MB": "staging_mb",
+    "DREAMER_QUOTA_DATA_MB": "data_mb",
+    "DREAMER_QUOTA_FEED_POSTS": "feed_posts",
+    "DREAMER_QUOTA_WORKERS": "workers",
+    "DREAMER_QUOTA_MEMORY_MB": "memory_mb",
+}
+
+
+@dataclass(frozen=True)
+class Quotas:
+    """What one user may hold at once. Checked by kernel/users/quotas.py, the one place
+    that measures use and words the refusal."""
+
+    queued: int = 2000  # background invocations waiting, all agents together
+    staging_mb: int = 512  # uploaded bundles unpacked and waiting for approval
+    data_mb: int = 2048  # every agent's and tool's /data folder together, on disk
+    feed_posts: int = 10_000  # posts kept in the feed
+    workers: int = 12  # sandboxes alive at once: warm workers, builds and tests
+    memory_mb: int = 16_384  # the memory ceilings of those sandboxes added up
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -84,6 +109,9 @@ class Settings:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     limits: Limits = field(default_factory=Limits)
+    quotas: Quotas = field(default_factory=Quotas)
+    workers_total: int = 64  # sandboxes alive at once on the whole installation (DREAMER_WORKERS_TOTAL)
+    background_total: int = 32  # background invocations running at once, all users (DREAMER_BACKGROUND_TOTAL)
     warm_seconds: float = 300.0
     max_workers_per_agent: int = 4
     max_call_depth: int = 8
@@ -98,7 +126,20 @@ class Settings:
     webhook_max_bytes: int = 256 * 1024  # the largest body a webhook accepts
     retry_delay_s: float = 1.0  # before a background invocation's 2nd attempt; doubles for each further one
     galleries: tuple[str, ...] = ()  # DREAMER_GALLERIES: gallery URLs, searched in this order
+    # HTTP connections (kernel/connguard.py): a request's headers must arrive within
+    # header_timeout_s; a body may stall body_timeout_s; an idle keep-alive connection
+    # closes after keepalive_timeout_s; max_connections 0 means half the descriptor limit.
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+    keepalive_timeout_s: float = 5.0
+    max_connections: int = 0
+    # The web app's automatic sign-in on localhost (web/auth.py): "owner" (only the OS
+    # account that started the kernel), "off", or "any" local process (DREAMER_LOCAL_SIGNIN).
+    local_signin: str = "owner"
     tool_call_timeout_s: float = 30.0  # one tool call (DREAMER_TOOL_TIMEOUT)
+    # DREAMER_FS_ROOTS: the folders each user may grant agents, `PATH` (every user; {user}
+    # is their name) or `USER=PATH` (one user), separated by spaces or commas.
+    fs_roots: tuple[str, ...] = ("/home/{user}",)
     tool_connect_timeout_s: float = 20.0  # starting a tool server and listing its tools (DREAMER_TOOL_CONNECT_TIMEOUT)
 
     @property
@@ -164,7 +205,10 @@ def load_settings(**overrides: object) -> Settings:
         "otlp_endpoint": os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
     }
     values["limits"] = _limits()
+    values["quotas"] = Quotas(**{attr: _number(name, int) for name, attr in QUOTA_VARIABLES.items() if os.environ.get(name)})
     values["galleries"] = tuple(u.rstrip("/") for u in os.environ.get("DREAMER_GALLERIES", "").replace(",", " ").split())
+    if os.environ.get("DREAMER_FS_ROOTS") is not None:
+        values["fs_roots"] = tuple(os.environ["DREAMER_FS_ROOTS"].replace(",", " ").split())
     if os.environ.get("DREAMER_MAX_CALL_DEPTH"):
         values["max_call_depth"] = _number("DREAMER_MAX_CALL_DEPTH", int)
     for name, attr, kind in (
@@ -173,9 +217,20 @@ def load_settings(**overrides: object) -> Settings:
         ("DREAMER_RETRY_DELAY", "retry_delay_s", float),
         ("DREAMER_WEBHOOK_MAX_BYTES", "webhook_max_bytes", int),
         ("DREAMER_MAX_QUEUED_PER_AGENT", "max_queued_per_agent", int),
+        ("DREAMER_WORKERS_TOTAL", "workers_total", int),
+        ("DREAMER_HEADER_TIMEOUT", "header_timeout_s", float),
+        ("DREAMER_BODY_TIMEOUT", "body_timeout_s", float),
+        ("DREAMER_KEEPALIVE_TIMEOUT", "keepalive_timeout_s", float),
+        ("DREAMER_MAX_CONNECTIONS", "max_connections", int),
+        ("DREAMER_BACKGROUND_TOTAL", "background_total", int),
     ):
         if os.environ.get(name):
             values[attr] = _number(name, kind)
+    if os.environ.get("DREAMER_LOCAL_SIGNIN"):
+        mode = os.environ["DREAMER_LOCAL_SIGNIN"].strip().lower()
+        if mode not in ("owner", "off", "any"):
+            raise SystemExit(f"dreamer: DREAMER_LOCAL_SIGNIN is owner, off or any, not {mode!r}")
+        values["local_signin"] = mode
     if os.environ.get("DREAMER_WARM_SECONDS"):
         values["warm_seconds"] = _number("DREAMER_WARM_SECONDS", float)
     if os.environ.get("DREAMER_TOOL_TIMEOUT"):

@@ -1,24 +1,33 @@
-"""The kernel's composition root: builds every service once and owns their lifetimes."""
+"""The kernel: builds every kernel service once and owns their lifetimes.
+
+The parts above the kernel (Sidekick, the web app, the gallery client, the starter
+agents) are built by the composition root in host/ and handed in through the
+interfaces in kernel/ports.py; this module imports none of them.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy import select
+from opentelemetry.sdk.trace import TracerProvider
+from sqlalchemy import delete, select
 
-from dreamer.agents.bundles import starter_bundles, starter_tools
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.data.demo import DEMO_CONNECTION, SCOPES_FILE, build_demo
+from dreamer.kernel.data.scopes import parse_scopes
 from dreamer.kernel.data.service import DataService
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Invoker, Principal, interrupted_on_restart
+from dreamer.kernel.invocations.table import syscall_table
 from dreamer.kernel.llm.gateway import Gateway
+from dreamer.kernel.ports import ChatService, GalleryAccess, NoStarters, StarterCatalogue, TaskRunner
 from dreamer.kernel.runs.runner import BackgroundRunner
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.store.db import Store
@@ -32,7 +41,6 @@ from dreamer.kernel.tools.registry import ToolRegistry
 from dreamer.kernel.tracing import setup_tracing
 from dreamer.kernel.users.service import TokenCache, create_user, hash_token, new_token, user_for_token
 from dreamer.kernel.workers.pool import WorkerPool
-from dreamer.sidekick.chat.sidekick import Sidekick
 
 log = logging.getLogger("dreamer.kernel")
 
@@ -47,21 +55,27 @@ class Kernel:
     invoker: Invoker
     installer: Installer
     tokens: TokenCache = field(default_factory=TokenCache)
-    sidekick: Sidekick = field(init=False)
+    # Set by the composition root (host/build.py); None in a kernel built without one.
+    chat: ChatService | None = None
+    task_runner: TaskRunner | None = None
+    gallery: GalleryAccess | None = None
+    starters: StarterCatalogue = field(default_factory=NoStarters)
     runner: BackgroundRunner = field(init=False)
     triggers: TriggerService = field(init=False)
     data: DataService = field(init=False)
     llm: Gateway | None = None
     tools: ToolRegistry | None = None
+    tracer_provider: TracerProvider | None = None
 
     def __post_init__(self) -> None:
-        self.sidekick = Sidekick(self.store, self.invoker)
         self.data = self.invoker.data = DataService(self.store)
         self.runner = BackgroundRunner(
             self.store, self.invoker,
             per_user=self.settings.background_per_user, per_agent=self.settings.background_per_agent,
+            total=self.settings.background_total,
         )
         self.invoker.on_queued = self.runner.wake
+        self.invoker.syscalls = syscall_table()
         self.invoker.kernel = self
         self.triggers = TriggerService(self)
         self.installer.on_change = self.triggers.sync_agent
@@ -76,6 +90,8 @@ class Kernel:
             max_per_key=settings.max_workers_per_agent,
             warm_seconds=settings.warm_seconds,
             max_log_bytes=settings.limits.max_log_bytes,
+            quotas=settings.quotas,
+            max_total=settings.workers_total,
         )
         writer = GroupWriter(store)
         provider = setup_tracing(store, settings.otlp_endpoint, writer=writer)
@@ -91,7 +107,7 @@ class Kernel:
         kernel.llm = kernel.invoker.llm = Gateway.from_home(settings.home, store, tracer=tracer)
         kernel.tools = kernel.invoker.tools = ToolRegistry(settings, store, sandbox, cache, kernel.invoker.writer)
         kernel.installer.tools = ToolInstaller(kernel.tools)
-        kernel._provider = provider  # type: ignore[attr-defined]
+        kernel.tracer_provider = provider
         return kernel
 
     async def start(self) -> None:
@@ -116,7 +132,7 @@ class Kernel:
             await self.tools.close()
         if self.llm is not None:
             await self.llm.aclose()
-        provider = getattr(self, "_provider", None)
+        provider = self.tracer_provider
         if provider is not None:
             provider.shutdown()  # its last spans go through the writer, so before the writer closes
         self.invoker.writer.close()
@@ -124,28 +140,60 @@ class Kernel:
 
     def flush_traces(self) -> None:
         """Make every finished span readable from the store."""
-        provider = getattr(self, "_provider", None)
+        provider = self.tracer_provider
         if provider is not None:
             provider.force_flush(timeout_millis=5000)
 
     async def add_user(self, name: str) -> tuple[User, str]:
+        """A user with their token and every starter agent, or no user at all: a starter that
+        fails to install takes the half-made account (its rows, files and workers) away again."""
         with self.store.session() as s:
             user, token = create_user(s, name)
-        await self.install_starters(user)
+        try:
+            await self.install_starters(user)
+        except BaseException as exc:
+            await self._undo_user(user)
+            if isinstance(exc, DreamerError):
+                raise DreamerError(
+                    exc.code, f"the user {name} was not created, because a starter agent failed to install: {exc.message}"
+                ) from None
+            raise
         return user, token
+
+    async def _undo_user(self, user: User) -> None:
+        await self.pool.evict(user.name)
+        if self.tools is not None:
+            await self.tools.evict(user.name)
+        with self.store.session() as s:
+            agents = list(s.scalars(select(Installation.agent).where(Installation.user_id == user.id)))
+            s.execute(delete(User).where(User.id == user.id))  # installations, grants, tokens: ON DELETE CASCADE
+        for agent in agents:
+            self.installer.cache.forget(user.id, agent)
+        shutil.rmtree(self.settings.users_dir / user.name, ignore_errors=True)
+
+    def use_starters(self, starters: StarterCatalogue) -> None:
+        """The catalogue new users get; its bundles may take names reserved for built-in tools."""
+        self.starters = starters
+        self.installer.shipped_folders = frozenset(f.resolve() for f in starters.folders())
+        self.installer.builtin_tools = frozenset(f.name for f in starters.tool_folders())
 
     async def install_starters(self, user: User) -> None:
         who = Principal(user.id, user.name, user.timezone)
-        for folder in [*starter_tools(), *starter_bundles()]:
+        for folder in self.starters.folders():
             await self.installer.install_folder(who, folder)
 
     def _ensure_demo_data(self) -> None:
         """The demo HR database and its connection, made once per installation (the sql-explorer's starter data)."""
         try:
-            self.data.describe(DEMO_CONNECTION)
-            return
+            described = self.data.describe(DEMO_CONNECTION)
         except DreamerError:
-            pass
+            described = None
+        if described is not None:
+            # A newer packaged scopes file (its semantic model rides along) replaces an older one.
+            packaged = SCOPES_FILE.read_text()
+            if parse_scopes(packaged).version > described["scopes_version"]:
+                self.data.set_scopes(DEMO_CONNECTION, packaged)
+            return
         path = build_demo(self.settings.home / "data" / f"{DEMO_CONNECTION}.db")
         self.data.add(DEMO_CONNECTION, f"sqlite:///{path}", scopes=SCOPES_FILE.read_text(),
                       description="Demo HR data: employees, attendance, approved leave and absences (generated).")

@@ -16,12 +16,13 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from dreamer.sdk.context import Context
 from dreamer.sdk.errors import DefinitionError
 from dreamer.sdk.registry import REGISTRY, RegisteredFunction
+from dreamer.sdk.replies import check_reply, check_undo
 from dreamer.sdk.schema import build_parameters, build_result
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -46,6 +47,11 @@ def function(
     examples: Sequence[str] | None = None,
     confirm: bool = False,
     retries: int = 0,
+    undo: str | bool | None = None,
+    undo_args: Mapping[str, str] | None = None,
+    undo_when: str | None = None,
+    reply: str | Sequence[str] | None = None,
+    sidekick: bool = True,
 ) -> Callable[[F], F]: ...
 
 
@@ -58,6 +64,11 @@ def function(
     examples: Sequence[str] | None = None,
     confirm: bool = False,
     retries: int = 0,
+    undo: str | bool | None = None,
+    undo_args: Mapping[str, str] | None = None,
+    undo_when: str | None = None,
+    reply: str | Sequence[str] | None = None,
+    sidekick: bool = True,
 ) -> Any:
     """Register a function of this agent. Use as `@function` or `@function(...)`.
 
@@ -68,12 +79,25 @@ def function(
     confirm: Sidekick asks the user before each call (sending, deleting, paying).
     retries: (background functions) how many times the kernel runs it again after a
         failed or interrupted attempt, so at most 1 + retries attempts; `ctx.attempt` says which.
+    undo: the name of this agent's function that reverses a call ("remove_items"), so
+        Sidekick can "undo that"; False when a call cannot be reversed; None: not declared.
+    undo_args: the inverse's arguments, each taken from this call: "result.added",
+        "result.event.id" or "args.items" (default: this call's own arguments).
+    undo_when: a result field that must be true for there to be anything to undo
+        ("result.added": adding an event that was already there changed nothing).
+    reply: how a result reads to the user: a template over result fields ("Added {added}
+        to your grocery list.") or a list of them; each template is used when every field it
+        names has a value, and `{!field}` at its start requires the field to be empty.
+        `{steps:numbered}` and `{notes.*.text:lines}` show a list one per line. A result's own
+        "reply" string is shown instead when it has one.
+    sidekick: False hides the function from Sidekick's "what can you do" list (internal helpers).
     """
 
     def decorate(func: F) -> F:
         REGISTRY.add(
             describe(
-                func, exported=exported, background=background, examples=examples, confirm=confirm, retries=retries
+                func, exported=exported, background=background, examples=examples, confirm=confirm, retries=retries,
+                undo=undo, undo_args=undo_args, undo_when=undo_when, reply=reply, sidekick=sidekick,
             )
         )
         return func
@@ -95,6 +119,11 @@ def describe(
     examples: Sequence[str] | None = None,
     confirm: bool = False,
     retries: int = 0,
+    undo: str | bool | None = None,
+    undo_args: Mapping[str, str] | None = None,
+    undo_when: str | None = None,
+    reply: str | Sequence[str] | None = None,
+    sidekick: bool = True,
 ) -> RegisteredFunction:
     """Everything the worker needs to know about one function; DefinitionError if it cannot."""
     if isinstance(func, (staticmethod, classmethod)) or not inspect.isfunction(func):
@@ -106,7 +135,8 @@ def describe(
         )
     if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
         raise DefinitionError(f"{name} is a generator; an agent function returns its result with return, not yield")
-    for option, value in (("exported", exported), ("background", background), ("confirm", confirm)):
+    for option, value in (("exported", exported), ("background", background), ("confirm", confirm),
+                          ("sidekick", sidekick)):
         if not isinstance(value, bool):
             raise DefinitionError(f"@function option {option} of {name} must be True or False, not {value!r}")
     if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:
@@ -134,6 +164,9 @@ def describe(
         retries=retries,
         examples=_check_examples(name, examples, [p.name for p in params[1:]]),
         is_async=inspect.iscoroutinefunction(func),
+        undo=check_undo(name, undo, undo_args, undo_when, [p.name for p in params[1:]]),
+        reply=check_reply(name, reply),
+        sidekick=sidekick,
     )
 
 

@@ -27,6 +27,9 @@ class RegisteredFunction:
     examples: tuple[str, ...]
     is_async: bool
     retries: int = 0
+    undo: dict[str, Any] | bool | None = None  # {"function", "args", "when"}, False, or None (not declared)
+    reply: tuple[str, ...] = ()
+    sidekick: bool = True
 
     @property
     def origin(self) -> str:
@@ -44,6 +47,10 @@ class RegisteredFunction:
             "confirm": self.confirm,
             "examples": list(self.examples),
             "retries": self.retries,
+            # Written only when declared, so a functions.json of an agent that uses none stays as it was.
+            **({"undo": self.undo} if self.undo is not None else {}),
+            **({"reply": list(self.reply)} if self.reply else {}),
+            **({"sidekick": False} if not self.sidekick else {}),
         }
 
     def validate(self, raw_args: Any) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from dreamer.kernel.api.routes import sessions as sessions_api
 from dreamer.kernel.api.schemas import QueryBody
 from dreamer.kernel.core import Kernel
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.users.signin_guard import SignInRefused
 from dreamer.web.auth import (
     from_localhost, login_cookie, login_token, page_session, principal_of, set_session_cookie, sign_in, sign_out,
 )
@@ -47,7 +48,16 @@ def login_page(request: Request, next: str = "/") -> Response:
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request, next: str = "/") -> Response:
-    signed_in, error, secret = await sign_in(request)
+    try:
+        signed_in, error, secret = await sign_in(request)
+    except SignInRefused as refused:
+        token = login_token(request)
+        response = page(request, "login.html", None, csrf=token, next=_safe_next(next), error=refused.message,
+                        local=from_localhost(request))
+        response.status_code = 429
+        response.headers["Retry-After"] = str(max(1, round(refused.retry_after)))
+        login_cookie(response, request, token)
+        return response
     if signed_in is None:
         token = login_token(request)
         response = page(request, "login.html", None, csrf=token, next=_safe_next(next), error=error,

@@ -68,14 +68,26 @@ def call(
     agent: Annotated[str, typer.Argument(help="The agent's name.")],
     function: Annotated[str, typer.Argument(help="The function to call.")],
     args: Annotated[str | None, typer.Argument(metavar="[JSON]", help='Arguments as a JSON object, e.g. \'{"items": ["milk"]}\'.')] = None,
+    yes: YesOpt = False,
     json_out: JsonOpt = False,
     user: UserOpt = None,
 ) -> None:
-    """Call an agent's function and print its result."""
+    """Call an agent's function and print its result (one that changes or deletes something asks first)."""
     out = Output(json_out)
     arguments = parse_args(args)
     with client(user) as api:
-        answer = api.call(agent, function, arguments)
+        try:
+            answer = api.call(agent, function, arguments)
+        except CLIError as err:
+            if err.code != "confirmation_required":
+                raise
+            # The kernel refused because the function is marked confirm: ask the person, then say so.
+            confirm(
+                f"{agent}.{function} changes or deletes something. Run it?",
+                yes,
+                f"{agent}.{function} changes or deletes something; pass --yes to run it non-interactively",
+            )
+            answer = api.call(agent, function, arguments, confirm=True)
     answer = answer if isinstance(answer, dict) else {"result": answer, "invocation_id": None}
     result, invocation_id = answer.get("result"), answer.get("invocation_id")
     if answer.get("status") == "queued":

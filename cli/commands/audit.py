@@ -62,7 +62,8 @@ def _verdict(out: Output, answer: dict[str, Any]) -> None:
         out.say(f"Audit log intact: {cell_text(answer.get('entries'))} entries")
     else:
         reason = cell_text(answer.get("reason") or answer.get("error") or "its hash does not match its contents")
-        out.say(f"[bold red]Audit log TAMPERED at entry {escape(cell_text(answer.get('first_bad')))}:[/] {escape(reason)}")
+        where = f" at entry {cell_text(answer['first_bad'])}" if answer.get("first_bad") is not None else ""
+        out.say(f"[bold red]Audit log TAMPERED{escape(where)}:[/] {escape(reason)}")
     if not intact:
         raise typer.Exit(1)
 

@@ -23,8 +23,8 @@ MAX_ARCHIVE_BYTES = 50 * 1024 * 1024
 def pack_folder(folder: Path) -> bytes:
     """The bundle folder as .tar.gz bytes, packed exactly as the kernel expects."""
     # The packer is pure code shared with the kernel; reusing it keeps one archive format.
-    from dreamer.kernel.bundles.archive import pack
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.archive import pack
+    from dreamer.contracts.errors import DreamerError
 
     try:
         return pack(folder)
@@ -55,7 +55,7 @@ def init(
 ) -> None:
     """Create a new agent bundle folder from the starter template."""
     from dreamer.cli.scaffold import scaffold
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
     dest = folder if folder is not None else Path.cwd() / name
@@ -150,9 +150,13 @@ def functions_table(functions: list[Any]) -> Any:
 def install(
     path: Annotated[str, typer.Argument(metavar="PATH|NAME[@VERSION]", help="A bundle folder, a .tar.gz of one, a package in the kernel's galleries, or an MCP registry server.json.")],
     yes: YesOpt = False,
+    grant: Annotated[
+        list[str] | None,
+        typer.Option("--grant", metavar="SCOPE", help="Turn on an optional permission (repeatable); optional ones are off otherwise."),
+    ] = None,
     without: Annotated[
         list[str] | None,
-        typer.Option("--without", metavar="SCOPE", help="Leave out an optional permission (repeatable)."),
+        typer.Option("--without", metavar="SCOPE", help="On an upgrade, take back an optional permission granted before (repeatable)."),
     ] = None,
     accept_new_key: Annotated[
         bool, typer.Option("--accept-new-key", help="From a gallery: accept a publisher key other than the one seen before.")
@@ -163,6 +167,7 @@ def install(
     """Install (or upgrade) an agent after showing what it may do."""
     out = Output(json_out)
     left_out = list(dict.fromkeys(without or []))
+    turned_on = list(dict.fromkeys(grant or []))
     package = _package_ref(path)
     with client(user) as api:
         if package is not None:
@@ -175,8 +180,9 @@ def install(
             raise CLIError("protocol_error", "The kernel's answer to the upload has no bundle_id.")
         review = read_review(staged)
         _check_without(review, left_out)
+        _check_grant(review, turned_on, left_out)
         # In --json mode the review still goes to the person, on stderr.
-        render_review(out.err if json_out else out.out, review, left_out)
+        render_review(out.err if json_out else out.out, review, left_out, turned_on)
         if review.kind == "tool":
             render_tool_review(out.err if json_out else out.out, staged.get("review"))
         if review.needs_approval:
@@ -184,7 +190,7 @@ def install(
                 f"Install {review.name} and grant these permissions?" if review.scopes else f"Install {review.name}?"
             )
             confirm(question, yes, "pass --yes to approve non-interactively")
-        installed = api.install(staged["bundle_id"], left_out)
+        installed = api.install(staged["bundle_id"], left_out, turned_on)
     if json_out:
         out.json(installed)
         return
@@ -225,7 +231,7 @@ def _server_json_archive(path: Path) -> bytes:
     """An MCP registry server.json, wrapped as a tool bundle (kernel/tools/serverjson.py)."""
     import tempfile
 
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.errors import DreamerError
     from dreamer.kernel.tools.serverjson import bundle_from_server_json
 
     with tempfile.TemporaryDirectory(prefix="dreamer-serverjson-") as tmp:
@@ -244,6 +250,25 @@ def _check_without(review: Review, without: list[str]) -> None:
             raise CLIError("invalid_argument", f"{review.name} does not ask for {scope}, so there is nothing to leave out.")
         if known[scope] is True:
             raise CLIError("invalid_argument", f"{scope} is required by {review.name} and cannot be left out.")
+
+
+def _check_grant(review: Review, grant: list[str], without: list[str]) -> None:
+    """Refuse --grant for what the bundle does not offer as optional, before anything is asked
+    (a folder under a declared fs:* is the kernel's to judge, so it is passed on)."""
+    if review.kind == "tool":
+        if grant:
+            raise CLIError("invalid_argument", "--grant is for an agent's optional permissions; a tool server's tools are all on (--without switches one off).")
+        return
+    known = {row.scope: row.required for row in review.scopes}
+    for scope in grant:
+        if scope in without:
+            raise CLIError("invalid_argument", f"{scope} is both in --grant and in --without; say one of them.")
+        if known.get(scope) is True:
+            continue  # required: granted anyway
+        if scope not in known and not scope.startswith(("fs:/", "fs.ro:/")):
+            optional = [s for s, required in known.items() if required is False]
+            raise CLIError("invalid_argument", f"{review.name} does not ask for {scope}; its optional permissions are: "
+                                               f"{', '.join(optional) or 'none'}.")
 
 
 # ----------------------------------------------------------------- uninstall

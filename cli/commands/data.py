@@ -1,4 +1,5 @@
-"""`dreamer data [list]`, `data add NAME URL`, `data scopes NAME FILE`, `data remove NAME`: data connections (administrator)."""
+"""`dreamer data [list]`, `data add NAME URL`, `data scopes NAME FILE`, `data remove NAME`: data connections
+(administrator); `data export QUERY_ID`: download one of your own query results as CSV or XLSX (any user)."""
 
 from __future__ import annotations
 
@@ -100,10 +101,35 @@ def remove(
         out.say(f"Removed data connection {escape(name)}.")
 
 
+def export_result(
+    query_id: Annotated[str, typer.Argument(help="The query_id a query returned (q_...), e.g. from sql-explorer.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="xlsx or csv.")] = "xlsx",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Where to write it (default: QUERY_ID.FORMAT).")] = None,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Download a whole query result of yours as an XLSX or CSV file."""
+    if fmt not in ("xlsx", "csv"):
+        raise typer.BadParameter("--format is xlsx or csv")
+    with client(user) as api:
+        body = api.download(f"/v1/data/results/{query_id}/export", format=fmt)
+    path = output or Path(f"{query_id}.{fmt}")
+    try:
+        path.write_bytes(body)
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot write {path}: {exc}") from None
+    out = Output(json_out)
+    if json_out:
+        out.json({"query_id": query_id, "format": fmt, "file": str(path), "bytes": len(body)})
+    else:
+        out.say(f"Wrote {escape(str(path))} ({len(body):,} bytes).")
+
+
 def register(app: typer.Typer) -> None:
     data_app.callback(invoke_without_command=True)(guarded(overview))
     data_app.command("list")(guarded(list_connections))
     data_app.command("add")(guarded(add))
     data_app.command("scopes")(guarded(set_scopes))
     data_app.command("remove")(guarded(remove))
+    data_app.command("export")(guarded(export_result))
     app.add_typer(data_app, name="data")

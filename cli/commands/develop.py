@@ -42,7 +42,7 @@ def test(
 
 
 def _snapshot(folder: Path) -> str:
-    from dreamer.kernel.bundles.archive import DEFAULT_EXCLUDES, tree_digest
+    from dreamer.contracts.archive import DEFAULT_EXCLUDES, tree_digest
 
     # functions.json is what the loop itself writes; a change there is not the builder's.
     return tree_digest(folder, exclude=(*DEFAULT_EXCLUDES, "functions.json"))

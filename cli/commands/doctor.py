@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from dreamer.cli.commands.common import JsonOpt, UserOpt, client, guarded
+from dreamer.cli.commands.quotas_view import headings, used_of
 from dreamer.cli.output import Output, cell_text, make_table
 
 
@@ -42,6 +43,13 @@ def doctor(json_out: JsonOpt = False, user: UserOpt = None) -> None:
         out.say(f"store: {escape(cell_text(store.get('backend')))} at {escape(cell_text(store.get('url')))}")
         out.say(f"model: {escape(_model_line(report.get('llm')))}")
         out.say(f"kernel version: {escape(cell_text(report.get('version')))}")
+        quotas = report.get("quotas") if isinstance(report.get("quotas"), dict) else None
+        if quotas:
+            per_user = quotas.get("per_user") if isinstance(quotas.get("per_user"), dict) else {}
+            out.say(f"quotas: {escape(cell_text(quotas.get('workers_running')))} of "
+                    f"{escape(cell_text(quotas.get('workers_total')))} sandboxes running; each user (used / quota):")
+            rows = [[u.get("user"), *used_of(u, per_user)] for u in quotas.get("users") or [] if isinstance(u, dict)]
+            out.table(make_table(["user", *headings()], rows))
     if not any(b.get("name") == active and b.get("ok") for b in backends):
         if not json_out:
             out.note(f"[bold red]The active sandbox ({escape(cell_text(active))}) cannot start workers.[/]")

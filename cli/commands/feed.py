@@ -13,11 +13,21 @@ from dreamer.cli.output import Output, cell_text, short_time
 
 def feed(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="How many posts.")] = 20,
+    clear: Annotated[bool, typer.Option("--clear", help="Delete your posts (frees your feed quota).")] = False,
+    agent: Annotated[str | None, typer.Option("--agent", help="With --clear: only this agent's posts.")] = None,
     json_out: JsonOpt = False,
     user: UserOpt = None,
 ) -> None:
     """Show your feed, newest first: what your agents posted (urgent ones marked)."""
     out = Output(json_out)
+    if clear:
+        with client(user) as api:
+            done = api.clear_feed(agent)
+        if json_out:
+            out.json(done)
+        else:
+            out.say(f"Deleted {cell_text(done.get('deleted') if isinstance(done, dict) else 0)} posts.")
+        return
     with client(user) as api:
         posts = api.feed(limit)
     if json_out:

@@ -46,7 +46,7 @@ def keys_generate(
 ) -> None:
     """Make a publisher key (kept 0600 under your config folder)."""
     from dreamer.gallery.signing import generate_key
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
     try:
@@ -64,7 +64,7 @@ def keys_generate(
 def keys_show(json_out: JsonOpt = False, user: UserOpt = None) -> None:
     """Print your public key and its fingerprint."""
     from dreamer.gallery.signing import load_key
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
     try:
@@ -90,7 +90,7 @@ def login(
     """Register as a publisher on a gallery (making a key if you have none) and keep its token."""
     from dreamer.gallery.client import GalleryClient
     from dreamer.gallery.signing import generate_key, load_key
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
     try:
@@ -127,7 +127,7 @@ def publish(
     from dreamer.gallery.client import GalleryClient
     from dreamer.gallery.publish import signed_upload
     from dreamer.gallery.signing import load_key
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
     url, login_info = login_for(gallery)
@@ -174,7 +174,7 @@ def yank(
 ) -> None:
     """Stop offering a published version for new installs (it stays downloadable by exact version)."""
     from dreamer.gallery.client import GalleryClient
-    from dreamer.kernel.errors import DreamerError
+    from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
     name, _, version = ref.partition("@")

@@ -130,7 +130,7 @@ def up(
         else:
             out.say(f"The dreamer kernel runs at {escape(url)} (pid {pid}); stop it with `dreamer down`.")
         return
-    from dreamer.kernel.server import serve  # lazily: only `up` needs the kernel's dependencies
+    from dreamer.host.server import serve  # lazily: only `up` needs the kernel's dependencies
 
     out.note(f"Starting the dreamer kernel at {escape(url)}; Ctrl-C stops it.")
     try:

@@ -62,6 +62,9 @@ def grant(
         out.json(row)
         return
     out.say(f"Granted [bold]{escape(_scopes(row, scope))}[/] to {escape(agent)}.")
+    for r in row if isinstance(row, list) else []:
+        if isinstance(r, dict) and r.get("opens"):
+            out.say(escape(str(r["opens"])))
 
 
 def revoke(

@@ -1,15 +1,17 @@
-"""`dreamer users add NAME`, `users list`, `users passwd NAME`: people on this installation."""
+"""`dreamer users add NAME`, `users list`, `users show [NAME]`, `users passwd NAME`: people on this installation."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 import sys
+from urllib.parse import quote
 
 import typer
 from rich.markup import escape
 
 from dreamer.cli.commands.common import JsonOpt, UserOpt, client, guarded
+from dreamer.cli.commands.quotas_view import headings, used_of
 from dreamer.cli.output import Output, make_table
 
 users_app = typer.Typer(help="Manage the users of this installation (administrators only).", no_args_is_help=True)
@@ -45,6 +47,26 @@ def list_users(json_out: JsonOpt = False, user: UserOpt = None) -> None:
         return
     items = [u for u in listed if isinstance(u, dict)] if isinstance(listed, list) else []
     out.table(make_table(["name", "admin"], [[u.get("name"), bool(u.get("is_admin"))] for u in items]))
+
+
+def show(
+    name: Annotated[str | None, typer.Argument(help="The user (yourself when left out; anyone for an administrator).")] = None,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Show what a user holds against each of their quotas."""
+    out = Output(json_out)
+    with client(user) as api:
+        who = name or str((api.me() or {}).get("name", ""))
+        answer = api.get(f"/v1/users/{quote(who, safe='')}/quota")
+    if json_out:
+        out.json(answer)
+        return
+    report = answer if isinstance(answer, dict) else {}
+    used = report.get("used") if isinstance(report.get("used"), dict) else {}
+    quotas = report.get("quotas") if isinstance(report.get("quotas"), dict) else {}
+    out.say(f"Quotas of [bold]{escape(str(report.get('user') or who))}[/] (used / quota):")
+    out.table(make_table(headings(), [used_of(used, quotas)]))
 
 
 def passwd(
@@ -92,5 +114,6 @@ def register(app: typer.Typer) -> None:
     app.command("timezone")(guarded(timezone))
     users_app.command("add")(guarded(add))
     users_app.command("list")(guarded(list_users))
+    users_app.command("show")(guarded(show))
     users_app.command("passwd")(guarded(passwd))
     app.add_typer(users_app, name="users")

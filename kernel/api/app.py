@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
@@ -16,17 +16,25 @@ from dreamer.kernel.api.routes import (
 from dreamer.kernel.api.routes import memory as memory_routes
 from dreamer.kernel.config import Settings, load_settings
 from dreamer.kernel.core import Kernel
+from dreamer.kernel.ports import AppMount
 from dreamer.kernel.tools.gateway import Gateway
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    *,
+    build: Callable[[Settings], Kernel] = Kernel.build,
+    mount: AppMount | None = None,
+) -> FastAPI:
+    """The API over a kernel made by `build` (host/build.py passes the one with Sidekick,
+    the gallery client and the starters), with `mount`'s pages (the web app) added last."""
     settings = settings or load_settings()
 
     gateway = Gateway(lambda: app.state.kernel)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        kernel = Kernel.build(settings)
+        kernel = build(settings)
         await kernel.start()
         app.state.kernel = kernel
         try:
@@ -50,8 +58,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(memory_routes.router)
     # The MCP gateway (kernel/tools/gateway.py): streamable HTTP, Bearer token of the user.
     app.router.routes.append(Route("/mcp", endpoint=gateway, methods=["GET", "POST", "DELETE"]))
-    # Imported here: the web app's pages import the API's route modules, which import this one's siblings.
-    from dreamer.web.mount import mount_web
-
-    mount_web(app)
+    if mount is not None:
+        mount(app)
     return app

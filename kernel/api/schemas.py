@@ -15,12 +15,16 @@ class _Body(BaseModel):
 
 class CallBody(_Body):
     args: dict[str, Any] = Field(default_factory=dict)
+    # A function marked confirm=True runs only when the request says the user confirmed it.
+    confirm: bool = False
 
 
 class InstallBody(_Body):
     bundle_id: str = Field(max_length=64)
     approve: bool
     without: list[str] = Field(default_factory=list, max_length=100)
+    # Optional scopes the user turned on; every other optional scope stays off.
+    grant: list[str] = Field(default_factory=list, max_length=100)
 
 
 class ScopeBody(_Body):

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dreamer.kernel.bundles.manifest import IDENT_RE
 from dreamer.kernel.errors import DreamerError
+from dreamer.sdk.replies import check_templates, check_undo_spec
 
 FUNCTIONS_NAME = "functions.json"
 MAX_FUNCTIONS_BYTES = 4 * 1024 * 1024
@@ -41,6 +42,24 @@ class FunctionSpec(BaseModel):
     # Background functions only: attempts after the first one (failures and interruptions alike).
     retries: Annotated[int, Field(ge=0, le=10)] = 0
     examples: Annotated[list[Example], Field(max_length=50)] = Field(default_factory=list)
+    # How Sidekick reverses a call ({"function", "args", "when"}; false: it cannot be), how a
+    # result reads (templates over its fields), and whether Sidekick lists it as something it can do.
+    # The grammar of both is the SDK's (dreamer.sdk.replies); Sidekick reads them, the kernel only checks them.
+    undo: dict[str, Any] | bool | None = None
+    reply: Annotated[list[Annotated[str, Field(max_length=500)]], Field(max_length=12)] = Field(default_factory=list)
+    sidekick: bool = True
+
+    @field_validator("undo")
+    @classmethod
+    def _undo(cls, value: Any) -> Any:
+        if value is True:
+            raise ValueError("undo is an object naming the inverse function, or false")
+        return check_undo_spec(value)
+
+    @field_validator("reply")
+    @classmethod
+    def _reply(cls, value: list[str]) -> list[str]:
+        return list(check_templates(value))
 
     @field_validator("parameters")
     @classmethod
@@ -74,6 +93,9 @@ class FunctionsFile(BaseModel):
             if spec.name in seen:
                 raise ValueError(f"function {spec.name!r} is listed twice")
             seen.add(spec.name)
+        for spec in value:
+            if isinstance(spec.undo, dict) and spec.undo["function"] not in seen:
+                raise ValueError(f"function {spec.name!r} is undone by {spec.undo['function']!r}, which is not in the file")
         return value
 
 

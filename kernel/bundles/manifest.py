@@ -13,14 +13,15 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from dreamer.contracts.names import IDENT_RE as IDENT_RE
+from dreamer.contracts.names import MODULE_RE as MODULE_RE
+from dreamer.contracts.names import NAME_RE as NAME_RE
+from dreamer.contracts.names import SEMVER_RE as SEMVER_RE
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
 from dreamer.kernel.triggers.grammar import ScheduleError, check_content_type, check_event, check_schedule
 
-NAME_RE = r"^[a-z][a-z0-9-]{1,62}$"
-SEMVER_RE = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
-MODULE_RE = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
-IDENT_RE = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+# The name rules live in dreamer.contracts.names; re-exported here for this module's importers.
 MAX_MANIFEST_BYTES = 64 * 1024
 
 
@@ -51,6 +52,11 @@ class Permissions(_Strict):
         both = set(self.required) & set(self.optional)
         if both:
             raise ValueError(f"scopes both required and optional: {', '.join(sorted(both))}")
+        # Running a confirm=True function unasked is the user's own decision, never a condition of installing.
+        unasked = [s for s in self.required if parse_scope(s).confirm]
+        if unasked:
+            raise ValueError(f"{', '.join(unasked)} can only be optional: the user decides whether a function "
+                             "marked confirm may run without asking them")
         return self
 
     @property

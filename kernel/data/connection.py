@@ -17,6 +17,7 @@ import datetime as dt
 import decimal
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from sqlglot import exp
 
 from dreamer.kernel.data import engine_pg
 from dreamer.kernel.data.engine_sqlite import open_secured, temp_table
+from dreamer.kernel.data.engine_sqlite import run as run_sqlite
 from dreamer.kernel.data.rewriter import Target
 from dreamer.kernel.data.scopes import Role, ScopesFile, parse_scopes
 from dreamer.kernel.errors import DreamerError
@@ -41,6 +43,8 @@ APPLICATION_ONLY = {"mysql": "mysql", "mariadb": "mysql", "mssql": "tsql", "orac
 _READ_ONLY = {"mysql": "START TRANSACTION READ ONLY", "tsql": None, "oracle": "SET TRANSACTION READ ONLY"}
 # Without a cheap change counter, cached results of these live at most this long.
 _VERSION_WINDOW_S = 60
+# What one result may hold in the kernel, besides its row count: rows stop there (truncated).
+MAX_RESULT_BYTES = 8_000_000
 
 
 @dataclass
@@ -87,26 +91,29 @@ class Connection:
             return temp_table(table)
         return exp.table_(table, db=self.schema, quoted=True)
 
-    def execute(self, role: Role, query: str, max_rows: int) -> tuple[list[str], list[list[Any]], bool]:
-        """Run secured SQL through the engine layer: (columns, rows as JSON-safe lists, truncated)."""
+    def execute(self, role: Role, query: str, max_rows: int,
+                tables: Iterable[str] | None = None) -> tuple[list[str], list[list[Any]], bool]:
+        """Run secured SQL through the engine layer: (columns, rows as JSON-safe lists, truncated).
+
+        `tables`: the base tables the query reads (the guard's list), so SQLite fills only those.
+        Errors come back as DreamerError: compile-time ones with the database's words, those
+        raised while reading rows as one generic sentence (their detail is in the kernel log)."""
         if self.dialect not in ("sqlite", "postgres"):
             columns, rows, truncated = _run_read_only(self.url, self.dialect, query, max_rows)
         elif self.dialect == "sqlite":
-            conn = open_secured(self.path, role)
+            conn = open_secured(self.path, role, tables)
             try:
-                cur = conn.execute(query)
-                columns = [d[0] for d in cur.description or []]
-                rows = cur.fetchmany(max_rows + 1)
+                columns, rows, truncated = run_sqlite(conn, query, max_rows, MAX_RESULT_BYTES)
             finally:
                 conn.close()
-            truncated = len(rows) > max_rows
         else:
             reader = self.secrets.get("reader")
             if not reader:
                 raise DreamerError("not_available", f"connection {self.name} has no reader role yet; "
                                    f"run `dreamer data scopes {self.name} FILE` as an administrator to provision it")
             url = engine_pg.reader_url(self.url, reader, self.secrets.get("password", ""))
-            columns, rows, truncated = engine_pg.run_as_reader(url, self.schema, role.name, query, max_rows)
+            columns, rows, truncated = engine_pg.run_as_reader(url, self.schema, role.name, query, max_rows,
+                                                                 MAX_RESULT_BYTES)
         return columns, [[jsonable(v) for v in row] for row in rows[:max_rows]], truncated
 
     def data_version(self) -> str:

@@ -17,15 +17,22 @@ policies match nothing. This layer is sufficient without the application layer.
 
 from __future__ import annotations
 
+import logging
 import secrets
+import threading
 from typing import Any
 
 import psycopg
 from psycopg import sql as pgsql
+from psycopg_pool import ConnectionPool
 from sqlalchemy.engine import URL
 
 from dreamer.kernel.data.filters import policy_condition
+from dreamer.kernel.data.engine_sqlite import RUNTIME_ERROR, TIMEOUT
 from dreamer.kernel.data.scopes import Role
+from dreamer.kernel.errors import DreamerError
+
+log = logging.getLogger("dreamer.data")
 
 SCOPE_SETTING = "dreamer.scope_role"
 STATEMENT_TIMEOUT_MS = 15_000
@@ -92,9 +99,40 @@ def drop_reader(admin: URL, reader: str) -> None:
         conn.execute(pgsql.SQL("DROP ROLE {}").format(pgsql.Identifier(reader)))
 
 
-def run_as_reader(url: URL, schema: str, role: str, query: str, max_rows: int) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-    """Run one statement as the reader for scope role `role`: (columns, rows, truncated)."""
-    with psycopg.connect(psycopg_dsn(url), autocommit=True, connect_timeout=10) as conn:
+_pools: dict[str, ConnectionPool] = {}
+_pools_lock = threading.Lock()
+POOL_MAX = 4  # per connection: the kernel's query threads share them
+
+
+def _pool(url: URL) -> ConnectionPool:
+    """One pool of reader connections per (reader, database): a query no longer pays a login."""
+    dsn = psycopg_dsn(url)
+    with _pools_lock:
+        pool = _pools.get(dsn)
+        if pool is None:
+            pool = ConnectionPool(dsn, min_size=0, max_size=POOL_MAX, open=True, timeout=30,
+                                  kwargs={"autocommit": True, "connect_timeout": 10}, check=ConnectionPool.check_connection)
+            _pools[dsn] = pool
+        return pool
+
+
+def close_pools() -> None:
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for pool in pools:
+        pool.close()
+
+
+def run_as_reader(url: URL, schema: str, role: str, query: str, max_rows: int,
+                  max_bytes: int | None = None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+    """Run one statement as the reader for scope role `role`: (columns, rows, truncated).
+
+    A compile-time error (SQLSTATE class 42 or 0A: the SQL or the schema) keeps PostgreSQL's
+    words; an error raised while rows are read becomes one generic sentence, its detail in the
+    kernel log, since it could depend on the data; a statement timeout is `timeout`. Rows stop
+    at `max_rows` or when they add up to more than `max_bytes` (truncated)."""
+    with _pool(url).connection() as conn:
         conn.execute("BEGIN READ ONLY")
         try:
             conn.execute("SELECT 1")  # nothing: keeps the SET LOCALs below inside the transaction
@@ -104,9 +142,39 @@ def run_as_reader(url: URL, schema: str, role: str, query: str, max_rows: int) -
             conn.execute(pgsql.SQL("SET LOCAL search_path = {}").format(pgsql.Identifier(schema)))
             conn.execute("SET LOCAL row_security = on")
             cur = conn.cursor()
-            cur.execute(query.encode("utf-8"), prepare=True)  # bytes: no client-side % interpolation
-            columns = [d.name for d in cur.description or []]
-            rows = cur.fetchmany(max_rows + 1)
-            return columns, [tuple(r) for r in rows[:max_rows]], len(rows) > max_rows
+            try:
+                cur.execute(query.encode("utf-8"), prepare=True)  # bytes: no client-side % interpolation
+                columns = [d.name for d in cur.description or []]
+                rows, truncated = capped(cur, max_rows, max_bytes)
+            except psycopg.Error as exc:
+                raise _refusal(exc) from None
+            return columns, rows, truncated
         finally:
             conn.execute("ROLLBACK")
+
+
+def capped(cur: Any, max_rows: int, max_bytes: int | None) -> tuple[list[tuple[Any, ...]], bool]:
+    """Fetch at most `max_rows` rows and about `max_bytes` of them (their text length)."""
+    rows: list[tuple[Any, ...]] = []
+    size = 0
+    while len(rows) <= max_rows:
+        batch = cur.fetchmany(min(500, max_rows + 1 - len(rows)))
+        if not batch:
+            return rows, False
+        for row in batch:
+            size += sum(len(str(v)) + 1 for v in row)
+            if max_bytes is not None and size > max_bytes:
+                return rows, True
+            rows.append(tuple(row))
+    return rows[:max_rows], True
+
+
+def _refusal(exc: psycopg.Error) -> DreamerError:
+    state = exc.sqlstate or ""
+    if state == "57014":  # query_canceled: the statement timeout
+        return DreamerError("timeout", TIMEOUT)
+    if state[:2] in ("42", "0A"):
+        message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        return DreamerError("sql_error", f"the database refused the query: {message}")
+    log.info("PostgreSQL query failed while reading rows: %s", exc)
+    return DreamerError("sql_error", RUNTIME_ERROR)

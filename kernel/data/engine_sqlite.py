@@ -1,9 +1,15 @@
 """SQLite's engine layer: a read-only connection that can read only the secured views.
 
 The database file is opened read-only (`mode=ro`). For the reader's role, each
-visible table gets a TEMP VIEW of the same name holding the role's rows; SQLite
+visible table gets a temp object of the same name holding the role's rows; SQLite
 resolves an unqualified name to the temp schema first, so `employees` means the
-secured view. Then an authorizer is installed that allows:
+secured one. A table the role sees in full is a TEMP VIEW; a filtered table is a TEMP
+TABLE the kernel fills with the role's rows before the query runs (issue 14 finding 2).
+A view would not do: SQLite flattens it and may test the query's own condition first
+(an index-covered one especially), so `abs(CASE WHEN hidden_value = X THEN min_int END)`
+raised "integer overflow" exactly when a hidden row matched. With the rows copied out,
+no condition the user wrote ever sees a row outside the scope; only the tables the query
+reads (and those their rules depend on) are filled. Then an authorizer is installed that allows:
 - reading a column of `main` only when the read happens inside one of those views
   (SQLite names the responsible view in the callback), so `main.employees` is refused;
 - reading no column ("") of a table the role sees unfiltered (count(*) after SQLite
@@ -17,7 +23,9 @@ the role's rows. The application layer targets `temp.<table>` so both filters ap
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from collections.abc import Iterable
 from pathlib import Path
 
 from sqlglot import exp
@@ -25,6 +33,14 @@ from sqlglot import exp
 from dreamer.kernel.data.filters import secured
 from dreamer.kernel.data.scopes import Role
 from dreamer.kernel.data.validator import FUNCTIONS
+from dreamer.kernel.errors import DreamerError
+
+log = logging.getLogger("dreamer.data")
+# One sentence for every error raised while rows are read: its detail (which value overflowed,
+# which string was too long) could depend on the data, so it goes to the kernel log only.
+RUNTIME_ERROR = ("the query failed while reading rows (for example a division by zero, an overflow or a bad "
+                 "cast); check the expressions it computes")
+TIMEOUT = "the query did more work than allowed and was stopped; narrow it down (filters, fewer joins)"
 
 _FUNCTION_NAMES = frozenset(f.lower() for f in FUNCTIONS) | {
     # SQLite's own names for what sqlglot spells differently, and what it calls internally.
@@ -43,17 +59,35 @@ def temp_table(name: str) -> exp.Table:
     return exp.table_(name, db="temp", quoted=True)
 
 
-def open_secured(path: Path, role: Role) -> sqlite3.Connection:
-    """A connection to `path` on which only `role`'s rows can be read, by any SQL."""
+def needed(role: Role, tables: Iterable[str] | None) -> set[str]:
+    """The tables a query over `tables` reads, with those their `in:` rules depend on."""
+    todo = list(role.rules if tables is None else (t for t in tables if t in role.rules))
+    out: set[str] = set()
+    while todo:
+        table = todo.pop()
+        if table not in out:
+            out.add(table)
+            rule = role.rules[table]
+            if rule.kind == "in":
+                todo.append(rule.ref_table)
+    return out
+
+
+def open_secured(path: Path, role: Role, tables: Iterable[str] | None = None) -> sqlite3.Connection:
+    """A connection to `path` on which only `role`'s rows can be read, by any SQL.
+
+    `tables`: the tables the query will read (the guard knows them); None fills every one."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
     try:
         conn.execute("PRAGMA trusted_schema = OFF")
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-        views = set(role.rules)
+        views = needed(role, tables)
         for table in sorted(views):
             body = secured(role, table, main_table).sql(dialect="sqlite")
-            conn.execute(f'CREATE TEMP VIEW "{table}" AS {body}')
-        unfiltered = {t for t, rule in role.rules.items() if rule.kind == "all"}
+            kind = "VIEW" if role.rules[table].kind == "all" else "TABLE"
+            # The filter reads main.* only, so the order of filling does not matter.
+            conn.execute(f'CREATE TEMP {kind} "{table}" AS {body}')
+        unfiltered = {t for t in views if role.rules[t].kind == "all"}
         conn.set_authorizer(_authorizer(views, unfiltered))
         steps = {"n": 0}
 
@@ -76,7 +110,9 @@ def _authorizer(views: set[str], unfiltered: set[str]):  # type: ignore[no-untyp
             return ok
         if action == sqlite3.SQLITE_READ:
             table = (arg1 or "").lower()
-            if db == "temp" and table in views:
+            # An unqualified name (db None: SQLite names no schema when no column is read) finds
+            # the temp object of that name first, and every table in `views` has one.
+            if db in ("temp", None) and table in views:
                 return ok
             if db == "main" and source is not None and source.lower() in views:
                 return ok
@@ -93,3 +129,35 @@ def _authorizer(views: set[str], unfiltered: set[str]):  # type: ignore[no-untyp
         return deny
 
     return check
+
+
+def run(conn: sqlite3.Connection, query: str, max_rows: int,
+        max_bytes: int | None = None) -> tuple[list[str], list[tuple], bool]:
+    """Run `query` on a secured connection: (columns, rows, truncated).
+
+    It is compiled first (EXPLAIN runs no row): an error there depends only on the SQL and
+    the schema, so its words go back (a model reads them to correct its SQL). Any error
+    after that is the generic RUNTIME_ERROR sentence, and a stop by the step limit is TIMEOUT."""
+    try:
+        conn.execute("EXPLAIN " + query).fetchall()
+    except sqlite3.Error as exc:
+        if "interrupted" in str(exc):
+            raise DreamerError("timeout", TIMEOUT) from None
+        message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+        raise DreamerError("sql_error", f"the database refused the query: {message}") from None
+    try:
+        cur = conn.execute(query)
+        columns = [d[0] for d in cur.description or []]
+        rows: list[tuple] = []
+        size = 0
+        for row in iter(cur.fetchone, None):
+            size += sum(len(str(v)) + 1 for v in row)
+            if len(rows) >= max_rows or (max_bytes is not None and size > max_bytes):
+                return columns, rows, True
+            rows.append(row)
+    except sqlite3.Error as exc:
+        if "interrupted" in str(exc):
+            raise DreamerError("timeout", TIMEOUT) from None
+        log.info("SQLite query failed while reading rows: %s", exc)
+        raise DreamerError("sql_error", RUNTIME_ERROR) from None
+    return columns, rows, False

@@ -1,9 +1,9 @@
 """Query results kept in the kernel: the model and the user get pages, the rest stays here.
 
 Each result has an id the agent can page through or export; results are kept per
-user, a bounded number of them, oldest dropped first. The cache maps (connection,
-role, secured SQL, data version) to a result, so asking again while the data has not
-changed does not run the query again.
+user, a bounded number for each user, their oldest dropped first. The cache maps
+(user, connection, scope version, role, data version, secured SQL) to a result, so
+asking again while neither the data nor the scopes changed does not run the query again.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from dreamer.kernel.errors import DreamerError
 
-MAX_RESULTS = 64  # each up to MAX_ROWS rows: a bound on what the kernel holds
+MAX_RESULTS = 64  # per user, each up to MAX_ROWS rows / MAX_RESULT_BYTES: a bound on what the kernel holds
 CACHE_SECONDS = 300.0
 
 
@@ -46,33 +46,42 @@ class Result:
 
 
 class Results:
-    def __init__(self) -> None:
-        self._by_id: OrderedDict[str, Result] = OrderedDict()
-        self._cache: dict[tuple[str, str, str, str], str] = {}
+    """Each user's results in a store of their own, so one user's queries never push out another's
+    `query_id` (issue 14 finding 9); the cache is per user too, keyed by what decides a result."""
+
+    def __init__(self, per_user: int = MAX_RESULTS) -> None:
+        self.per_user = per_user
+        self._by_user: dict[int, OrderedDict[str, Result]] = {}
+        self._cache: dict[int, dict[tuple[str, ...], str]] = {}
         self._lock = threading.Lock()
 
-    def cached(self, key: tuple[str, str, str, str], user_id: int) -> Result | None:
+    def cached(self, key: tuple[str, ...], user_id: int) -> Result | None:
         with self._lock:
-            rid = self._cache.get(key)
-            result = self._by_id.get(rid) if rid else None
-            if result is None or result.user_id != user_id or time.monotonic() - result.created > CACHE_SECONDS:
+            mine = self._by_user.get(user_id)
+            rid = self._cache.get(user_id, {}).get(key)
+            result = mine.get(rid) if mine is not None and rid else None
+            if result is None or time.monotonic() - result.created > CACHE_SECONDS:
                 return None
-            self._by_id.move_to_end(result.id)
+            mine.move_to_end(result.id)  # type: ignore[union-attr]
             return result
 
-    def keep(self, key: tuple[str, str, str, str], **fields: Any) -> Result:
-        result = Result(id="q_" + secrets.token_hex(8), created=time.monotonic(), **fields)
+    def keep(self, key: tuple[str, ...], *, user_id: int, **fields: Any) -> Result:
+        result = Result(id="q_" + secrets.token_hex(8), created=time.monotonic(), user_id=user_id, **fields)
         with self._lock:
-            self._by_id[result.id] = result
-            self._cache[key] = result.id
-            while len(self._by_id) > MAX_RESULTS:
-                old_id, _ = self._by_id.popitem(last=False)
-                self._cache = {k: v for k, v in self._cache.items() if v != old_id}
+            mine = self._by_user.setdefault(user_id, OrderedDict())
+            cache = self._cache.setdefault(user_id, {})
+            mine[result.id] = result
+            cache[key] = result.id
+            while len(mine) > self.per_user:
+                old_id, _ = mine.popitem(last=False)
+                for k in [k for k, v in cache.items() if v == old_id]:
+                    del cache[k]
         return result
 
     def get(self, query_id: str, user_id: int) -> Result:
         with self._lock:
-            result = self._by_id.get(query_id) if isinstance(query_id, str) else None
-        if result is None or result.user_id != user_id:
+            mine = self._by_user.get(user_id) or {}
+            result = mine.get(query_id) if isinstance(query_id, str) else None
+        if result is None:
             raise DreamerError("not_found", f"there is no result {str(query_id)[:40]!r} (results are kept for a while; run the query again)")
         return result

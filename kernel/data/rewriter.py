@@ -90,7 +90,13 @@ def secure_tree(tree: exp.Expression, role: Role, target: Target, source: Source
         alias = table.args.get("alias")
         if alias is None:
             alias = exp.TableAlias(this=exp.to_identifier(table.name, quoted=True))
-        replacement = exp.Subquery(this=secured(role, name, source), alias=alias.copy())
+        rows = secured(role, name, source)
+        if target.dialect == "postgres" and role.rules[name].kind != "all":
+            # OFFSET 0 keeps PostgreSQL from pushing the query's own conditions into the filtered
+            # subquery, where they could run on rows outside the scope (row-level security fences
+            # them too; this layer must hold on its own).
+            rows = rows.offset(0)
+        replacement = exp.Subquery(this=rows, alias=alias.copy())
         table.replace(replacement)
     return read
 

@@ -80,6 +80,9 @@ class ScopesFile:
     users: dict[str, str]  # kernel user name -> role name
     tables: dict[str, TableNote]
     star_roles: frozenset[str] = frozenset()  # roles declared with tables: "*"
+    # The connection's semantic model (what tables mean, how people say things): metadata the
+    # kernel keeps and hands out with the catalogue, never a rule about rows. Versioned with the file.
+    semantic: dict[str, Any] = field(default_factory=dict)
 
     def role_for(self, user: str, known_tables: set[str] | None = None) -> Role | None:
         """The role of a kernel user, with "*" expanded over the connection's tables; None: sees nothing."""
@@ -149,7 +152,10 @@ def parse_scopes(text: str, known_tables: set[str] | None = None) -> ScopesFile:
             raise _bad(f"tables.{table}.keys must map a column to table.column")
         notes[_table(table, "tables")] = TableNote(str(note.get("description") or "")[:500],
                                                    {str(k): str(v) for k, v in keys.items()})
-    return ScopesFile(version, roles, users, notes, frozenset(star))
+    semantic = data.get("semantic") or {}
+    if not isinstance(semantic, dict):
+        raise _bad("`semantic` must be a mapping (entities, joins, numbers, dimensions)")
+    return ScopesFile(version, roles, users, notes, frozenset(star), semantic)
 
 
 def _table(name: Any, where: str) -> str:

@@ -22,11 +22,12 @@ from dreamer.kernel.data.connection import APPLICATION_ONLY, Connection, build, 
 from dreamer.kernel.data.results import Result, Results
 from dreamer.kernel.data.rewriter import Guarded, guard
 from dreamer.kernel.data.scopes import Role, parse_scopes
+from dreamer.contracts.names import NAME
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import DataConnection, utcnow
 
-NAME_RE = re.compile(r"[a-z][a-z0-9-]{1,62}")
+NAME_RE = re.compile(NAME)
 MAX_ROWS = 10_000
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -40,6 +41,7 @@ class Executed:
     guarded: Guarded
     cached: bool
     ms: float
+    versions: str = ""  # "scopes N, data V": what the cache key held besides the user and the SQL
 
 
 class DataService:
@@ -143,9 +145,10 @@ class DataService:
                            "columns": [c.name for c in conn.columns.get(table, [])],
                            "rows_you_see": role.rules[table].words()})
         return {"connection": name, "description": conn.description, "dialect": conn.dialect,
-                "role": role.name, "scope": f"You see {role.words()}.", "tables": tables}
+                "role": role.name, "scope": f"You see {role.words()}.", "tables": tables,
+                "scopes_version": conn.scopes.version, "semantic": conn.scopes.semantic}
 
-    def schema(self, name: str, user: str, table: str) -> dict[str, Any]:
+    def schema(self, name: str, user: str, table: str, user_id: int = -1) -> dict[str, Any]:
         conn = self.connection(name)
         role = self.role(conn, user)
         key = table.lower() if isinstance(table, str) else ""
@@ -153,13 +156,14 @@ class DataService:
             raise DreamerError("not_found", f"there is no table {str(table)[:60]!r} among the tables you may query")
         ident = exp.to_identifier(key, quoted=True)
         sample = exp.select(exp.Star()).from_(exp.Table(this=ident)).limit(SAMPLE_ROWS).sql(dialect=conn.dialect)
-        ran = self.query(name, user, sample, user_id=-1)
+        ran = self.query(name, user, sample, user_id=user_id)
         note = conn.scopes.tables.get(key)
         return {"table": key, "columns": [{"name": c.name, "type": c.type} for c in conn.columns[key]],
                 "description": note.description if note else "", "join_keys": dict(note.keys) if note else {},
                 "sample_rows": ran.result.rows, "rows_you_see": role.rules[key].words()}
 
-    def distinct(self, name: str, user: str, table: str, column: str, limit: int = MAX_DISTINCT) -> dict[str, Any]:
+    def distinct(self, name: str, user: str, table: str, column: str, limit: int = MAX_DISTINCT,
+                 user_id: int = -1) -> dict[str, Any]:
         conn = self.connection(name)
         self.role(conn, user)
         key = table.lower() if isinstance(table, str) else ""
@@ -171,7 +175,7 @@ class DataService:
         query = (exp.select(col.as_("value"), exp.Count(this=exp.Star()).as_("n"))
                  .from_(exp.Table(this=exp.to_identifier(key, quoted=True)))
                  .group_by(col).order_by("n DESC").limit(limit))
-        ran = self.query(name, user, query.sql(dialect=conn.dialect), user_id=-1)
+        ran = self.query(name, user, query.sql(dialect=conn.dialect), user_id=user_id)
         return {"table": key, "column": cols[column.lower()],
                 "values": [{"value": r[0], "count": r[1]} for r in ran.result.rows]}
 
@@ -180,23 +184,15 @@ class DataService:
         role = self.role(conn, user)
         started = time.perf_counter()
         guarded = guard(sql, role, conn.target, conn.source)
-        key = (name, role.name, guarded.secured, conn.data_version())
+        key = (name, str(conn.scopes.version), role.name, conn.data_version(), guarded.secured)
+        versions = f"scopes {key[1]}, data {key[3]}"
         cached = self.results.cached(key, user_id)
         if cached is not None:
-            return Executed(cached, guarded, True, (time.perf_counter() - started) * 1000)
-        try:
-            columns, rows, truncated = conn.execute(role, guarded.secured, MAX_ROWS)
-        except DreamerError:
-            raise
-        except Exception as exc:  # the database's words: the model reads them to correct its SQL
-            if "interrupted" in str(exc) or "statement timeout" in str(exc):
-                raise DreamerError("timeout", "the query did more work than allowed and was stopped; "
-                                   "narrow it down (filters, fewer joins)") from None
-            message = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
-            raise DreamerError("sql_error", f"the database refused the query: {message}") from None
+            return Executed(cached, guarded, True, (time.perf_counter() - started) * 1000, versions)
+        columns, rows, truncated = conn.execute(role, guarded.secured, MAX_ROWS, guarded.tables)
         result = self.results.keep(key, user_id=user_id, connection=name, columns=columns, rows=rows,
                                    truncated=truncated, written=sql, secured=guarded.secured)
-        return Executed(result, guarded, False, (time.perf_counter() - started) * 1000)
+        return Executed(result, guarded, False, (time.perf_counter() - started) * 1000, versions)
 
     # -- internals --------------------------------------------------------------------------
 

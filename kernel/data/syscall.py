@@ -56,14 +56,15 @@ async def data_catalog(ctx: "SyscallContext", params: dict[str, Any]) -> Any:
 async def data_schema(ctx: "SyscallContext", params: dict[str, Any]) -> Any:
     name = _granted(ctx, params, "data.schema")
     table = _text(params, "table", 128)
-    return await asyncio.to_thread(_service(ctx).schema, name, ctx.who.user_name, table)
+    return await asyncio.to_thread(_service(ctx).schema, name, ctx.who.user_name, table, ctx.who.user_id)
 
 
 async def data_distinct(ctx: "SyscallContext", params: dict[str, Any]) -> Any:
     name = _granted(ctx, params, "data.distinct")
     table, column = _text(params, "table", 128), _text(params, "column", 128)
     limit = _int(params, "limit", 200, 1, 200)
-    return await asyncio.to_thread(_service(ctx).distinct, name, ctx.who.user_name, table, column, limit)
+    return await asyncio.to_thread(_service(ctx).distinct, name, ctx.who.user_name, table, column, limit,
+                                   ctx.who.user_id)
 
 
 async def data_query(ctx: "SyscallContext", params: dict[str, Any]) -> Any:
@@ -84,6 +85,8 @@ async def data_query(ctx: "SyscallContext", params: dict[str, Any]) -> Any:
     span.set_attribute("dreamer.sql.secured", ran.guarded.secured[:8000])
     span.set_attribute("db.response.returned_rows", len(ran.result.rows))
     span.set_attribute("dreamer.sql.cached", ran.cached)
+    span.set_attribute("dreamer.sql.cache", "hit" if ran.cached else "miss")
+    span.set_attribute("dreamer.sql.cache_key", f"user {ctx.who.user_id}, {ran.versions}")
     span.set_attribute("dreamer.sql.duration_ms", round(ran.ms, 3))
     span.set_attribute("dreamer.sql.tables", list(ran.guarded.tables))
     ctx.record(action="data.query", target=f"data:{name}",

@@ -1,6 +1,6 @@
 """Installing from the galleries this kernel points at (DREAMER_GALLERIES).
 
-Download, verify (gallery/verify.py), then the ordinary stage → review → approve;
+Download, verify (the host's GalleryAccess: gallery/verify.py), then the ordinary stage → review → approve;
 the staged review carries the verified publisher. Gallery calls are blocking httpx
 calls, so they run in a thread and the event loop keeps serving.
 """
@@ -11,9 +11,7 @@ import asyncio
 import logging
 from typing import Any
 
-from dreamer.gallery.client import GalleryClient
-from dreamer.gallery.versions import semver_key
-from dreamer.gallery.verify import verify_download
+from dreamer.contracts.versions import semver_key
 from dreamer.kernel.bundles.archive import BundleLimits
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
@@ -21,14 +19,24 @@ from dreamer.kernel.install.pins import check_pinned_key
 from dreamer.kernel.install.registry import list_installed
 from dreamer.kernel.install.service import Installer
 from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.ports import GalleryAccess, GalleryConnection
 
 log = logging.getLogger("dreamer.gallery")
 
 
 class GalleryInstaller:
-    def __init__(self, settings: Settings, installer: Installer) -> None:
+    def __init__(self, settings: Settings, installer: Installer, access: GalleryAccess | None) -> None:
         self.settings = settings
         self.installer = installer
+        self.access = access
+
+    def _access(self) -> GalleryAccess:
+        if self.access is None:
+            raise DreamerError("not_available", "this kernel was built without a gallery client; start it with `dreamer up`")
+        return self.access
+
+    def _connect(self, url: str) -> GalleryConnection:
+        return self._access().connect(url)
 
     def _galleries(self) -> tuple[str, ...]:
         if not self.settings.galleries:
@@ -43,7 +51,7 @@ class GalleryInstaller:
         failures: list[DreamerError] = []
         for url in self._galleries():
             try:
-                with GalleryClient(url) as gallery:
+                with self._connect(url) as gallery:
                     hits = gallery.search(query, limit)
                     if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
                         raise DreamerError("protocol_error", f"the gallery at {url} answered a search with something that is not a list of packages")
@@ -64,7 +72,7 @@ class GalleryInstaller:
     def _outdated(self, installed: list[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
         rows = []
         for name, current, source in installed:
-            with GalleryClient(str(source)) as gallery:
+            with self._connect(str(source)) as gallery:
                 try:
                     latest = gallery.package(name).get("latest")
                 except (DreamerError, AttributeError) as exc:
@@ -77,8 +85,8 @@ class GalleryInstaller:
     async def stage(self, who: Principal, name: str, version: str | None, accept_new_key: bool = False) -> dict[str, Any]:
         listing, data, url = await asyncio.to_thread(self._download, name, version)
         limits = BundleLimits(max_archive_bytes=self.settings.max_bundle_bytes, max_files=self.settings.max_bundle_files)
-        verified = await asyncio.to_thread(verify_download, listing, data, url, limits)
-        check_pinned_key(self.installer.store, url, verified.publisher, verified.fingerprint, accept_new_key)
+        verified = await asyncio.to_thread(self._access().verify, listing, data, url, limits)
+        check_pinned_key(self.installer.store, who.user_id, url, verified.publisher, verified.fingerprint, accept_new_key)
         staged = await self.installer.stage(who, data, provenance=verified.provenance())
         if listing.get("yanked"):
             staged["review"]["yanked"] = listing.get("yank_reason") or "yanked by its publisher"
@@ -87,7 +95,7 @@ class GalleryInstaller:
     def _download(self, name: str, version: str | None) -> tuple[dict[str, Any], bytes, str]:
         """The first gallery (in configured order) that has the package decides; later ones are not asked."""
         for url in self._galleries():
-            with GalleryClient(url) as gallery:
+            with self._connect(url) as gallery:
                 try:
                     package = gallery.package(name)
                 except DreamerError as exc:

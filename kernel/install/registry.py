@@ -31,6 +31,7 @@ class InstalledAgent:
     # Set only for a bundle installed from a gallery with a verified signature.
     source: str | None = None
     publisher_fingerprint: str | None = None
+    digest: str = ""  # the bundle's tree_digest, checked whenever a worker starts
 
     @property
     def required(self) -> list[str]:
@@ -61,8 +62,9 @@ def _installed(inst: Installation, bundle: BundleVersion) -> InstalledAgent:
         bundle_path=Path(bundle.path),
         manifest=m,
         functions=list(bundle.functions),
-        source=bundle.source,
-        publisher_fingerprint=bundle.publisher_fingerprint,
+        source=inst.source,
+        publisher_fingerprint=inst.publisher_fingerprint,
+        digest=bundle.digest,
         installed_at=inst.installed_at,
         updated_at=inst.updated_at,
     )

@@ -24,19 +24,33 @@ from dreamer.kernel.errors import DreamerError
 
 
 @dataclass(frozen=True)
+class Kept:
+    """The installation an upgrade replaces: its bundle (by id and digest) and where it came from."""
+
+    version: str
+    bundle_id: int
+    digest: str
+    source: str | None = None
+    publisher_fingerprint: str | None = None
+
+
+@dataclass(frozen=True)
 class Snapshot:
     version: str
     bundle_id: int
     grants: list[str]
     taken_at: str
+    digest: str = ""  # empty in snapshots taken before bundles were keyed by content
+    source: str | None = None
+    publisher_fingerprint: str | None = None
 
 
 def folder(data_dir: Path) -> Path:
     return data_dir.parent / "rollback"
 
 
-def take(data_dir: Path, version: str, bundle_id: int, grants: list[str]) -> None:
-    """Copy the data aside as the state of `version` (replacing an older snapshot)."""
+def take(data_dir: Path, kept: Kept, grants: list[str]) -> None:
+    """Copy the data aside as the state of `kept.version` (replacing an older snapshot)."""
     root = folder(data_dir)
     fresh = root.with_name("rollback.new")
     shutil.rmtree(fresh, ignore_errors=True)
@@ -45,7 +59,8 @@ def take(data_dir: Path, version: str, bundle_id: int, grants: list[str]) -> Non
         shutil.copytree(data_dir, fresh / "data", symlinks=True)
     else:
         (fresh / "data").mkdir()
-    meta = {"version": version, "bundle_id": bundle_id, "grants": sorted(grants),
+    meta = {"version": kept.version, "bundle_id": kept.bundle_id, "digest": kept.digest, "grants": sorted(grants),
+            "source": kept.source, "publisher_fingerprint": kept.publisher_fingerprint,
             "taken_at": datetime.now(timezone.utc).isoformat()}
     (fresh / "snapshot.json").write_text(json.dumps(meta))
     # Swapped in whole: a crash leaves the old snapshot or the new one, never half of one.
@@ -61,7 +76,11 @@ def read(data_dir: Path, agent: str) -> Snapshot:
     meta_file = folder(data_dir) / "snapshot.json"
     try:
         meta = json.loads(meta_file.read_text())
-        return Snapshot(str(meta["version"]), int(meta["bundle_id"]), [str(g) for g in meta["grants"]], str(meta["taken_at"]))
+        source, fingerprint = meta.get("source"), meta.get("publisher_fingerprint")
+        return Snapshot(
+            str(meta["version"]), int(meta["bundle_id"]), [str(g) for g in meta["grants"]], str(meta["taken_at"]),
+            str(meta.get("digest") or ""), str(source) if source else None, str(fingerprint) if fingerprint else None,
+        )
     except FileNotFoundError:
         raise DreamerError(
             "not_found", f"{agent} has no earlier version to roll back to (one is kept at each upgrade)"

@@ -7,12 +7,14 @@ any worker sees the request; each decision is written to the audit log.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import math
 import shlex
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,9 +27,11 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Limits, Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
-from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.folders import bounds_for
+from dreamer.kernel.permissions.gate import Decision, decide
 from dreamer.kernel.runs.retry import RETRIABLE, retry_delay
 from dreamer.kernel.sandbox.base import SandboxSpec
 from dreamer.kernel.sandbox.mounts import fs_grants, mounts_for
@@ -35,6 +39,7 @@ from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog
 from dreamer.kernel.store.text import storable_text
 from dreamer.kernel.store.writer import GroupWriter
+from dreamer.kernel.users.quotas import DataMeter, exceeded
 from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
 
 if TYPE_CHECKING:
@@ -65,6 +70,9 @@ class Caller:
     deadline: float | None = None  # time.monotonic() by which the outermost call must end
     # kind "trigger": {"type", "name", "depth"} of the trigger that fired.
     trigger: dict[str, Any] | None = None
+    # The user confirmed this very call (Sidekick after their yes, the CLI after its prompt
+    # or --yes, an API request with "confirm": true). Needed by functions marked confirm=True.
+    confirmed: bool = False
 
 
 @dataclass
@@ -123,6 +131,15 @@ _FINISH_INVOCATION = (
 _INSERT_LOG = insert(InvocationLog.__table__)
 
 
+def unconfirmed(target: str, kind: str) -> DreamerError:
+    """The one refusal of a confirm=True function called without the user's confirmation."""
+    how = {
+        "trigger": "a trigger cannot ask you, so it may not run it",
+        "sidekick": "Sidekick asks you before it runs it",
+    }.get(kind, 'confirm it: `dreamer call` asks you (or pass --yes); an API request needs "confirm": true')
+    return DreamerError("confirmation_required", f"{target} changes or deletes something and runs only when you confirm; {how}")
+
+
 def new_invocation_id() -> str:
     return "inv_" + uuid.uuid4().hex
 
@@ -144,6 +161,7 @@ class Invoker:
         self.pool = pool
         self.tracer = tracer
         self.cache = cache or InstallCache(store)
+        self.disk = DataMeter(settings)
         self.syscalls: dict[str, Handler] = default_table()
         self.llm: Gateway | None = None  # the model gateway, set by Kernel.build; llm.complete uses it
         self.tools: ToolRegistry | None = None  # the tool registry, set by Kernel.build; tools.call uses it
@@ -248,9 +266,11 @@ class Invoker:
             return await self._syscall(who, inner, run, method, params)
 
         try:
+            # A user over their data quota starts nothing until they free some space.
+            await self.disk.check(who.user_name)
             key = WorkerKey(who.user_name, agent, str(installed.bundle_path), _digest(folders))
             spec = lambda: self._spec(who, installed, limits, folders)  # noqa: E731
-            async with self.pool.lease(key, spec, timeout=timeout) as worker:
+            async with self.pool.lease(key, spec, timeout=timeout) as worker, self._watching_disk(who, worker):
                 result = await worker.request(
                     "invoke",
                     {
@@ -288,6 +308,20 @@ class Invoker:
         await self._record_end(run, "succeeded", value, None)
         return Outcome(value=value, invocation_id=run.id)
 
+    @contextlib.asynccontextmanager
+    async def _watching_disk(self, who: Principal, worker: Any) -> AsyncIterator[None]:
+        """Stop the worker once the user's data passes the quota mid-call (one call could
+        otherwise write many files, each within the per-file limit), and say why."""
+        watch = asyncio.ensure_future(self.disk.watch(who.user_name, worker.kill))
+        try:
+            yield
+        except DreamerError:
+            if watch.done() and not watch.cancelled():
+                raise watch.result() from None
+            raise
+        finally:
+            watch.cancel()
+
     # -- checks ------------------------------------------------------------------------
 
     async def _admit(
@@ -301,6 +335,8 @@ class Invoker:
             if caller.kind == "sidekick" and not spec.get("exported"):
                 # Sidekick reaches agents only through what they export, like other agents do.
                 raise DreamerError("permission_denied", f"{target} is not exported, so Sidekick cannot call it")
+            if spec.get("confirm") and not caller.confirmed:
+                raise unconfirmed(target, caller.kind)
             self._queue_if_background(who, run, agent, spec, caller)
             start = self._start_row(who, run, agent, function, args, caller)
             actor = {
@@ -316,15 +352,18 @@ class Invoker:
             await self.writer.write(admitted)
             return installed
 
-        refusal = self._refusal(who, agent, function, caller, f"agent:{agent}.{function}")
+        assert caller.agent is not None
+        decision = decide(self.cache.grants(who.user_id, caller.agent), caller.agent, f"agent:{agent}.{function}")
+        refusal = self._refusal(who, agent, function, caller, decision)
         actor = f"agent:{caller.agent}"
-        scope = f"agent:{agent}.{function}"
         if isinstance(refusal, DreamerError):
             reason = refusal.code
+            # A refusal for another reason (a cycle, depth, not exported) is still a deny in the log.
+            refused = decision if not decision.allowed else Decision(decision.agent, decision.wanted, None)
 
             def denied(conn: Connection) -> None:
-                audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                      scope=scope, decision="deny", detail={"reason": reason}, invocation_id=caller.parent_id)
+                refused.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                              detail={"reason": reason}, invocation_id=caller.parent_id)
 
             # Committed before raising: a denial is a decision the log must keep.
             await self.writer.write(denied)
@@ -334,8 +373,8 @@ class Invoker:
         start = self._start_row(who, run, agent, function, args, caller)
 
         def allowed_call(conn: Connection) -> None:
-            audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                  scope=holder, decision="allow", invocation_id=caller.parent_id, detail={"invocation_id": run.id})
+            decision.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
+                           invocation_id=caller.parent_id, detail={"invocation_id": run.id})
             conn.execute(_INSERT_INVOCATION, start)
 
         await self.writer.write(allowed_call)
@@ -346,16 +385,23 @@ class Invoker:
         run.queued = run.background = bool(spec.get("background")) or caller.kind == "trigger"
         run.max_attempts = 1 + int(spec.get("retries") or 0)
         if run.queued:
-            # A leaked webhook URL or a runaway agent must not grow the queue without end.
+            # A leaked webhook URL or a runaway agent must not grow the queue without end,
+            # and one user's backlog must not grow the store for everyone.
             with self.store.session() as s:
-                waiting = s.scalar(
-                    select(func.count()).select_from(Invocation).where(
-                        Invocation.status == "queued", Invocation.user_id == who.user_id, Invocation.agent == agent
-                    )
-                ) or 0
+                rows = s.execute(
+                    select(Invocation.agent, func.count())
+                    .where(Invocation.status == "queued", Invocation.user_id == who.user_id)
+                    .group_by(Invocation.agent)
+                ).all()
+            mine, waiting = sum(n for _, n in rows), next((n for a, n in rows if a == agent), 0)
             if waiting >= self.settings.max_queued_per_agent:
                 raise DreamerError(
                     "conflict", f"{agent} already has {waiting} invocations waiting to run; try again once some have run"
+                )
+            if mine >= self.settings.quotas.queued:
+                raise exceeded(
+                    "queued", mine + 1, self.settings.quotas.queued,
+                    "cancel some with `dreamer cancel ID` or try again once some have run",
                 )
 
     def _installed(self, who: Principal, agent: str) -> InstalledAgent:
@@ -365,7 +411,7 @@ class Invoker:
         return found
 
     def _refusal(
-        self, who: Principal, agent: str, function: str, caller: Caller, scope: str
+        self, who: Principal, agent: str, function: str, caller: Caller, decision: Decision
     ) -> DreamerError | tuple[InstalledAgent, dict[str, Any], str]:
         """Why an agent's call must be refused, or what it is allowed to reach and by which grant."""
         target = f"{agent}.{function}"
@@ -376,14 +422,9 @@ class Invoker:
                 "depth_exceeded",
                 f"call chain deeper than {self.settings.max_call_depth} agents refused at {caller.agent} → {agent}",
             )
-        assert caller.agent is not None
-        holder = allowed(self.cache.grants(who.user_id, caller.agent), scope)
-        if holder is None:
-            return DreamerError(
-                "permission_denied",
-                f"{caller.agent} may not call {target}: the user has not granted {scope} "
-                f"(grant it with `dreamer grant {caller.agent} agent:{agent}`)",
-            )
+        if decision.holder is None:
+            return decision.refusal(f"call {target}", grant=f"agent:{agent}")
+        holder = decision.holder
         try:
             installed = self._installed(who, agent)
             spec = installed.function(function)
@@ -391,6 +432,18 @@ class Invoker:
             return exc
         if not spec.get("exported"):
             return DreamerError("permission_denied", f"{target} is not exported, so other agents cannot call it")
+        if spec.get("confirm"):
+            # No person is asked when an agent calls: only the user's approval of this function
+            # for this caller (a grant the user gives; a manifest can only ask for it) stands in.
+            approval = f"{decision.wanted}!confirm"
+            assert caller.agent is not None
+            if not decide(self.cache.grants(who.user_id, caller.agent), caller.agent, approval).allowed:
+                return DreamerError(
+                    "permission_denied",
+                    f"{caller.agent} may not run {target} on its own: {target} changes or deletes something, so it needs "
+                    f"your confirmation, and you have not approved it for {caller.agent} "
+                    f"(approve it with `dreamer grant {caller.agent} {approval}`)",
+                )
         return installed, spec, holder
 
     # -- syscalls ----------------------------------------------------------------------
@@ -423,9 +476,15 @@ class Invoker:
         return self.settings.limits.within(installed.manifest.get("limits"))
 
     def _spec(self, who: Principal, installed: InstalledAgent, limits: Limits, folders: list[str]) -> SandboxSpec:
-        """Called only when a worker starts: the granted folders are checked then."""
+        """Called only when a worker starts: the granted folders and the bundle's files are checked then."""
+        check_bundle(installed.bundle_path, installed.digest, f"{installed.name} {installed.version}")
         try:
-            mounts = mounts_for(folders, self.settings.home)
+            mounts = []
+            if folders:
+                # The user's bounds are read again here: an allowed root may be gone since the grant.
+                with self.store.session() as s:
+                    bounds = bounds_for(self.settings, s, who.user_id)
+                mounts = mounts_for(folders, bounds)
         except DreamerError as exc:
             scope = shlex.quote(str(exc.details.get("scope", "SCOPE")))
             raise DreamerError(

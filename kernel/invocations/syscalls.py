@@ -21,7 +21,7 @@ from dreamer.kernel.llm.syscall import llm_complete
 from dreamer.kernel.memory.syscall import memory_read, memory_write
 from dreamer.kernel.net.fetch import net_fetch
 from dreamer.kernel.invocations.rewards import rewards_emit
-from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.gate import decide
 from dreamer.kernel.permissions.scopes import parse_scope
 from dreamer.kernel.posts.feed import posts_create
 from dreamer.kernel.posts.notices import missing_grant_notice
@@ -47,19 +47,17 @@ class SyscallContext:
     def require(self, scope: str, *, action: str, target: str, detail: dict[str, Any] | None = None) -> str:
         """The grant that allows `scope` for the running agent; audits and raises
         permission_denied when there is none."""
-        holder = allowed(self.invoker.cache.grants(self.who.user_id, self.agent), scope)
-        self._audit(action=action, target=target, scope=holder or scope, decision="allow" if holder else "deny",
-                    detail=detail)
-        if holder is None:
-            if self.unattended:  # the refusal would reach only the run's log: tell the user in the feed
-                missing_grant_notice(self.invoker.store, user_id=self.who.user_id, agent=self.agent, scope=scope,
-                                     action=action, target=target, invocation_id=self.invocation_id)
-            raise DreamerError(
-                "permission_denied",
-                f"{self.agent} may not {action.split('.')[-1]} {target}: the user has not granted {scope} "
-                f"(grant it with `dreamer grant {self.agent} {scope}`)",
-            )
-        return holder
+        decision = decide(self.invoker.cache.grants(self.who.user_id, self.agent), self.agent, scope)
+        who, invocation_id = self.who, self.invocation_id
+        # Synchronous on purpose, like _audit's: the entry is committed before the handler goes on.
+        self.invoker.writer.write_now(lambda conn: decision.audit(
+            conn, user_id=who.user_id, actor=f"agent:{decision.agent}", action=action, target=target,
+            detail=detail or {}, invocation_id=invocation_id,
+        ))
+        if not decision.allowed and self.unattended:  # the refusal would reach only the run's log: tell the user
+            missing_grant_notice(self.invoker.store, user_id=who.user_id, agent=self.agent, scope=scope,
+                                 action=action, target=target, invocation_id=invocation_id)
+        return decision.require(f"{action.split('.')[-1]} {target}")
 
     def record(self, *, action: str, target: str, decision: str = "allow", detail: dict[str, Any] | None = None) -> None:
         """An audit entry for something a handler did (an outcome, not a permission check)."""
@@ -106,19 +104,13 @@ async def grants_check(ctx: SyscallContext, params: dict[str, Any]) -> dict[str,
         parse_scope(scope)
     except ValueError as exc:
         raise DreamerError("invalid_argument", f"{scope[:80]!r} is not a scope: {exc}") from None
-    holder = allowed(ctx.invoker.cache.grants(ctx.who.user_id, ctx.agent), scope)
-    return {"granted": holder is not None, "by": holder}
-
-
-async def _tasks_create(ctx: SyscallContext, params: dict[str, Any]) -> Any:
-    # Imported on use: tasks run Sidekick, which imports the invoker that imports this table.
-    from dreamer.kernel.tasks.syscall import tasks_create
-
-    return await tasks_create(ctx, params)
+    decision = decide(ctx.invoker.cache.grants(ctx.who.user_id, ctx.agent), ctx.agent, scope)
+    return {"granted": decision.allowed, "by": decision.holder}
 
 
 def default_table() -> dict[str, Handler]:
-    """Every syscall this kernel serves. Modules that add one register it here."""
+    """The syscalls served from this module and kernel/data. Modules that add one register it here;
+    those whose modules import the invoker (events.emit, tasks.create) join in invocations/table.py."""
     return {
         "agents.call": agents_call,
         "grants.check": grants_check,
@@ -128,16 +120,8 @@ def default_table() -> dict[str, Handler]:
         "memory.read": memory_read,
         "memory.write": memory_write,
         "posts.create": posts_create,
-        "events.emit": _events_emit,
-        "tasks.create": _tasks_create,
         "tools.call": tools_call,
         "tools.list": tools_list,
         **DATA_SYSCALLS,
     }
 
-
-async def _events_emit(ctx: SyscallContext, params: dict[str, Any]) -> Any:
-    # Imported here: the trigger service imports the invoker, which imports this table.
-    from dreamer.kernel.triggers.events import events_emit
-
-    return await events_emit(ctx, params)

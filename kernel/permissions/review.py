@@ -8,7 +8,7 @@ from dreamer.kernel.config import AGENT_LIMITS, Limits
 from dreamer.kernel.permissions.scopes import parse_scope
 
 
-def scope_rows(required: list[str], optional: list[str], without: set[str] | None = None) -> list[dict[str, Any]]:
+def scope_rows(required: list[str], optional: list[str]) -> list[dict[str, Any]]:
     rows = []
     for text, is_required in [*((r, True) for r in required), *((o, False) for o in optional)]:
         scope = parse_scope(text)
@@ -18,8 +18,9 @@ def scope_rows(required: list[str], optional: list[str], without: set[str] | Non
                 "sentence": scope.sentence,
                 "risk": scope.risk,
                 "required": is_required,
+                # Optional scopes are off unless the user turns them on (--grant, a web switch);
                 # fs:* / fs.ro:* are never granted as such: the user grants folders later.
-                "granted_by_default": (is_required or text not in (without or set())) and not scope.is_chooser,
+                "granted_by_default": is_required and not scope.is_chooser,
             }
         )
     return rows

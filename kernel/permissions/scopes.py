@@ -1,6 +1,8 @@
 """Permission scopes: parsing, the plain-language sentence and the risk of each.
 
 A scope is what a user grants one agent: `agent:<name>[.<function>]`,
+`agent:<name>.<function>!confirm` (the user approved that caller running a
+function marked confirm=True without asking each time; only ever optional),
 `tool:<server>[.<tool>]`, `net:<host-glob>`, `llm`, `memory:read`, `memory:write`,
 `notify`, `schedule`, `fs:<path>`, `fs.ro:<path>`, `data:<connection>`.
 
@@ -16,14 +18,16 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from dreamer.contracts.names import IDENT, NAME
+
 Risk = Literal["low", "medium", "high"]
 
-_NAME = r"[a-z][a-z0-9-]{1,62}"
-_IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,63}"
+_NAME = NAME
+_IDENT = IDENT
 _HOST_GLOB = r"(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|\*"
 
 _PATTERNS: dict[str, re.Pattern[str]] = {
-    "agent": re.compile(rf"agent:(?P<target>{_NAME})(\.(?P<member>{_IDENT}))?"),
+    "agent": re.compile(rf"agent:(?P<target>{_NAME})(\.(?P<member>{_IDENT})(?P<confirm>!confirm)?)?"),
     "tool": re.compile(rf"tool:(?P<target>{_NAME})(\.(?P<member>{_IDENT}))?"),
     "net": re.compile(rf"net:(?P<target>{_HOST_GLOB})"),
     "llm": re.compile(r"llm"),
@@ -42,6 +46,8 @@ class Scope:
     kind: str
     target: str | None = None
     member: str | None = None
+    # `agent:X.f!confirm`: may run X.f, marked confirm=True, without the user confirming each call.
+    confirm: bool = False
 
     @property
     def risk(self) -> Risk:
@@ -56,6 +62,13 @@ class Scope:
         """`fs:*` / `fs.ro:*`: folders the user chooses later, not a folder."""
         return self.kind in ("fs", "fs.ro") and self.target == "*"
 
+    @property
+    def plain(self) -> "Scope":
+        """The call this scope is about, without the `!confirm` approval."""
+        if not self.confirm:
+            return self
+        return Scope(text=self.text.removesuffix("!confirm"), kind=self.kind, target=self.target, member=self.member)
+
     def admits(self, wanted: "Scope") -> bool:
         """Whether a declared `fs:*` / `fs.ro:*` lets the user grant the folder `wanted` names."""
         if not self.is_chooser or wanted.is_chooser:
@@ -68,6 +81,10 @@ class Scope:
             return False
         if self.is_chooser or wanted.is_chooser:
             return self.text == wanted.text
+        if wanted.confirm:
+            # Only an approval of that very function covers running it unconfirmed:
+            # `agent:grocery` lets a caller call grocery's functions, never `grocery.clear` unasked.
+            return self.confirm and self.target == wanted.target and self.member == wanted.member
         if self.kind in ("agent", "tool"):
             return self.target == wanted.target and self.member in (None, wanted.member)
         if self.kind == "net":
@@ -96,11 +113,12 @@ def parse_scope(text: object) -> Scope:
     groups = match.groupdict()
     if kind in ("fs", "fs.ro") and ".." in (groups.get("target") or "").split("/"):
         raise ScopeError(f"scope {text!r} may not contain '..'")
-    return Scope(text=text, kind=kind, target=groups.get("target"), member=groups.get("member"))
+    return Scope(text=text, kind=kind, target=groups.get("target"), member=groups.get("member"),
+                 confirm=bool(groups.get("confirm")))
 
 
 def _risk(scope: Scope) -> Risk:
-    if scope.kind in ("net", "fs", "data"):
+    if scope.kind in ("net", "fs", "data") or scope.confirm:
         return "high"
     if scope.kind == "memory":
         return "high" if scope.target == "read" else "medium"
@@ -115,6 +133,9 @@ def _sentence(scope: Scope) -> str:
     t, m = scope.target, scope.member
     match scope.kind:
         case "agent":
+            if scope.confirm:
+                return (f"Run the {t} agent's {m} function without asking you first "
+                        "(it is marked as changing or deleting something, so it normally needs your confirmation)")
             return f"Call the {t} agent's {m} function" if m else f"Call any exported function of the {t} agent"
         case "tool":
             return f"Use the {m} tool of {t}" if m else f"Use every tool of {t}"

@@ -11,12 +11,13 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.posts.notices import offers_grant
 from dreamer.kernel.store.models import Post
+from dreamer.kernel.users.quotas import exceeded
 
 if TYPE_CHECKING:
     from dreamer.kernel.invocations.syscalls import SyscallContext
@@ -50,6 +51,15 @@ def feed(store: Store, user_id: int, limit: int = 50, agent: str | None = None) 
         return [view(p) for p in s.scalars(q.order_by(Post.id.desc()).limit(limit))]
 
 
+def clear(store: Store, user_id: int, agent: str | None = None) -> int:
+    """Delete the user's posts (of one agent, or all); how many went. Frees feed quota."""
+    with store.session() as s:
+        q = delete(Post).where(Post.user_id == user_id)
+        if agent:
+            q = q.where(Post.agent == agent)
+        return s.execute(q).rowcount or 0
+
+
 async def posts_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str, Any]:
     try:
         body = _Create.model_validate(params)
@@ -67,7 +77,12 @@ async def posts_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     if any(offers_grant(a) for a in body.attachments):
         raise DreamerError("invalid_argument", "ctx.post: an attachment may not carry 'grant'; only the kernel offers grants")
     ctx.require("notify", action="posts.create", target="your feed", detail={"priority": body.priority})
+    quota = ctx.invoker.settings.quotas.feed_posts
     with ctx.invoker.store.session() as s:
+        held = s.scalar(select(func.count()).select_from(Post).where(Post.user_id == ctx.who.user_id)) or 0
+        if held >= quota:
+            raise exceeded("feed_posts", held + 1, quota,
+                           "delete old posts with `dreamer feed --clear` or ask the administrator to raise DREAMER_QUOTA_FEED_POSTS")
         post = Post(
             user_id=ctx.who.user_id, agent=ctx.agent, text=body.text, priority=body.priority,
             attachments=body.attachments, invocation_id=ctx.invocation_id,

@@ -9,9 +9,10 @@ one conditional UPDATE, so a claim, a cancel and a finish cannot overwrite each 
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy import and_, case, func, insert, literal, or_, select, update
 
 from dreamer.kernel.invocations.service import QueuedRun
 from dreamer.kernel.runs.retry import retry_delay
@@ -61,19 +62,61 @@ def recover(store: Store) -> dict[str, int]:
     return counts
 
 
-def due(store: Store, limit: int = 100) -> list[tuple[str, int, str]]:
-    """Queued invocations whose time has come, oldest first: (id, user_id, agent)."""
+def due(
+    store: Store,
+    *,
+    per_user: int,
+    per_agent: int,
+    running_users: Mapping[int, int] | None = None,
+    running_agents: Mapping[tuple[int, str], int] | None = None,
+    limit: int = 100,
+) -> list[tuple[str, int, str]]:
+    """Queued invocations whose time has come, in the order they should start: (id, user_id, agent).
+
+    Fair share, decided in SQL so one user's backlog costs the others nothing: each
+    (user, agent) offers only the rows it could start now (at most `per_agent` minus
+    what it runs), each user interleaves its agents round-robin and offers at most
+    `per_user` minus what it runs, and the users' offers are merged least-loaded first
+    (then oldest first). A user with 2,000 queued rows therefore offers the same few
+    rows as a user with one, and a user at their limit offers none.
+    """
+    users = {u: n for u, n in (running_users or {}).items() if n > 0}
+    agents = {k: n for k, n in (running_agents or {}).items() if n > 0}
     at = now()
+    inv = Invocation.__table__.c
+    busy_agent = case(*[(and_(inv.user_id == u, inv.agent == a), n) for (u, a), n in agents.items()], else_=0) if agents else literal(0)
+    busy_user = case(users, value=inv.user_id, else_=0) if users else literal(0)
+    candidates = (
+        select(
+            inv.id, inv.user_id, inv.agent, inv.created_at,
+            (func.row_number().over(partition_by=(inv.user_id, inv.agent), order_by=(inv.created_at, inv.id)) + busy_agent).label("agent_load"),
+            busy_user.label("user_busy"),
+        )
+        .where(
+            inv.status == "queued",
+            or_(inv.run_after.is_(None), inv.run_after <= at),
+            # A user at their limit offers nothing: skip their rows before any window is computed.
+            *([inv.user_id.notin_([u for u, n in users.items() if n >= per_user])] if any(n >= per_user for n in users.values()) else []),
+        )
+        .subquery()
+    )
+    c = candidates.c
+    startable = (
+        select(
+            c.id, c.user_id, c.agent, c.created_at,
+            (func.row_number().over(partition_by=c.user_id, order_by=(c.agent_load, c.created_at, c.id)) + c.user_busy).label("user_load"),
+        )
+        .where(c.agent_load <= per_agent)
+        .subquery()
+    )
+    o = startable.c
     with store.session() as s:
         return [
             (r.id, r.user_id, r.agent)
             for r in s.execute(
-                select(Invocation.id, Invocation.user_id, Invocation.agent)
-                .where(
-                    Invocation.status == "queued",
-                    or_(Invocation.run_after.is_(None), Invocation.run_after <= at),
-                )
-                .order_by(Invocation.created_at)
+                select(o.id, o.user_id, o.agent)
+                .where(o.user_load <= per_user)
+                .order_by(o.user_load, o.created_at, o.id)
                 .limit(limit)
             )
         ]

@@ -5,7 +5,9 @@ Invoker calls `wake`), when a run ends, when a retry delay is over, and at least
 every `poll_s` seconds. Each claimed invocation runs as its own task through
 `Invoker.run_queued`, so it uses the same worker pool, sandbox, grants and
 deadlines as a direct call. At most `per_user` invocations of one user and
-`per_agent` of one (user, agent) run at once; the rest wait in the queue, in order.
+`per_agent` of one (user, agent) run at once, `total` overall; the rest wait in the
+queue, and `queue.due` picks who goes next by fair share (least-loaded user first, each
+user's agents round-robin), so one user's backlog never holds another's work back.
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ log = logging.getLogger("dreamer.runs")
 
 
 class BackgroundRunner:
-    def __init__(self, store: Store, invoker: Invoker, *, per_user: int = 4, per_agent: int = 2, poll_s: float = 2.0) -> None:
+    def __init__(
+        self, store: Store, invoker: Invoker, *, per_user: int = 4, per_agent: int = 2, total: int = 32, poll_s: float = 2.0
+    ) -> None:
         self.store = store
         self.invoker = invoker
         self.per_user = per_user
         self.per_agent = per_agent
+        self.total = total  # background invocations of the whole installation running at once
         self.poll_s = poll_s
         self._wake = asyncio.Event()
         self._loop_task: asyncio.Task[None] | None = None
@@ -106,8 +111,15 @@ class BackgroundRunner:
                 await self._wake.wait()
 
     def _fill(self) -> None:
-        for run_id, user_id, agent in queue.due(self.store):
-            if run_id in self._tasks:
+        room = self.total - len(self._tasks)
+        if room <= 0:
+            return
+        order = queue.due(
+            self.store, per_user=self.per_user, per_agent=self.per_agent,
+            running_users=self._by_user, running_agents=self._by_agent, limit=room,
+        )
+        for run_id, user_id, agent in order:
+            if run_id in self._tasks or len(self._tasks) >= self.total:
                 continue
             if self._by_user[user_id] >= self.per_user or self._by_agent[(user_id, agent)] >= self.per_agent:
                 continue

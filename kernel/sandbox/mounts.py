@@ -10,8 +10,9 @@ is exactly the folder the grant names:
 - `/`, the folders of the system and the shared top-level folders (/home, /tmp,
   ...) are refused, and so is anything that is, holds or sits in $DREAMER_HOME
   (every user's data, the kernel's database and credentials);
-- a read-write grant may not hold or sit in dreamer's own program folders (the
-  Python runtime, the SDK every worker loads, the kernel's code);
+- a read-write grant may not hold or sit in dreamer's own program folders (every
+  top-level package, the checkout holding them, the virtualenv, site-packages and the
+  Python runtime): written, they change what the kernel serves (web/static) or runs;
 - the bwrap backend binds the folder through a descriptor opened and checked just
   before the start (`pin`), so swapping a folder for a link between the check
   and the bind changes nothing.
@@ -22,17 +23,22 @@ resolves against the sandbox's own tree, so one pointing out of the folder dangl
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import site
+import sys
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Protocol
 
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.permissions.scopes import Scope, ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Mount
 from dreamer.kernel.sandbox.runtime import current_runtime
 
+PACKAGE_FOLDERS = ("kernel", "sidekick", "sdk", "cli", "agents", "gallery", "web")
 MOUNT_ROOT = "/mnt"
 FS_KINDS = ("fs", "fs.ro")
 
@@ -63,12 +69,30 @@ def _relation(a: Path, b: Path) -> str | None:
 
 @lru_cache(maxsize=1)
 def program_folders() -> tuple[Path, ...]:
-    """Folders of dreamer's own code: writable by an agent, they would change what
-    every other agent's worker (and the kernel) runs."""
-    import dreamer.kernel
-
+    """Every folder dreamer runs from: each top-level package, the folder holding them,
+    the virtualenv, site-packages and the Python runtime. Changed by an agent, they would
+    change what the kernel serves or runs; read, they hold nothing a user needs."""
+    found: list[Path] = []
+    packages: list[Path] = []
+    for name in PACKAGE_FOLDERS:
+        spec = importlib.util.find_spec(f"dreamer.{name}")
+        if spec is not None and spec.origin:
+            packages.append(Path(spec.origin).resolve().parent)
+    found += packages
+    parents = {p.parent for p in packages}
+    if len(parents) == 1 and (parent := parents.pop()) not in SHARED_FOLDERS:
+        found.append(parent)  # a source checkout: its docs, scripts and .venv too
+    prefixes = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}
+    found += [Path(p).resolve() for p in prefixes]
+    sites = [*site.getsitepackages(), site.getusersitepackages()]
+    found += [Path(p).resolve() for p in sites if Path(p).is_dir()]
     runtime = current_runtime()
-    return (*runtime.roots, runtime.sdk_dir, Path(dreamer.kernel.__file__).resolve().parent)
+    found += [*runtime.roots, runtime.sdk_dir]
+    unique: list[Path] = []
+    for folder in found:
+        if folder not in SHARED_FOLDERS and folder not in unique:
+            unique.append(folder)
+    return tuple(unique)
 
 
 def _refuse(code: str, scope: Scope, why: str) -> DreamerError:
@@ -121,8 +145,15 @@ def _unique(name: str, used: set[str]) -> str:
     return candidate
 
 
-def mounts_for(grants: Iterable[str], home: Path) -> list[Mount]:
-    """The mounts for an agent's granted scopes (others are ignored), each folder checked.
+class FolderCheck(Protocol):
+    """Decides whether one user may open a folder (kernel/permissions/folders.py)."""
+
+    def check(self, scope: Scope) -> Path: ...
+
+
+def mounts_for(grants: Iterable[str], bounds: FolderCheck) -> list[Mount]:
+    """The mounts for an agent's granted scopes (others are ignored), each folder checked
+    by `bounds`: the user's allowed roots, then checked_folder().
 
     One folder granted both ways is bound once, writable. Targets follow the sorted
     folder paths, so the same grants always give the same `/mnt/<name>`.
@@ -135,7 +166,7 @@ def mounts_for(grants: Iterable[str], home: Path) -> list[Mount]:
             raise DreamerError("invalid_argument", str(exc)) from None
         if scope.kind not in FS_KINDS or scope.is_chooser:
             continue
-        folder = checked_folder(scope, home)
+        folder = bounds.check(scope)
         writable[folder] = writable.get(folder, False) or scope.kind == "fs"
     used: set[str] = set()
     return [

@@ -83,10 +83,14 @@ class ApiToken(Base):
 
 
 class BundleVersion(Base):
-    """An agent or tool bundle copied into $DREAMER_HOME/bundles/NAME/VERSION."""
+    """An agent bundle copied into $DREAMER_HOME/bundles/NAME/VERSION-DIGEST.
+
+    Keyed by content: two uploads of `diary 1.0.0` with different files are two rows and
+    two folders, so no upload can replace or shadow code another user runs or may roll
+    back to (a row and its folder are never changed once written)."""
 
     __tablename__ = "bundle_versions"
-    __table_args__ = (UniqueConstraint("name", "version"),)
+    __table_args__ = (UniqueConstraint("name", "version", "digest"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(64), index=True)
@@ -98,10 +102,6 @@ class BundleVersion(Base):
     functions: Mapped[list] = mapped_column(JSON)
     path: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    # Set when the bundle came from a gallery with a verified signature: the gallery's
-    # URL and the fingerprint of the publisher key that signed it. None for local bundles.
-    source: Mapped[str | None] = mapped_column(Text, nullable=True)
-    publisher_fingerprint: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class Installation(Base):
@@ -116,6 +116,12 @@ class Installation(Base):
     bundle_id: Mapped[int] = mapped_column(ForeignKey("bundle_versions.id"))
     installed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # Set when this user installed it from a gallery with a verified signature: the
+    # gallery's URL and the fingerprint of the publisher key that signed it. Kept per
+    # installation (migration 0012): another user installing the same bundle changes
+    # neither this user's "verified" mark nor the key pinned for them.
+    source: Mapped[str | None] = mapped_column(Text, nullable=True)
+    publisher_fingerprint: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class Grant(Base):
@@ -335,12 +341,12 @@ class DataConnection(Base):
 
 
 class ToolBundle(Base):
-    """A tool bundle (an MCP server plus skills) copied into $DREAMER_HOME/tool-bundles/NAME/VERSION.
+    """A tool bundle (an MCP server plus skills) copied into $DREAMER_HOME/tool-bundles/NAME/VERSION-DIGEST.
 
     Tools have their own namespace: a tool `calendar` and an agent `calendar` may both exist."""
 
     __tablename__ = "tool_bundles"
-    __table_args__ = (UniqueConstraint("name", "version"),)
+    __table_args__ = (UniqueConstraint("name", "version", "digest"),)  # keyed by content, as BundleVersion
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(64), index=True)
@@ -383,3 +389,27 @@ class Reward(Base):
     value: Mapped[float] = mapped_column(Float)
     note: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class LearnedExample(Base):
+    """A phrasing one user taught Sidekick by picking an option ("add bread" -> grocery.add_items).
+
+    `key` is the phrasing normalized (kernel/learned/examples.py); weight > 0 routes the
+    phrasing to the function directly, < 0 (a demoted choice) keeps it from doing so.
+    Rows belong to one user: routing for anyone else never reads them.
+    """
+
+    __tablename__ = "learned_examples"
+    __table_args__ = (UniqueConstraint("user_id", "key", "agent", "function"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    key: Mapped[str] = mapped_column(String(500))
+    phrase: Mapped[str] = mapped_column(Text)
+    agent: Mapped[str] = mapped_column(String(64))
+    function: Mapped[str] = mapped_column(String(64))
+    args: Mapped[dict] = mapped_column(JSON, default=dict)
+    weight: Mapped[float] = mapped_column(Float, default=1.0)
+    source: Mapped[str] = mapped_column(String(32), default="picked")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

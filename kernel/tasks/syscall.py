@@ -1,6 +1,7 @@
 """The `tasks.create` syscall: `ctx.task(prompt, tools=[...], on_complete="handler")`.
 
-The agent hands Sidekick a job in words. Sidekick runs the model loop in the kernel
+The agent hands Sidekick a job in words. Sidekick (the host's TaskRunner, kernel/ports.py)
+runs the model loop in the kernel
 over the asking agent's own exported functions plus the tools (MCP, `server.tool`)
 listed in `tools`, each of which the agent must hold a `tool:` grant for; calls are
 made as Sidekick for the user, so every one is checked and audited like any other.
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Caller
-from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.gate import decide
 
 if TYPE_CHECKING:
     from dreamer.kernel.invocations.syscalls import SyscallContext
@@ -53,9 +54,8 @@ async def tasks_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     ctx.require("llm", action="tasks.create", target=ctx.agent, detail={"tools": len(names or []), "chars": len(prompt)})
 
     invoker = ctx.invoker
-    kernel = invoker.kernel
-    gateway = kernel.sidekick._gateway()
-    if gateway is None:
+    runner = invoker.kernel.task_runner
+    if runner is None or not runner.has_model():
         raise DreamerError(
             "not_available",
             "Sidekick tasks need a model and none is configured (set DREAMER_LLM_PROVIDER; docs/MODELS.md)",
@@ -63,27 +63,19 @@ async def tasks_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     installed = invoker.cache.agent(ctx.who.user_id, ctx.agent)
     if installed is None:
         raise DreamerError("not_found", f"{ctx.agent} is not installed")
-    from dreamer.sidekick.planner import Tool
-
-    tools = [Tool.from_spec(ctx.agent, spec, installed.description) for spec in installed.functions if spec.get("exported")]
+    exported = [spec for spec in installed.functions if spec.get("exported")]
     if names:
-        offered = {t.name: t for t in kernel.sidekick.tools(ctx.who) if t.kind == "tool"}
         grants = invoker.cache.grants(ctx.who.user_id, ctx.agent)
         for name in names:
             try:
-                holder = allowed(grants, f"tool:{name}")
+                decision = decide(grants, ctx.agent, f"tool:{name}")
             except ValueError:
                 raise DreamerError("invalid_argument", f"{name[:80]!r} is not a tool name (server.tool)") from None
-            if holder is None:
-                raise DreamerError(
-                    "permission_denied",
-                    f"{ctx.agent} may not give a task the tool {name[:80]!r}: the user has not granted tool:{name[:80]}",
-                )
-            if name not in offered:
-                raise DreamerError("not_found", f"the user has no enabled tool named {name[:80]!r}")
-            tools.append(offered[name])
-    if not tools:
+            decision.require(f"give a task the tool {name!r}")
+    if not exported and not names:
         raise DreamerError("invalid_argument", f"{ctx.agent} exports no function and names no tool a task could use")
+    # Raises not_found for a named tool the user has no enabled server tool for.
+    plan = runner.plan(ctx.who, ctx.agent, installed.description, exported, names or [])
     argument = None
     if handler is not None:
         spec = installed.function(handler)  # not_found, in one sentence, for an unknown name
@@ -100,10 +92,8 @@ async def tasks_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     who, agent, parent = ctx.who, ctx.agent, ctx.invocation_id
 
     async def run() -> None:
-        from dreamer.sidekick.chat.tasks import run_task
-
         try:
-            outcome = (await run_task(invoker, who, prompt, tools, gateway=gateway)).to_dict()
+            outcome = await runner.run(who, prompt, plan)
         except Exception as exc:  # noqa: BLE001 - a planner bug ends this task, not the kernel
             log.exception("Sidekick task %s of %s failed", task_id, agent)
             outcome = {"ok": False, "reply": f"the task failed inside Sidekick ({type(exc).__name__})",

@@ -151,7 +151,9 @@ class Gateway:
             kind, target, _ = entry
             if kind == "function":
                 agent, function = target
-                outcome = await k.invoker.invoke(who, agent, function, args, Caller("user"))
+                # A confirm=True function is listed only when the user opted in to their MCP
+                # client asking them (expose_confirm), so a call of a listed one is confirmed there.
+                outcome = await k.invoker.invoke(who, agent, function, args, Caller("user", confirmed=True))
                 value = outcome.value
             else:
                 value = await k.tools.call(who.user_id, who.user_name, target, args, ToolCaller(actor=f"mcp client of {who.actor}"))

@@ -22,6 +22,8 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.bundles.archive import install_copy, remove_tree, tree_digest
 from dreamer.kernel.bundles.manifest import Manifest
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.integrity import bundle_folder
+from dreamer.kernel.install.names import check_name_free
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.store.models import ToolBundle, ToolInstallation, utcnow
 from dreamer.kernel.tools import web
@@ -30,7 +32,7 @@ from dreamer.kernel.tools.registry import ToolRegistry
 from dreamer.kernel.tools.review import qualified_scope, tool_review
 from dreamer.kernel.tools.sessions import ToolSession
 from dreamer.kernel.tools.skills import load_skills
-from dreamer.kernel.tools.transport import remote_http
+from dreamer.kernel.tools.remote import checked_headers, remote_target
 
 MAX_HEADERS = 20
 MAX_TOOLS_FILE_BYTES = 1024 * 1024
@@ -122,26 +124,26 @@ class ToolInstaller:
         if server.get("builtin"):
             return [t.as_dict() for t in web.TOOLS.values()], []
         if server.get("url"):
-            url = server["url"]
-            transport = lambda fault: remote_http(url, {}, fault, timeout=self.settings.tool_connect_timeout_s)  # noqa: E731
-        else:
-            scratch.mkdir(parents=True, exist_ok=True)
-            transport = self.registry.stdio_transport(manifest["name"], bundle, server["command"], scratch, manifest.get("limits"))
+            # Nothing is sent before the user approves: the URL is only parsed now, and its
+            # tools are listed on first use, through the address policy (kernel/tools/remote.py).
+            remote_target(manifest["name"], server["url"])
+            return [], [f"the tools of {manifest['name']} are listed when it is first used, after you approve it"]
+        scratch.mkdir(parents=True, exist_ok=True)
+        transport = self.registry.stdio_transport(manifest["name"], bundle, server["command"], scratch, manifest.get("limits"))
         session = ToolSession(manifest["name"], transport)
         try:
             await session.open(self.settings.tool_connect_timeout_s)
         except DreamerError as exc:
-            if server.get("url"):
-                # A remote server may need the headers the user sets after installing.
-                return [], [f"the tools of {manifest['name']} could not be listed yet ({exc.message}); they are listed on first use"]
             raise DreamerError("invalid_bundle", f"{manifest['name']}: {exc.message}") from None
         finally:
             await session.close()
-        if not session.tools and not session.problems and not server.get("url"):
+        if not session.tools and not session.problems:
             raise DreamerError("invalid_bundle", f"{manifest['name']}: its server declares no tools")
         return [t.as_dict() for t in session.tools.values()], session.problems
 
-    async def approve(self, who: Principal, work: Path, staged: dict[str, Any], without: list[str]) -> dict[str, Any]:
+    async def approve(
+        self, who: Principal, work: Path, staged: dict[str, Any], without: list[str], *, shipped: bool = False
+    ) -> dict[str, Any]:
         manifest, tools = staged["manifest"], staged["tools"]
         name, version = manifest["name"], manifest["version"]
         names = {t["name"] for t in tools}
@@ -152,16 +154,20 @@ class ToolInstaller:
                 raise DreamerError("invalid_argument", f"{name} has no tool {scope!r} to switch off; its tools are {', '.join(sorted(names)) or 'none'}")
             disabled.add(tool)
         async with self._lock:
-            await self.registry.evict(who.user_name, name)
-            dest = self._place(work / "bundle", name, version, staged["digest"], who)
+            # Before anything is written: a refused name leaves nothing behind.
             with self.store.session() as s:
-                tb = s.scalar(select(ToolBundle).where(ToolBundle.name == name, ToolBundle.version == version))
+                check_name_free(s, who.user_id, name, "tool", builtin_tools=frozenset(), shipped=shipped)
+            await self.registry.evict(who.user_name, name)
+            dest = self._place(work / "bundle", name, version, staged["digest"])
+            with self.store.session() as s:
+                # Keyed by content like agent bundles: a row another user runs is never changed.
+                tb = s.scalar(select(ToolBundle).where(
+                    ToolBundle.name == name, ToolBundle.version == version, ToolBundle.digest == staged["digest"]))
                 if tb is None:
-                    tb = ToolBundle(name=name, version=version)
+                    tb = ToolBundle(name=name, version=version, digest=staged["digest"], publisher=manifest["publisher"],
+                                    manifest=manifest, tools=tools, skills=staged["skills"], path=str(dest))
                     s.add(tb)
-                tb.digest, tb.publisher, tb.manifest = staged["digest"], manifest["publisher"], manifest
-                tb.tools, tb.skills, tb.path = tools, staged["skills"], str(dest)
-                s.flush()
+                    s.flush()
                 row = s.scalar(select(ToolInstallation).where(ToolInstallation.user_id == who.user_id, ToolInstallation.server == name))
                 action = "install" if row is None else "upgrade"
                 if row is None:
@@ -219,6 +225,7 @@ class ToolInstaller:
             for k, v in headers.items()
         ):
             raise DreamerError("invalid_argument", f"headers must be at most {MAX_HEADERS} single-line name: value strings")
+        headers = checked_headers(server, headers)
         with self.store.session() as s:
             row = s.scalar(select(ToolInstallation).where(ToolInstallation.user_id == who.user_id, ToolInstallation.server == server))
             assert row is not None
@@ -229,17 +236,12 @@ class ToolInstaller:
         await self.registry.evict(who.user_name, server)
         return self.registry.installed(who.user_id, server).view()
 
-    def _place(self, src: Path, name: str, version: str, digest: str, who: Principal) -> Path:
-        dest = self.settings.tool_bundles_dir / name / version
+    def _place(self, src: Path, name: str, version: str, digest: str) -> Path:
+        """Copy to the content address (kernel/install/integrity.py); other content never shares it."""
+        dest = bundle_folder(self.settings.tool_bundles_dir, name, version, digest)
         if dest.exists():
             if tree_digest(dest) == digest:
                 return dest
-            with self.store.session() as s:
-                tb = s.scalar(select(ToolBundle).where(ToolBundle.name == name, ToolBundle.version == version))
-                others = [] if tb is None else list(s.scalars(select(ToolInstallation.user_id).where(
-                    ToolInstallation.bundle_id == tb.id, ToolInstallation.user_id != who.user_id)))
-            if others:
-                raise DreamerError("conflict", f"the tool {name} {version} is already installed on this kernel with different contents; raise the version")
             remove_tree(dest)
         install_copy(src, dest)
         return dest

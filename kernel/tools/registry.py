@@ -19,21 +19,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema
 from jsonschema.exceptions import SchemaError
 from sqlalchemy import select
 
-from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.cache import InstallCache
-from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.gate import Decision, decide
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
 from dreamer.kernel.sandbox.runtime import current_runtime
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.store.models import Grant, ToolBundle, ToolInstallation
+from dreamer.kernel.store.models import Grant, ToolBundle, ToolInstallation, User
 from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tools import web
 from dreamer.kernel.tools.naming import qualified, split
@@ -64,6 +64,7 @@ class InstalledTool:
     disabled: frozenset[str]
     headers: dict[str, str]
     installed_at: datetime
+    digest: str = ""  # the bundle's tree_digest, checked whenever its server starts
 
     @property
     def url(self) -> str | None:
@@ -108,7 +109,7 @@ def installed_tool(row: ToolInstallation, bundle: ToolBundle) -> InstalledTool:
         server=row.server, version=bundle.version, title=m.get("title", row.server),
         description=m.get("description", ""), publisher=bundle.publisher, bundle_path=Path(bundle.path),
         manifest=m, tools=list(bundle.tools), skills=list(bundle.skills), disabled=frozenset(row.disabled or []),
-        headers=dict(row.headers or {}), installed_at=row.installed_at,
+        headers=dict(row.headers or {}), installed_at=row.installed_at, digest=bundle.digest,
     )
 
 
@@ -174,16 +175,12 @@ class ToolRegistry:
         size = _size(args)
         detail: dict[str, Any] = {"args_bytes": size}
         scope = f"tool:{server}.{tool}"
-        holder: str | None = None
+        # A person (no agent) needs no grant: the decision is theirs, logged under the scope.
+        decision = Decision(caller.actor, scope, scope)
         try:
             if caller.agent is not None:
-                holder = allowed(self._grants(user_id, caller.agent), scope)
-                if holder is None:
-                    raise DreamerError(
-                        "permission_denied",
-                        f"{caller.agent} may not use the tool {name}: the user has not granted {scope} "
-                        f"(grant it with `dreamer grant {caller.agent} {scope}`)",
-                    )
+                decision = decide(self._grants(user_id, caller.agent), caller.agent, scope)
+                decision.require(f"use the tool {name}")
             if not isinstance(args, dict):
                 raise DreamerError("invalid_argument", f"the arguments of {name} must be a JSON object")
             if size > MAX_ARGS_BYTES:
@@ -212,10 +209,10 @@ class ToolRegistry:
         except DreamerError as exc:
             denied = exc.code in ("permission_denied", "tool_disabled")
             detail |= {"elapsed_ms": _ms(started), "outcome": exc.code}
-            await self._audit(user_id, caller, name, holder or scope, "deny" if denied else "allow", detail)
+            await self._audit(user_id, caller, name, decision, "deny" if denied else "allow", detail)
             raise
         detail |= {"elapsed_ms": _ms(started), "outcome": "ok", "result_bytes": _size(value)}
-        await self._audit(user_id, caller, name, holder or scope, "allow", detail)
+        await self._audit(user_id, caller, name, decision, "allow", detail)
         return value
 
     async def _builtin(self, user_id: int, name: str, tool: str, args: dict[str, Any], caller: Caller) -> Any:
@@ -243,11 +240,14 @@ class ToolRegistry:
                 raise DreamerError("timeout", "the invocation has no time left for a tool call")
         return timeout
 
-    async def _audit(self, user_id: int, caller: Caller, name: str, scope: str, decision: str, detail: dict[str, Any]) -> None:
+    async def _audit(
+        self, user_id: int, caller: Caller, name: str, decision: Decision, outcome: Literal["allow", "deny"],
+        detail: dict[str, Any],
+    ) -> None:
         def entry(conn: Any) -> None:
-            audit(
-                conn, user_id=user_id, actor=caller.actor, action="tools.call", target=name, scope=scope,
-                decision=decision, detail=detail, invocation_id=caller.invocation_id,  # type: ignore[arg-type]
+            decision.audit(
+                conn, user_id=user_id, actor=caller.actor, action="tools.call", target=name,
+                decision=outcome, detail=detail, invocation_id=caller.invocation_id,
             )
 
         if self.writer is not None:
@@ -293,7 +293,8 @@ class ToolRegistry:
         """A remote server whose tools could not be listed at install (it wanted the user's
         headers) gets them recorded on first connection, for `dreamer tools`, Sidekick and /mcp."""
         with self.store.session() as s:
-            row = s.scalar(select(ToolBundle).where(ToolBundle.name == inst.server, ToolBundle.version == inst.version))
+            row = s.scalar(select(ToolBundle).where(
+                ToolBundle.name == inst.server, ToolBundle.version == inst.version, ToolBundle.digest == inst.digest))
             if row is not None and not row.tools:
                 row.tools = [t.as_dict() for t in session.tools.values()]
 
@@ -301,10 +302,22 @@ class ToolRegistry:
         server = inst.manifest.get("server") or {}
         if server.get("url"):
             url, headers = server["url"], inst.headers
-            return lambda fault: remote_http(url, headers, fault, timeout=self.settings.tool_call_timeout_s)
+            cap = self.settings.limits.within(inst.manifest.get("limits")).max_message_bytes
+            private = self._installed_by_admin(user_name)
+            return lambda fault: remote_http(
+                inst.server, url, headers, fault, timeout=self.settings.tool_call_timeout_s, max_bytes=cap,
+                private_allowed=private,
+            )
+        check_bundle(inst.bundle_path, inst.digest, f"the tool server {inst.server} {inst.version}")
         data = self.settings.tool_data_dir(user_name, inst.server)
         data.mkdir(parents=True, exist_ok=True)
         return self.stdio_transport(inst.server, inst.bundle_path, server["command"], data, inst.manifest.get("limits"))
+
+    def _installed_by_admin(self, user_name: str) -> bool:
+        """A remote server may use a loopback or private address only for an administrator
+        (who installed it for themselves)."""
+        with self.store.session() as s:
+            return bool(s.scalar(select(User.is_admin).where(User.name == user_name)))
 
     def stdio_transport(
         self, name: str, bundle: Path, command: list[str], data: Path, limits: dict[str, Any] | None = None

@@ -89,7 +89,8 @@ def tool_review(
         "description": manifest.get("description"),
         "server": facts,
         # Each tool is a switch: on unless left out at install (--without tool:NAME.TOOL).
-        "scopes": scope_rows([], [qualified_scope(name, t["name"]) for t in tools]),
+        # A tool server's tools are all on unless switched off (--without): unlike an agent's optional scopes.
+        "scopes": [row | {"granted_by_default": True} for row in scope_rows([], [qualified_scope(name, t["name"]) for t in tools])],
         "tools": [tool_row(name, t, remote, facts["transport"] == "kernel") for t in tools],
         "skills": [{"name": s["name"], "description": s["description"]} for s in skills],
         "problems": problems,

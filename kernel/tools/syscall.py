@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.gate import decide
 from dreamer.kernel.tools.naming import qualified
 from dreamer.kernel.tools.registry import Caller, ToolRegistry
 
@@ -44,7 +44,7 @@ async def tools_list(ctx: SyscallContext, params: dict[str, Any]) -> dict[str, A
     for inst in registry.installed_all(ctx.who.user_id):
         for tool in inst.tools:
             name = qualified(inst.server, tool["name"])
-            if allowed(grants, f"tool:{name}") is None:
+            if not decide(grants, ctx.agent, f"tool:{name}").allowed:
                 continue
             found.append({
                 "name": name, "description": tool.get("description", ""), "input_schema": tool.get("input_schema", {}),

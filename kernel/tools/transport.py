@@ -22,7 +22,9 @@ import mcp_types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
+from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
+from dreamer.kernel.tools.remote import CappedTransport, admitted_addresses, remote_target
 
 STDERR_TAIL_LINES = 20
 STDERR_LINE_CHARS = 300
@@ -144,9 +146,23 @@ async def _status(process: asyncio.subprocess.Process) -> int:
 
 
 @contextlib.asynccontextmanager
-async def remote_http(url: str, headers: Mapping[str, str], fault: Fault, *, timeout: float) -> AsyncIterator[tuple[object, object]]:
-    """Streamable HTTP with the kernel-kept headers; nothing of them reaches the bundle."""
-    client = httpx2.AsyncClient(headers=dict(headers), timeout=httpx2.Timeout(timeout, read=timeout))
+async def remote_http(
+    server: str, url: str, headers: Mapping[str, str], fault: Fault, *, timeout: float, max_bytes: int,
+    private_allowed: bool,
+) -> AsyncIterator[tuple[object, object]]:
+    """Streamable HTTP with the kernel-kept headers (nothing of them reaches the bundle),
+    to checked addresses only, every answer capped (kernel/tools/remote.py)."""
+    target = remote_target(server, url)
+    try:
+        addresses = await admitted_addresses(server, target, private_allowed=private_allowed)
+    except DreamerError as exc:
+        fault.set(exc.code, exc.message)
+        raise
+    transport = CappedTransport(server, target.host.name, addresses, max_bytes, fault)
+    client = httpx2.AsyncClient(
+        headers=dict(headers), timeout=httpx2.Timeout(timeout, read=timeout), transport=transport,
+        follow_redirects=False, trust_env=False,
+    )
     try:
         async with client, streamable_http_client(url, http_client=client) as streams:
             yield streams

@@ -13,8 +13,10 @@ from datetime import tzinfo
 
 from apscheduler.triggers.cron import CronTrigger
 
+from dreamer.contracts.names import NAME
+
 EVENT_NAME_RE = r"[a-z][a-z0-9_-]{0,62}(\.[a-z][a-z0-9_-]{0,62}){0,4}"
-AGENT_PART_RE = r"[a-z][a-z0-9-]{1,62}"
+AGENT_PART_RE = NAME
 CONTENT_TYPE_RE = r"(\*|[a-z0-9][a-z0-9.+-]{0,126})/(\*|[a-z0-9][a-z0-9.+-]{0,126})"
 DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
 MAX_SCHEDULE_CHARS = 200

@@ -20,7 +20,7 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.registry import find_installed
 from dreamer.kernel.invocations.service import Caller, Outcome, Principal
-from dreamer.kernel.permissions.check import allowed
+from dreamer.kernel.permissions.gate import decide
 from dreamer.kernel.store.models import Trigger, User
 from dreamer.kernel.triggers.grammar import ScheduleError, check_schedule
 
@@ -142,18 +142,12 @@ class TriggerService:
             assert user is not None
             who = Principal(user.id, user.name, user.timezone or "UTC")
             target = f"{row.agent}.{row.name}"[:200]
-            holder = allowed(self.kernel.invoker.cache.grants(user.id, row.agent), "schedule")
-            audit(
+            decision = decide(self.kernel.invoker.cache.grants(user.id, row.agent), row.agent, "schedule")
+            decision.audit(
                 s, user_id=user.id, actor=f"trigger:{row.type}", action="triggers.fire", target=target,
-                scope="schedule", decision="allow" if holder else "deny",
                 detail={"type": row.type, "manual": manual}, invocation_id=parent_id,
             )
-        if holder is None:
-            raise DreamerError(
-                "permission_denied",
-                f"{row.agent} may not run on its triggers: the user has not granted schedule "
-                f"(grant it with `dreamer grant {row.agent} schedule`)",
-            )
+        decision.require("run on its triggers")
         if row.paused and not manual:
             raise DreamerError("conflict", f"{row.agent}'s trigger {row.name!r} is paused; `dreamer trigger resume {row.agent} {row.name!r}` resumes it")
         installed = self.kernel.invoker.cache.agent(user.id, row.agent)

@@ -8,10 +8,12 @@ conversation — the planner asks, and the executor checks again before each cal
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.learned import examples as learned
 from dreamer.kernel.install.registry import list_installed
 from dreamer.kernel.invocations.service import Invoker, Principal
 from dreamer.kernel.llm import Gateway
@@ -19,10 +21,12 @@ from dreamer.kernel.memory.service import memories, remember
 from dreamer.kernel.store.db import Store
 from dreamer.sidekick.chat.conversations import open_conversation, recent_history, record_turn, save_summary
 from dreamer.sidekick.chat.questions import question_from
-from dreamer.sidekick.chat.replies import step_line
+from dreamer.sidekick.dialogue.state import load_state
+from dreamer.sidekick.dialogue.understand import DROPPED, Understood, understand
+from dreamer.sidekick.replies.render import error_text, result_text
 from dreamer.sidekick.chat.steps import run_step
 from dreamer.sidekick.memory.chat import memory_turn
-from dreamer.sidekick.planner import Clarification, OfflinePlanner, Plan, PlanContext, Planner, Step, Tool, resume
+from dreamer.sidekick.planner import Clarification, OfflinePlanner, Plan, PlanContext, Planner, Step, Tool
 from dreamer.sidekick.planner.model import ModelLoop
 
 MAX_MESSAGE_CHARS = 8000
@@ -91,12 +95,25 @@ class Sidekick:
 
         tools = self.tools(who)
         pending = _pending(conv.pending)
-        context = PlanContext(now=now, timezone=who.timezone, pending=pending, skills=self.skills(who, tools))
+        state = load_state(self.store, conv.id)
+        context = PlanContext(now=now, timezone=who.timezone, skills=self.skills(who, tools))
         calls: list[dict[str, Any]] = []
-        # An open question is answered the same way whoever asked it (a confirmed step runs below).
-        answered = _answer(pending, text, context) if gateway is not None else None
         streamed = False  # the model's reply already reached the client as text deltas
-        if gateway is not None and answered is None:
+
+        def taught(phrase: str) -> list[tuple[str, str, dict]]:
+            return [(x.agent, x.function, x.args) for x in learned.lookup(self.store, who.user_id, phrase) if x.weight > 0]
+
+        try:
+            seen = understand(text, tools, context, state, pending,
+                              None if gateway is not None else self._plan, taught)
+        except DreamerError:
+            raise
+        except Exception as exc:  # a planner bug must not cost the user their conversation
+            seen = Understood(Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). "
+                                         "Try saying it another way."), "planner")
+        if seen.picked is not None and state.asked_text:
+            self._learn(who, state.asked_text, *seen.picked)
+        if gateway is not None and seen.plan is None:
             plan = Plan(reply="Done.")
             try:
                 async for event in self._model_turn(who, conv.id, text, tools, context, gateway):
@@ -112,26 +129,24 @@ class Sidekick:
             except Exception as exc:  # a planner bug must not cost the user their conversation
                 plan = Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). Try saying it another way.")
         else:
-            try:
-                plan = answered if answered is not None else self.planner.plan(text, tools, context)
-            except DreamerError:
-                raise
-            except Exception as exc:  # a planner bug must not cost the user their conversation
-                plan = Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). Try saying it another way.")
+            assert seen.plan is not None
+            plan = seen.plan
+        if seen.keep_pending and plan.pending is None and pending is not None:
+            plan = replace(plan, pending=pending)
 
         lines: list[str] = []
         by_name = {t.name: t for t in tools}
-        if plan.pending is not None:
+        if plan.pending is not None and not seen.keep_pending:
             yield _question_event(plan.pending)
-        else:
+        elif plan.pending is None:
             for step in plan.steps:
                 tool = by_name.get(step.name)
                 if tool is None:
-                    lines.append(f"✗ {step.name} is not one of your agents' functions any more")
+                    lines.append(f"I couldn't do that: {step.name} is not one of your agents' functions any more.")
                     continue
                 if tool.confirm and not step.confirmed:
                     # The planner should have asked; never run such a step unasked.
-                    lines.append(f"✗ {tool.summary}: needs your confirmation first")
+                    lines.append(f"I need your yes before I {_lower(tool.summary)}; nothing was done.")
                     continue
                 yield {"event": "tool_call", "agent": step.agent, "function": step.function, "args": dict(step.args)}
                 call = await self._run(who, step, tool)
@@ -142,13 +157,24 @@ class Sidekick:
                     plan = Plan(pending=asked)
                     yield _question_event(asked)
                     break
-                lines.append(step_line(tool.summary, call["ok"], call.get("result"), call.get("error")))
+                lines.append(step_text(tool, call))
+        if seen.how == "undo" and lines and calls and all(c["ok"] for c in calls):
+            lines[0] = "Undone. " + lines[0]
 
         reply = _reply(plan, lines)
-        if not streamed or lines:
+        if seen.keep_pending and plan.pending is not None:
+            first = plan.pending.question.split("\n")[0]
+            reply = f"{seen.plan.reply if seen.plan and seen.plan.reply else 'OK.'} I'm still waiting on this: {first}"
+        if seen.dropped_question and pending is not None:
+            reply = f"{DROPPED} {reply}"
+        if not streamed or lines or seen.dropped_question:
             yield {"event": "text", "delta": reply}
         pending_dict = plan.pending.to_dict() if plan.pending else None
-        record_turn(self.store, conv.id, text, reply, {"calls": calls}, pending_dict)
+        asked_text = state.asked_text if seen.keep_pending or seen.how == "answer" else None
+        if plan.pending is not None and plan.pending.kind == "choose" and not seen.keep_pending and seen.how != "answer":
+            asked_text = text
+        new_state = replace(state.with_calls(calls, {t.name: t.undo for t in tools}), asked_text=asked_text)
+        record_turn(self.store, conv.id, text, reply, {"calls": calls, "dialogue": new_state.to_dict()}, pending_dict)
         yield {
             "event": "done",
             "conversation_id": conv.id,
@@ -157,10 +183,23 @@ class Sidekick:
             "pending": _public_pending(plan.pending),
         }
 
+    def _plan(self, text: str, tools: Sequence[Tool], context: PlanContext) -> Plan:
+        return self.planner.plan(text, tools, context)
+
+    def _learn(self, who: Principal, phrase: str, chosen: Step, passed_over: Sequence[Step]) -> None:
+        """The user picked `chosen` for `phrase`: route it there directly next time, for this user only."""
+        learned.learn(self.store, who.user_id, phrase, chosen.agent, chosen.function, dict(chosen.args))
+        for other in passed_over:
+            learned.demote(self.store, who.user_id, phrase, other.agent, other.function)
+
     def _gateway(self) -> Gateway | None:
         """The model gateway when a real provider is configured, else None (the offline planner serves)."""
         gateway = getattr(self.invoker, "llm", None)
         return gateway if gateway is not None and gateway.describe()["available"] else None
+
+    def model_gateway(self) -> Gateway | None:
+        """Public for the composition root's task runner (host/sidekick_parts.py)."""
+        return self._gateway()
 
     async def _model_turn(
         self, who: Principal, conversation_id: str, text: str, tools: list[Tool], context: PlanContext, gateway: Gateway
@@ -170,7 +209,10 @@ class Sidekick:
         by_name = {t.name: t for t in tools}
 
         async def call(step: Step) -> dict[str, Any]:
-            return await self._run(who, step, by_name.get(step.name))
+            tool = by_name.get(step.name)
+            done = await self._run(who, step, tool)
+            # The model reads the same sentence the offline planner would show, next to the result.
+            return done | {"said": step_text(tool, done)} if tool is not None else done
 
         async def keep(fact: str) -> str:
             # The loop offers this only while the model has seen nothing but the user's words.
@@ -211,15 +253,6 @@ def _pending(stored: Any) -> Clarification | None:
         return None  # a question from an older Sidekick that can no longer be read
 
 
-def _answer(pending: Clarification | None, text: str, context: PlanContext) -> Plan | None:
-    if pending is None:
-        return None
-    try:
-        return resume(pending, text, context)
-    except (ValueError, KeyError, IndexError, TypeError):
-        return None  # a stored question this Sidekick cannot read: plan the message afresh
-
-
 def _question_event(pending: Clarification) -> Event:
     kind = "confirmation" if pending.kind == "confirm" else "clarification"
     return {"event": kind, **_public_pending(pending)}  # type: ignore[dict-item]
@@ -239,9 +272,22 @@ def _public_pending(pending: Clarification | None) -> dict[str, Any] | None:
 
 def _reply(plan: Plan, lines: Sequence[str]) -> str:
     if plan.pending is not None:
-        options = "".join(f"\n  {i}. {o.label}" for i, o in enumerate(plan.pending.options, 1))
+        listed = "\n1. " in plan.pending.question  # "Which did you mean?" lists its options itself
+        options = "" if listed else "".join(f"\n  {i}. {o.label}" for i, o in enumerate(plan.pending.options, 1))
         done = "".join(f"{line}\n" for line in lines)  # steps that ran before a function asked
         return done + plan.pending.question + options
     if lines:
         return "\n".join(lines)
     return plan.reply or "Done."
+
+
+def step_text(tool: Tool, call: dict[str, Any]) -> str:
+    """One call as the user reads it: a sentence or a short list, or one sentence on what went wrong."""
+    if call["ok"]:
+        return result_text(call.get("result"), tool.reply, tool.summary)
+    return error_text(tool.summary, call.get("error"))
+
+
+def _lower(text: str) -> str:
+    text = text.strip().rstrip(".")
+    return text[:1].lower() + text[1:]

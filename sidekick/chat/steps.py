@@ -24,7 +24,7 @@ async def run_step(invoker: Invoker, who: Principal, step: Step, tool: Tool | No
                 who.user_id, who.user_name, step.name, dict(step.args), ToolCaller(actor=f"sidekick for {who.actor}")
             )
             return call | {"ok": True, "result": value, "invocation_id": None, "tool": True}
-        outcome = await invoker.invoke(who, step.agent, step.function, dict(step.args), Caller("sidekick"))
+        outcome = await invoker.invoke(who, step.agent, step.function, dict(step.args), Caller("sidekick", confirmed=step.confirmed))
     except DreamerError as exc:
         return call | {"ok": False, "error": {"code": exc.code, "message": exc.message},
                        "invocation_id": exc.details.get("invocation_id")}

@@ -41,6 +41,12 @@ class Tool:
     # "function" (an agent's exported function) or "tool" (a tool of one of the user's
     # MCP tool servers: `agent` is then the server, `function` the tool).
     kind: str = "function"
+    # From the SDK's @function(undo=, reply=, sidekick=): how a call is reversed
+    # ({"function", "args", "when"}, False: it cannot be, None: not declared), how its
+    # result reads (templates, dreamer.sdk.replies), and whether "what can you do" lists it.
+    undo: Mapping[str, Any] | bool | None = None
+    reply: Sequence[str] = ()
+    listed: bool = True
 
     @property
     def name(self) -> str:
@@ -78,6 +84,9 @@ class Tool:
             examples=tuple(e for e in examples if isinstance(e, str)) if isinstance(examples, list) else (),
             confirm=bool(spec.get("confirm")),
             agent_description=agent_description,
+            undo=undo if isinstance(undo := spec.get("undo"), (Mapping, bool)) else None,
+            reply=tuple(r for r in reply if isinstance(r, str)) if isinstance(reply := spec.get("reply"), list) else (),
+            listed=spec.get("sidekick") is not False,
         )
 
 
@@ -262,6 +271,9 @@ class Plan:
     steps: tuple[Step, ...] = ()
     reply: str | None = None
     pending: Clarification | None = None
+    # True when nothing the user has fits the message (reply is then only a fallback text);
+    # Sidekick answers in one sentence of its own (sidekick/dialogue/smalltalk.py).
+    unmatched: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {

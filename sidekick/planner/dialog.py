@@ -41,11 +41,14 @@ from dreamer.sidekick.planner.language.vocabulary import Lexicon
 _YES = re.compile(
     r"^(?:(?:yes|yeah|yea|yep|yup|y|sure|ok|okay|k|confirm|confirmed|correct|right|absolutely|definitely|"
     r"certainly|of course|go ahead|go for it|do it|please do|proceed|fine|alright|all right|sounds good|"
-    r"that is right|that is it|that one|affirmative|please|thanks|thank you)\s*)+$"
+    r"that is right|that is it|that one|affirmative|please|thanks|thank you|yes do it|sounds great|great|perfect|"
+    r"why not|let us do it|make it so|you bet|indeed|naturally)\s*)+$"
 )
 _NO = re.compile(
     r"^(?:(?:no|n|nope|nah|do not|cancel|stop|abort|wait|never mind|not now|not that|neither|none|"
-    r"leave it|forget it|please|thanks|thank you|no thanks)\s*)+$"
+    r"leave it|forget it|please|thanks|thank you|no thanks|hold on|hold off|not yet|absolutely not|no way|"
+    r"do not do it|do not do that|better not|i changed my mind|changed my mind|actually|on second thought|"
+    r"not really|i would rather not|rather not)\s*)+$"
 )
 _POLITE = re.compile(r"^(?:(?:please|thanks|thank you)\s*)+$")
 CANCEL = re.compile(r"^\s*(cancel|never ?mind|forget (it|that|about it)|stop|abort|nothing|none of (them|those)|"

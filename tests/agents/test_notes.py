@@ -46,7 +46,9 @@ def refused(worker: Worker, function: str, args: dict) -> str:
 
 def test_describe_matches_the_contract(notes: Worker) -> None:
     specs = notes.describe()
-    assert set(specs) == {"save", "search", "recent", "save_article"}
+    assert set(specs) == {"save", "search", "recent", "save_article", "delete"}
+    assert specs["save"]["undo"] == {"function": "delete", "args": {"note_id": "result.id"}, "when": None}
+    assert specs["delete"]["undo"]["function"] == "save"
     assert all(s["exported"] and not s["confirm"] and not s["background"] and s["description"] for s in specs.values())
     save = specs["save"]["parameters"]
     assert save["required"] == ["text"] and save["properties"]["tags"]["default"] == []
@@ -58,7 +60,7 @@ def test_describe_matches_the_contract(notes: Worker) -> None:
     assert "save this article {url}" in specs["save_article"]["examples"]
     assert any("{tags}" in e for e in specs["save"]["examples"])
     assert any("{limit}" in e for e in specs["recent"]["examples"])
-    assert all(len(s["examples"]) >= 7 for s in specs.values())
+    assert all(len(s["examples"]) >= 7 for name, s in specs.items() if name != "delete")
 
 
 def test_save_returns_the_note_with_its_tags_and_both_times(notes: Worker) -> None:
@@ -455,3 +457,13 @@ def test_a_query_is_split_into_words_and_tags() -> None:
     assert store.parse_query("The #Work budget, the plan!") == store.Query(terms=["budget", "plan"], tags=["work"])
     assert store.parse_query("the") == store.Query(terms=["the"], tags=[])  # only stop words: keep them
     assert store.parse_query("?!").empty
+
+
+def test_delete_removes_a_note_from_search_and_returns_its_text(notes: Worker) -> None:
+    saved = notes.invoke("save", {"text": "the wifi password is hunter2 #home"}, user=PARIS)
+    assert notes.invoke("search", {"query": "wifi"}, user=PARIS)["count"] == 1
+    gone = notes.invoke("delete", {"note_id": saved["id"]}, user=PARIS)
+    assert gone["text"] == saved["text"] and gone["tags"] == ["home"] and gone["restorable"] is True
+    assert notes.invoke("search", {"query": "wifi"}, user=PARIS)["count"] == 0
+    assert notes.invoke("recent", {}, user=PARIS)["count"] == 0
+    assert "no note" in refused(notes, "delete", {"note_id": saved["id"]})

@@ -33,9 +33,9 @@ def test_starter_bundles_come_after_the_agents_they_call() -> None:
 
 def test_manifests_declare_exactly_what_the_agents_use() -> None:
     grocery, recipes, notes, calendar, sql_explorer, watch = (load_manifest(b) for b in starter_bundles())
-    assert (grocery.version, grocery.publisher, grocery.kind) == ("1.1.0", "dreamer", "agent")
+    assert (grocery.version, grocery.publisher, grocery.kind) == ("1.2.0", "dreamer", "agent")
     assert grocery.permissions.required == [] and grocery.permissions.optional == []
-    assert (recipes.version, recipes.publisher, recipes.kind) == ("1.2.0", "dreamer", "agent")
+    assert (recipes.version, recipes.publisher, recipes.kind) == ("1.3.0", "dreamer", "agent")
     assert recipes.permissions.required == ["agent:grocery.add_items"]
     assert recipes.permissions.optional == ["memory:read"]  # plan_dinner honours remembered diets with it
     assert grocery.triggers == [] and recipes.triggers == []

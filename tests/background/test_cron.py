@@ -18,6 +18,7 @@ from bg_agents import SUMMARISER, SUMMARISER_YAML, write_agent
 from sqlalchemy import select
 
 from dreamer.kernel.config import load_settings
+from dreamer.host.build import build_kernel
 from dreamer.kernel.core import Kernel
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.store.models import Invocation, Trigger, User
@@ -36,7 +37,7 @@ class World:
 
     def start(self) -> Kernel:
         settings = load_settings(home=self.home, database_url=f"sqlite:///{self.home / 'kernel.db'}", sandbox="bwrap")
-        self.kernel = Kernel.build(settings)
+        self.kernel = build_kernel(settings)
         self.loop.run(self.kernel.start())
         return self.kernel
 

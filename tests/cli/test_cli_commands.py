@@ -74,13 +74,15 @@ def test_install_shows_the_review_and_refuses_without_yes_off_a_terminal(
     assert against.requests("POST", "/v1/agents") == []
 
 
-def test_install_with_yes_and_without(cli: Callable[..., Result], against: ScriptedKernel, bundle: Path) -> None:
+def test_install_with_yes_grants_only_what_is_turned_on(cli: Callable[..., Result], against: ScriptedKernel, bundle: Path) -> None:
     against.on("POST", "/v1/bundles", (201, staged()))
     against.on("POST", "/v1/agents", (201, AGENT))
-    done = cli("install", str(bundle), "--yes", "--without", "llm")
+    done = cli("install", str(bundle), "--yes", "--grant", "net:api.example.com")
     assert done.exit_code == 0, done.output
-    assert against.requests("POST", "/v1/agents")[0].json() == {"bundle_id": "stg_1", "approve": True, "without": ["llm"]}
-    assert cells(done.stdout, "AI model")[-1] == "no (--without)"
+    assert against.requests("POST", "/v1/agents")[0].json() == {
+        "bundle_id": "stg_1", "approve": True, "without": [], "grant": ["net:api.example.com"]}
+    # llm was not turned on, so it is off, and the review says how to turn it on.
+    assert cells(done.stdout, "AI model")[-1] == "no (turn on with --grant llm)"
     assert cells(done.stdout, "internet to api.example.com")[-1] == "yes"
     assert "Installed" in done.stdout and "dreamer call reviewed ping" in done.stdout
 
@@ -116,9 +118,10 @@ def test_upgrade_shows_the_difference(cli: Callable[..., Result], against: Scrip
     assert "Upgrade from 0.9.0 to 1.0.0" in text
     assert "New permissions: net:api.example.com" in text and "Dropped permissions: memory:read" in text
     assert "New functions: ping" in text and "Removed functions: old" in text
-    # llm was declined before and is not new: the upgrade keeps it off.
-    assert cells(text, "AI model")[-1] == "no"
+    # llm was declined before and is not new: the upgrade keeps it off; the new optional scope starts off too.
+    assert cells(text, "AI model")[-1] == "no (turn on with --grant llm)"
     assert cells(text, "internet to api.example.com")[0] == "net:api.example.com (new)"
+    assert cells(text, "internet to api.example.com")[-1] == "no (turn on with --grant net:api.example.com)"
 
 
 def test_upgrade_asking_nothing_new_needs_no_approval(cli: Callable[..., Result], against: ScriptedKernel, bundle: Path) -> None:

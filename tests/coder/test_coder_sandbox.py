@@ -45,8 +45,9 @@ def repo(kernel: KernelProc, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def answer(kernel: KernelProc, function: str, **args: Any) -> tuple[int, dict]:
+    # As the user who asked for it: commit is confirm=True, so the request says it is confirmed.
     with kernel.client() as client:
-        response = client.post(f"/v1/agents/coder/functions/{function}", json={"args": args})
+        response = client.post(f"/v1/agents/coder/functions/{function}", json={"args": args, "confirm": True})
     return response.status_code, response.json()
 
 

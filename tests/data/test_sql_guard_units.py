@@ -21,7 +21,11 @@ from dreamer.sidekick.planner.base import PlanContext, Step, Tool
 from hr_testkit import Demo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "agents" / "sql_explorer"))
-from sql_explorer import semantic  # noqa: E402
+from sql_explorer import compiler, sqlbuild  # noqa: E402
+from sql_explorer.model import Dimension, ModelError  # noqa: E402
+from sql_explorer.model import parse as parse_model  # noqa: E402
+
+from dreamer.kernel.data.demo import SCOPES_FILE  # noqa: E402
 
 
 @pytest.mark.parametrize("text, words", [
@@ -59,37 +63,51 @@ def test_the_validator_says_why(sql: str, words: str) -> None:
     assert err.value.code == "sql_refused" and words in err.value.message
 
 
-def _values(demo: Demo) -> semantic.Values:
+def _names(demo: Demo) -> compiler.Names:
     import sqlite3
 
-    def names(dim: semantic.Dimension) -> dict[str, list[str]]:
+    def names(dim: Dimension) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
         with sqlite3.connect(demo.conn.path) as db:
-            if not dim.label:
-                return {v: [v] for (v,) in db.execute(f"SELECT DISTINCT {dim.column} FROM {dim.table}")}
-            out: dict[str, list[str]] = {}
             for code, name, _ in db.execute(f"SELECT {dim.column}, {dim.label}, COUNT(*) FROM {dim.table} "
                                             f"GROUP BY 1, 2 ORDER BY 3 DESC"):
                 out.setdefault(code, []).append(name)
-            return out
+        return out
 
-    return semantic.Values(names)
+    return compiler.Names(names)
 
 
 def test_the_semantic_model_compiles_questions_without_a_model(sqlite_demo: Demo) -> None:
-    model, today, values = semantic.load(), date(2026, 11, 15), _values(sqlite_demo)
-    asked = semantic.compile_question(model, "how many employees in operations were absent last month?", today, values)
-    assert isinstance(asked, semantic.Choice) and [m.code for m in asked.matches] == ["D035", "D042", "D047"]
-    done = semantic.compile_question(model, "how many employees in operations were absent last month?", today,
-                                     values, {"department": "D042"})
-    assert isinstance(done, semantic.Compiled) and done.measure.name == "absence_count"
-    assert "COUNT(DISTINCT absence_records.employee_id)" in done.sql and "'2026-10-01'" in done.sql
-    typo = semantic.compile_question(model, "how many sick absences in operatons and logistics in october", today, values)
-    assert isinstance(typo, semantic.Compiled) and typo.filters["department"][0] == "D042"
-    assert typo.filters["reason"][0] == "SICK"
-    assert isinstance(semantic.compile_question(model, "who is the best manager?", today, values), semantic.NeedsModel)
-    hostile = semantic.compile_question(model, "how many employees were absent", today, values,
+    model, today, names = parse_model(parse_scopes(SCOPES_FILE.read_text()).semantic), date(2026, 11, 15), _names(sqlite_demo)
+    asked = compiler.compile_question(model, "how many employees in operations were absent last month?", today, names)
+    assert isinstance(asked, compiler.Choice) and [c for c, _ in asked.options] == ["D035", "D042", "D047"]
+    done = compiler.compile_question(model, "how many employees in operations were absent last month?", today,
+                                     names, {"department": "D042"})
+    assert isinstance(done, compiler.Plan) and done.count == "people" and done.entity.name == "absence"
+    sql = sqlbuild.build(model, done).sql("sqlite")
+    assert 'COUNT(DISTINCT "absence_records"."employee_id")' in sql and "'2026-10-01'" in sql
+    typo = compiler.compile_question(model, "how many sick absences in operatons and logistics in october", today, names)
+    assert isinstance(typo, compiler.Plan) and {f.dimension.name: f.code for f in typo.filters} == {
+        "department": "D042", "reason": "SICK"}
+    # The reported crash (a join the old model did not have) now has a path through employees.
+    sick = compiler.compile_question(model, "how many people in sales took sick leave in October", today, names)
+    assert isinstance(sick, compiler.Plan) and "JOIN" in sqlbuild.build(model, sick).sql("sqlite")
+    unknown = compiler.compile_question(model, "who is the best manager?", today, names)
+    assert isinstance(unknown, compiler.Unplaced) and "'manager'" in unknown.reason
+    hostile = compiler.compile_question(model, "how many employees were absent", today, names,
                                         {"department": "D042' OR 1=1 --"})
-    assert isinstance(hostile, semantic.NeedsModel)
+    assert isinstance(hostile, compiler.Unplaced) and "is not a department you can see" in hostile.reason
+
+
+def test_a_semantic_model_is_data_never_sql() -> None:
+    raw = parse_scopes(SCOPES_FILE.read_text()).semantic
+    bad = {**raw, "entities": {**raw["entities"], "absence": {**raw["entities"]["absence"],
+                                                               "table": "absence_records; DROP TABLE employees"}}}
+    with pytest.raises(ModelError) as err:
+        parse_model(bad)
+    assert "entity absence.table" in str(err.value)
+    with pytest.raises(ModelError):
+        parse_model({"version": 1})
 
 
 def test_result_pages_belong_to_their_user() -> None:
@@ -113,14 +131,14 @@ def test_connections_are_declared_once_and_scopes_only_move_forward(sqlite_demo:
         data = DataService(store)
         scopes = (Path(__file__).resolve().parents[2] / "kernel" / "data" / "demo_scopes.yaml").read_text()
         data.add("hr", f"sqlite:///{sqlite_demo.conn.path}", scopes=scopes)
-        assert data.list()[0]["scopes_version"] == 1
+        assert data.list()[0]["scopes_version"] == 2
         with pytest.raises(DreamerError) as err:
             data.add("hr", f"sqlite:///{sqlite_demo.conn.path}")
         assert err.value.code == "conflict"
         with pytest.raises(DreamerError) as err:
             data.set_scopes("hr", scopes)
         assert err.value.code == "conflict" and "raise `version`" in err.value.message
-        data.set_scopes("hr", scopes.replace("version: 1", "version: 2").replace("  me: hr_admin\n", ""))
+        data.set_scopes("hr", scopes.replace("\nversion: 2", "\nversion: 3", 1).replace("  me: hr_admin\n", ""))
         with pytest.raises(DreamerError) as err:
             data.catalog("hr", "me")
         assert err.value.code == "permission_denied" and "no scope" in err.value.message

@@ -12,7 +12,7 @@ from kernelproc import KernelProc, start_kernel
 
 @pytest.fixture(scope="session")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    k = start_kernel(tmp_path_factory.mktemp("home"))
+    k = start_kernel(tmp_path_factory.mktemp("home"), wait_s=180)  # the first start installs the starters
     yield k
     k.stop()
 

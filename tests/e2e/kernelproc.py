@@ -70,8 +70,12 @@ class KernelProc:
 
 
 def start_kernel(
-    home: Path, extra_env: dict[str, str] | None = None, port: int | None = None, wait_s: float = 60
+    home: Path, extra_env: dict[str, str] | None = None, port: int | None = None, wait_s: float = 180,
+    wrapper: list[str] | None = None,
 ) -> KernelProc:
+    """A kernel process on `port`; `wrapper` goes before its command (e.g. prlimit).
+
+    A first start installs the starter agents: minutes on a machine shared by many test runs."""
     port = port or free_port()
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")
@@ -80,7 +84,7 @@ def start_kernel(
     home.mkdir(parents=True, exist_ok=True)
     log = open(home / "test-kernel.log", "ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "dreamer.kernel.server", "127.0.0.1", str(port)],
+        [*(wrapper or []), sys.executable, "-m", "dreamer.host.server", "127.0.0.1", str(port)],
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     kernel = KernelProc(home, port, process, env)
@@ -95,7 +99,7 @@ def start_kernel(
             pass
         time.sleep(0.1)
     kernel.stop()
-    raise RuntimeError(f"kernel did not answer /healthz within {wait_s:.0f} s")
+    raise RuntimeError(f"kernel did not answer /healthz within {wait_s:g} s")
 
 
 def write_bundle(root: Path, name: str, code: str, *, required: list[str] | None = None,

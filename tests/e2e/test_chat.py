@@ -14,7 +14,7 @@ def _chat(kernel: KernelProc, text: str, *extra: str) -> dict:
 
 
 def test_add_two_items_in_one_call(kernel: KernelProc) -> None:
-    kernel.cli_json("call", "grocery", "clear")
+    kernel.cli_json("call", "grocery", "clear", "--yes")
     out = _chat(kernel, "add milk and eggs to my shopping list", "--new")
     assert out["pending"] is None
     (call,) = out["calls"]
@@ -26,7 +26,7 @@ def test_add_two_items_in_one_call(kernel: KernelProc) -> None:
 
 
 def test_plan_dinner_goes_through_the_kernel_to_grocery(kernel: KernelProc) -> None:
-    kernel.cli_json("call", "grocery", "clear")
+    kernel.cli_json("call", "grocery", "clear", "--yes")
     out = _chat(kernel, "plan dinner for tonight and add the ingredients to my grocery list", "--new")
     names = [(c["agent"], c["function"]) for c in out["calls"]]
     assert names == [("recipes", "plan_dinner")], out

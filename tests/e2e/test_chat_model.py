@@ -47,7 +47,7 @@ def grocery_items(kernel: KernelProc) -> str:
 
 
 def test_the_model_adds_items_through_the_kernel(model_kernel: KernelProc, fake: FakeLLMServer) -> None:
-    model_kernel.cli_json("call", "grocery", "clear")
+    model_kernel.cli_json("call", "grocery", "clear", "--yes")
     fake.script(ToolCalls([Call("grocery__add_items", {"items": ["milk", "eggs"]})]), Text("Added milk and eggs."))
     with model_kernel.client() as c:
         with c.stream("POST", "/v1/chat", json={"message": "we're out of milk and eggs"}) as r:
@@ -80,7 +80,7 @@ def test_clear_waits_for_a_yes_that_needs_no_model(model_kernel: KernelProc, fak
 
 
 def test_a_question_of_the_model_is_answered_to_the_model(model_kernel: KernelProc, fake: FakeLLMServer) -> None:
-    model_kernel.cli_json("call", "grocery", "clear")
+    model_kernel.cli_json("call", "grocery", "clear", "--yes")
     fake.script(ToolCalls([Call("ask_user", {"question": "What should I add?"})]))
     asked = chat(model_kernel, "add something to my list", "--new")
     assert asked["pending"]["kind"] == "missing" and asked["reply"] == "What should I add?"

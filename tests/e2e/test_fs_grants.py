@@ -53,6 +53,9 @@ def _install(kernel: KernelProc, root: Path, name: str, *, optional: list[str] =
              without: list[str] = ()) -> None:
     bundle = write_bundle(root, name, FILES, optional=list(optional), required=list(required))
     args = ["install", str(bundle), "--yes"]
+    for scope in optional:  # optional scopes are off unless turned on
+        if scope not in without:
+            args += ["--grant", scope]
     for scope in without:
         args += ["--without", scope]
     done = kernel.cli(*args)

@@ -63,18 +63,18 @@ def _refused(kernel: KernelProc, path: Path, *words: str, via_cli: bool = False)
     return message
 
 
-def test_review_is_shown_and_optional_scopes_can_be_left_out(kernel: KernelProc, tmp_path: Path) -> None:
+def test_review_is_shown_and_optional_scopes_are_off_unless_turned_on(kernel: KernelProc, tmp_path: Path) -> None:
     bundle = write_bundle(tmp_path, "reviewed", SIMPLE, required=["notify"], optional=["llm", "net:api.example.com"])
     # No --yes and no terminal: nothing is installed.
     done = kernel.cli("install", str(bundle))
     assert done.returncode != 0 and "--yes" in done.stderr
     assert "reviewed" not in _agent_names(kernel)
     # The review names the publisher and each scope in plain words with its risk.
-    shown = kernel.cli("install", str(bundle), "--without", "llm", input="y\n")
+    shown = kernel.cli("install", str(bundle), "--grant", "net:api.example.com", input="y\n")
     text = shown.stdout + shown.stderr
     assert "tests" in text and "Post messages to your feed" in text and "high" in text.lower()
     if shown.returncode != 0:  # a CLI that refuses prompts without a tty: approve explicitly
-        shown = kernel.cli("install", str(bundle), "--without", "llm", "--yes")
+        shown = kernel.cli("install", str(bundle), "--grant", "net:api.example.com", "--yes")
         assert shown.returncode == 0, shown.stderr
     perms = {p["scope"]: p for p in kernel.cli_json("permissions", "reviewed")}
     assert perms["notify"]["granted"] and not perms["llm"]["granted"]

@@ -158,7 +158,7 @@ def test_chat_recall_and_forget_and_requests_that_are_not_memories(kernel: Kerne
     recall = chat(kernel, "what do you remember about me?")
     assert recall["calls"] == [] and f"#{added['id']} I live in Lyon" in recall["reply"]
 
-    kernel.cli_json("call", "grocery", "clear")
+    kernel.cli_json("call", "grocery", "clear", "--yes")
     shopping = chat(kernel, "add milk to my list")
     assert [(c["agent"], c["function"]) for c in shopping["calls"]] == [("grocery", "add_items")]
     assert [m["text"] for m in listed(kernel)] == ["I live in Lyon"]

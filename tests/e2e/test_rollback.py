@@ -30,7 +30,7 @@ def which(ctx: Context) -> str:
 
 
 def _installed(kernel: KernelProc, folder: Path) -> None:
-    done = kernel.cli("install", str(folder), "--yes")
+    done = kernel.cli("install", str(folder), "--yes", "--grant", "llm")
     assert done.returncode == 0, done.stderr
 
 

@@ -38,7 +38,7 @@ def test_add_then_list_shows_milk(kernel: KernelProc) -> None:
 
 
 def test_plan_dinner_puts_ingredients_on_the_list_then_revoke_stops_it(kernel: KernelProc) -> None:
-    kernel.cli_json("call", "grocery", "clear")
+    kernel.cli_json("call", "grocery", "clear", "--yes")
     planned = kernel.cli_json("call", "recipes", "plan_dinner")["result"]
     listed = {i.lower() for i in _items(kernel)}
     recipe = planned.get("recipe", planned)
@@ -47,7 +47,7 @@ def test_plan_dinner_puts_ingredients_on_the_list_then_revoke_stops_it(kernel: K
 
     revoked = kernel.cli("revoke", "recipes", "agent:grocery")
     assert revoked.returncode == 0, revoked.stderr
-    kernel.cli_json("call", "grocery", "clear")
+    kernel.cli_json("call", "grocery", "clear", "--yes")
     before = _items(kernel)
 
     denied = kernel.cli("call", "recipes", "plan_dinner", "--json")

@@ -118,3 +118,41 @@ def test_only_the_administrator_manages_data_connections(hr: tuple[KernelProc, d
     bad = kernel.cli("data", "add", "x", "sqlite:////no/such.db", "--json")
     assert bad.returncode != 0 and json.loads(bad.stdout)["error"]["code"] == "invalid_argument"
     assert [c["name"] for c in kernel.cli_json("data")] == ["hr-demo"]  # nothing half-written
+
+
+def test_the_issues_questions_answer_in_one_sentence_without_error_text(hr: tuple[KernelProc, dict]) -> None:
+    kernel, _ = hr
+    out = _call(kernel, "ask", {"question": "how many people in sales took sick leave in October and show the query"})
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)["result"]
+    assert "KeyError" not in out.stdout and "Traceback" not in out.stdout
+    assert result["reply"] == result["answer"] and str(result["value"]) in result["reply"]
+    assert "The query: SELECT" in result["reply"] and "JOIN" in result["sql"]
+    unplaced = json.loads(_call(kernel, "ask", {"question": "how many eggs do I need for pancakes"}).stdout)["result"]
+    assert "'eggs'" in unplaced["reply"] and "value" not in unplaced
+
+
+def test_a_result_downloads_as_csv_or_xlsx_for_its_user_only(hr: tuple[KernelProc, dict], tmp_path) -> None:  # noqa: ANN001
+    kernel, tokens = hr
+    ran = json.loads(_call(kernel, "execute_sql", {"sql": "SELECT employee_id, name FROM employees ORDER BY 1"},
+                           user="ops_manager").stdout)["result"]
+    qid = ran["query_id"]
+    target = tmp_path / "mine.csv"
+    got = kernel.cli("data", "export", qid, "--format", "csv", "--output", str(target), "--json",
+                     token=tokens["ops_manager"])
+    assert got.returncode == 0, got.stderr
+    lines = target.read_text().splitlines()
+    assert lines[0] == "employee_id,name" and len(lines) - 1 == ran["total_rows"] == 22
+    xlsx = tmp_path / "mine.xlsx"
+    assert kernel.cli("data", "export", qid, "-o", str(xlsx), token=tokens["ops_manager"]).returncode == 0
+    assert len(list(load_workbook(xlsx).active.iter_rows(values_only=True))) == 23
+    # Another user (the administrator included) has no result by that id: results are kept per user.
+    other = kernel.cli("data", "export", qid, "--json", "-o", str(tmp_path / "x.xlsx"))
+    assert other.returncode != 0 and json.loads(other.stdout)["error"]["code"] == "not_found"
+    # Asking the same again is answered from the user's cache, and the span says so.
+    again = json.loads(_call(kernel, "execute_sql", {"sql": "SELECT employee_id, name FROM employees ORDER BY 1"},
+                             user="ops_manager").stdout)
+    with kernel.client() as c:
+        spans = c.get(f"/v1/invocations/{again['invocation_id']}", headers={"X-Dreamer-User": "ops_manager"}).json()["spans"]
+    query = next(s for s in spans if s["name"] == "execute_tool data.query")
+    assert query["attributes"]["dreamer.sql.cache"] == "hit" and "scopes 2" in query["attributes"]["dreamer.sql.cache_key"]

@@ -70,7 +70,7 @@ def test_a_failed_first_query_is_corrected_after_reading_the_schema(kernel: Kern
     with sqlite3.connect(kernel.home / "data" / "hr-demo.db") as db:
         truth = db.execute(RIGHT).fetchall()
     assert out["via"] == "model" and out["sql"] == RIGHT and out["rows"] == [list(truth[0])]
-    assert "CATALOG" in _prompt(fake, 0) and "absence_count" in _prompt(fake, 0)  # discovered, with the semantic model
+    assert "CATALOG" in _prompt(fake, 0) and "people_says" in _prompt(fake, 0)  # discovered, with the semantic model
     assert "ERROR (sql_refused)" in _prompt(fake, 1) and "absences" in _prompt(fake, 1)
     assert '"absence_date"' in _prompt(fake, 2)  # the schema it re-read is in front of it when it writes again
     trace = kernel.client().get(f"/v1/invocations/{kernel_last_invocation(kernel)}").json()["spans"]

@@ -12,7 +12,14 @@ from sandbox_helpers import Layout, make_spec, reported, run_code, run_spec
 
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.sandbox import Mount, Sandbox, SandboxSpec, get_sandbox
+from dreamer.kernel.permissions.folders import FolderBounds
 from dreamer.kernel.sandbox.mounts import check_target, mounts_env, mounts_for, pin, program_folders
+
+
+def admin(home: Path) -> FolderBounds:
+    """The administrator's bounds: only what no one may bind is refused (per-user roots:
+    tests/security/test_fs_grant_bounds.py)."""
+    return FolderBounds(user="admin", is_admin=True, home=home)
 
 # -- which folders may be granted -------------------------------------------------------
 
@@ -31,7 +38,7 @@ def user_files(tmp_path: Path) -> Path:
 
 
 def test_granted_folders_become_mounts_in_mnt(layout: Layout, user_files: Path) -> None:
-    mounts = mounts_for([f"fs.ro:{user_files}/notes", f"fs:{user_files}/code", "llm", "agent:grocery"], layout.home)
+    mounts = mounts_for([f"fs.ro:{user_files}/notes", f"fs:{user_files}/code", "llm", "agent:grocery"], admin(layout.home))
     assert mounts == [
         Mount(source=user_files / "code", target="/mnt/code", writable=True),
         Mount(source=user_files / "notes", target="/mnt/notes", writable=False),
@@ -40,8 +47,8 @@ def test_granted_folders_become_mounts_in_mnt(layout: Layout, user_files: Path) 
 
 def test_names_are_unique_and_stable(layout: Layout, user_files: Path) -> None:
     grants = [f"fs:{user_files}/work/notes", f"fs.ro:{user_files}/notes"]
-    first = mounts_for(grants, layout.home)
-    again = mounts_for(list(reversed(grants)), layout.home)
+    first = mounts_for(grants, admin(layout.home))
+    again = mounts_for(list(reversed(grants)), admin(layout.home))
     assert first == again
     assert [(m.source, m.target) for m in first] == [
         (user_files / "notes", "/mnt/notes"),
@@ -50,12 +57,12 @@ def test_names_are_unique_and_stable(layout: Layout, user_files: Path) -> None:
 
 
 def test_writable_wins_when_a_folder_is_granted_both_ways(layout: Layout, user_files: Path) -> None:
-    mounts = mounts_for([f"fs.ro:{user_files}/notes", f"fs:{user_files}/notes/"], layout.home)
+    mounts = mounts_for([f"fs.ro:{user_files}/notes", f"fs:{user_files}/notes/"], admin(layout.home))
     assert mounts == [Mount(source=user_files / "notes", target="/mnt/notes", writable=True)]
 
 
 def test_mounts_env_names_each_folder_by_its_grant(layout: Layout, user_files: Path) -> None:
-    mounts = mounts_for([f"fs.ro:{user_files}/notes", f"fs:{user_files}/code"], layout.home)
+    mounts = mounts_for([f"fs.ro:{user_files}/notes", f"fs:{user_files}/code"], admin(layout.home))
     assert json.loads(mounts_env(mounts)) == {
         "/mnt/notes": f"fs.ro:{user_files}/notes",
         "/mnt/code": f"fs:{user_files}/code",
@@ -68,7 +75,7 @@ def test_mounts_env_names_each_folder_by_its_grant(layout: Layout, user_files: P
 
 def _refusal(grant: str, home: Path) -> DreamerError:
     with pytest.raises(DreamerError) as caught:
-        mounts_for([grant], home)
+        mounts_for([grant], admin(home))
     message = caught.value.message
     assert grant in message and "\n" not in message and "Traceback" not in message
     return caught.value
@@ -119,7 +126,7 @@ def test_program_folders_may_be_read_but_not_written(layout: Layout) -> None:
     folder = program_folders()[0]
     error = _refusal(f"fs:{folder}", layout.home)
     assert "fs.ro:" in error.message
-    assert mounts_for([f"fs.ro:{folder}"], layout.home)[0].writable is False
+    assert mounts_for([f"fs.ro:{folder}"], admin(layout.home))[0].writable is False
 
 
 def test_a_target_outside_mnt_is_refused() -> None:
@@ -130,7 +137,7 @@ def test_a_target_outside_mnt_is_refused() -> None:
 
 
 def test_pin_refuses_a_folder_swapped_after_the_check(layout: Layout, user_files: Path) -> None:
-    mounts = mounts_for([f"fs:{user_files}/work/notes"], layout.home)
+    mounts = mounts_for([f"fs:{user_files}/work/notes"], admin(layout.home))
     # Between the check and the start, the path is made to lead elsewhere.
     (user_files / "work").rename(user_files / "work-real")
     (user_files / "outside" / "notes").mkdir()
@@ -142,7 +149,7 @@ def test_pin_refuses_a_folder_swapped_after_the_check(layout: Layout, user_files
 
 
 def test_pin_holds_the_checked_folder(layout: Layout, user_files: Path) -> None:
-    mounts = mounts_for([f"fs:{user_files}/notes"], layout.home)
+    mounts = mounts_for([f"fs:{user_files}/notes"], admin(layout.home))
     fds = pin(mounts)
     try:
         assert os.readlink(f"/proc/self/fd/{fds[0]}") == str(user_files / "notes")
@@ -178,7 +185,7 @@ def _run(sandbox: Sandbox, spec: SandboxSpec) -> dict[str, object]:
 
 
 def test_read_only_folder_is_readable_not_writable(bwrap: Sandbox, layout: Layout, user_files: Path) -> None:
-    mounts = mounts_for([f"fs.ro:{user_files}/notes"], layout.home)
+    mounts = mounts_for([f"fs.ro:{user_files}/notes"], admin(layout.home))
     report = _run(bwrap, _spec(layout, SEE, mounts, "/mnt/notes"))
     assert report["env"] == {"/mnt/notes": f"fs.ro:{user_files}/notes"}
     assert report["mnt"] == ["notes"]
@@ -188,7 +195,7 @@ def test_read_only_folder_is_readable_not_writable(bwrap: Sandbox, layout: Layou
 
 
 def test_writable_folder_takes_writes_that_land_on_the_host(bwrap: Sandbox, layout: Layout, user_files: Path) -> None:
-    mounts = mounts_for([f"fs:{user_files}/notes"], layout.home)
+    mounts = mounts_for([f"fs:{user_files}/notes"], admin(layout.home))
     report = _run(bwrap, _spec(layout, SEE, mounts, "/mnt/notes"))
     assert report["write"] == "written"
     assert (user_files / "notes" / "from-agent.txt").read_text() == "hello from the sandbox"
@@ -216,7 +223,7 @@ def test_a_symlink_inside_pointing_out_dangles(bwrap: Sandbox, layout: Layout, u
     (notes / "escape-file").symlink_to(user_files / "outside" / "secret.txt")
     (notes / "escape-rel").symlink_to("../outside")
     (notes / "inside").symlink_to("todo.txt")
-    mounts = mounts_for([f"fs:{notes}"], layout.home)
+    mounts = mounts_for([f"fs:{notes}"], admin(layout.home))
     code = """
         import json, os
         def read(path):
@@ -238,7 +245,7 @@ def test_a_symlink_inside_pointing_out_dangles(bwrap: Sandbox, layout: Layout, u
 def test_a_folder_swapped_for_a_link_before_the_start_is_not_bound(
     bwrap: Sandbox, layout: Layout, user_files: Path
 ) -> None:
-    mounts = mounts_for([f"fs.ro:{user_files}/work/notes"], layout.home)
+    mounts = mounts_for([f"fs.ro:{user_files}/work/notes"], admin(layout.home))
     (user_files / "work").rename(user_files / "work-real")
     (user_files / "outside" / "notes").mkdir()
     (user_files / "work").symlink_to(user_files / "outside")
@@ -248,7 +255,7 @@ def test_a_folder_swapped_for_a_link_before_the_start_is_not_bound(
 
 
 def test_unconfined_names_folders_by_their_host_path(layout: Layout, user_files: Path) -> None:
-    mounts = mounts_for([f"fs.ro:{user_files}/notes"], layout.home)
+    mounts = mounts_for([f"fs.ro:{user_files}/notes"], admin(layout.home))
     host = str(user_files / "notes")
     report = _run(get_sandbox("none"), _spec(layout, SEE, mounts, host))
     assert report["env"] == {host: f"fs.ro:{host}"}

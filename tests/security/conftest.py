@@ -19,6 +19,7 @@ sys.path.insert(0, str(TESTS / "e2e"))  # kernelproc
 sys.path.insert(0, str(TESTS / "sandbox"))  # docker_engine
 
 from docker_engine import engine_unavailable  # noqa: E402
+from kernelproc import KernelProc, start_kernel  # noqa: E402
 from security_world import World, build_world  # noqa: E402
 
 from dreamer.kernel.errors import DreamerError  # noqa: E402
@@ -66,3 +67,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     attacks = [i for i, item in enumerate(rest) if Path(item.path).resolve().parent == here]
     if last and attacks:
         items[:] = rest[: attacks[-1] + 1] + last + rest[attacks[-1] + 1 :]
+
+
+@pytest.fixture(scope="session")
+def accounts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str]]:
+    """One real kernel (bwrap) with two ordinary accounts: `me` (the first, local user) and bob,
+    an attacker with an ordinary account. Yields the kernel and bob's token."""
+    # A first start installs every starter; on a busy shared machine that can pass a minute.
+    kernel = start_kernel(tmp_path_factory.mktemp("accounts") / "home", wait_s=240)
+    try:
+        bob = kernel.cli_json("users", "add", "bob")
+        assert isinstance(bob, dict)
+        yield kernel, str(bob["token"])
+    finally:
+        kernel.stop()

@@ -88,7 +88,10 @@ class World:
         return self.home / "users" / user / "agents" / agent / "data"
 
     def bundle_dir(self, agent: str) -> Path:
-        return self.home / "bundles" / agent / "0.1.0"
+        """The folder of the agent's 0.1.0 bundle (bundles/NAME/VERSION-DIGEST: one per content)."""
+        found = sorted((self.home / "bundles" / agent).glob("0.1.0-*"))
+        assert len(found) == 1, found
+        return found[0]
 
     # -- calls -----------------------------------------------------------------------------
 

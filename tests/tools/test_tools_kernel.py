@@ -42,7 +42,8 @@ def kernel(tool_kernel: KernelProc, tmp_path_factory: pytest.TempPathFactory) ->
     assert staged["name"] == "echo"
     root = tmp_path_factory.mktemp("agents")
     bundle = write_bundle(root, "echoer", USER, required=["tool:echo.say"], optional=["tool:echo.crash", "tool:echo.hang", "tool:echo.write_note"])
-    done = tool_kernel.cli("install", str(bundle), "--yes")
+    grants = [arg for scope in ("tool:echo.crash", "tool:echo.hang", "tool:echo.write_note") for arg in ("--grant", scope)]
+    done = tool_kernel.cli("install", str(bundle), "--yes", *grants)
     assert done.returncode == 0, done.stderr
     return tool_kernel
 

@@ -171,10 +171,13 @@ def test_install_review_with_an_optional_scope_off_then_revoke(
     assert "internet to api.example.com" in review and "high risk" in review
     with ann(kernel) as c:
         assert c.get("/v1/agents/peeker").status_code == 404  # nothing installed, nothing granted before Approve
+    # Optional switches start off: net stays off, notify is turned on.
     switch = page.locator("input[data-scope='net:api.example.com']")  # type: ignore[attr-defined]
-    assert switch.is_checked()
-    switch.click()
     assert not switch.is_checked()
+    notify = page.locator("input[data-scope='notify']")  # type: ignore[attr-defined]
+    assert not notify.is_checked()
+    notify.click()
+    assert notify.is_checked()
     shot(page, "05-install-review")
     page.click("#approve")  # type: ignore[attr-defined]
     page.wait_for_url("**/agents/peeker")  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from dreamer.kernel.api.app import create_app
+from dreamer.host.build import create_app
 from dreamer.kernel.config import load_settings
 
 LOCAL = ("127.0.0.1", 50000)
@@ -20,7 +20,9 @@ LOCAL = ("127.0.0.1", 50000)
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     home: Path = tmp_path_factory.mktemp("webhome")
-    settings = load_settings(home=home, database_url=f"sqlite:///{home / 'kernel.db'}")
+    # The in-process client has no socket whose owner could be looked up, so these tests of
+    # the lone-user sign-in use the any-local-process rule (the owner rule: tests/security/test_local_signin.py).
+    settings = load_settings(home=home, database_url=f"sqlite:///{home / 'kernel.db'}", local_signin="any")
     application = create_app(settings)
     with TestClient(application, base_url="http://127.0.0.1:8700", client=LOCAL) as client:
         application.state.token = (home / "credentials").read_text()

@@ -29,10 +29,16 @@ function scopeRow(row, optional) {
   risk.textContent = `${row.risk} risk`;
   risk.classList.add(row.risk);
   const need = li.querySelector(".need");
-  if (optional) {
+  if (optional && (row.scope === "fs:*" || row.scope === "fs.ro:*")) {
+    // Names no folder: nothing to switch on now; a folder is granted on the Permissions page later.
+    need.textContent = "optional: you choose the folders later";
+  } else if (optional) {
+    // Off until the person turns it on: an optional permission is never granted by default.
+    // (A tool server's tools are the exception: they are all on, and a switch turns one off.)
     const box = el("input", { type: "checkbox", "data-scope": row.scope, role: "switch" });
-    box.checked = true;
-    need.append(el("label", { class: "switch" }, box, el("span", { text: "optional" })));
+    box.checked = Boolean(staged && staged.manifest && staged.manifest.kind === "tool");
+    need.append(el("label", { class: "switch" }, box, el("span", { text: box.checked ? "optional, on" : "optional, off" })));
+    box.addEventListener("change", () => { box.nextElementSibling.textContent = box.checked ? "optional, on" : "optional, off"; });
   } else {
     need.textContent = "required";
   }
@@ -129,9 +135,14 @@ if (galleryForm) {
 
 document.getElementById("approve").addEventListener("click", async () => {
   if (!staged) return;
-  const without = [...reviewBox.querySelectorAll("input[data-scope]")].filter((b) => !b.checked).map((b) => b.dataset.scope);
+  const boxes = [...reviewBox.querySelectorAll("input[data-scope]")];
+  const grant = boxes.filter((b) => b.checked).map((b) => b.dataset.scope);
+  const without = boxes.filter((b) => !b.checked).map((b) => b.dataset.scope);
+  const tool = staged.manifest && staged.manifest.kind === "tool";
   try {
-    const agent = await api("POST", "/v1/agents", { bundle_id: staged.bundle_id, approve: true, without });
+    const agent = await api("POST", "/v1/agents", tool
+      ? { bundle_id: staged.bundle_id, approve: true, without }
+      : { bundle_id: staged.bundle_id, approve: true, grant, without });
     location.href = `/agents/${encodeURIComponent(agent.name)}`;
   } catch (error) {
     toast(error.message);

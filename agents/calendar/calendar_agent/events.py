@@ -104,6 +104,10 @@ def get(db: sqlite3.Connection, event_id: int) -> Event | None:
     return _event(row) if row else None
 
 
+def delete(db: sqlite3.Connection, event_id: int) -> None:
+    db.execute("DELETE FROM events WHERE id = ?", (event_id,))
+
+
 def on_day(db: sqlite3.Connection, day: date, day_start: datetime, day_end: datetime) -> list[Event]:
     """Events that touch the user's day: all-day ones first, then by start time."""
     rows = db.execute(

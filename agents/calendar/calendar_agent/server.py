@@ -75,6 +75,9 @@ def _day(ctx: Context, day: str) -> tuple[date, datetime, str]:
 
 @function(
     exported=True,
+    undo="delete_event",
+    undo_args={"event_id": "result.event.id"},
+    undo_when="result.added",
     examples=[
         "add {title} to my calendar {start}",
         "add {title} to my calendar on {start}",
@@ -147,8 +150,42 @@ def add_event(ctx: Context, title: str, start: str, end: str | None = None, loca
     }
 
 
+
 @function(
     exported=True,
+    undo="add_event",
+    undo_args={"title": "result.event.title", "start": "result.restore_start", "end": "result.restore_end",
+               "location": "result.event.location"},
+    reply=["Deleted {event.title} ({event.time}) from your calendar."],
+    examples=["delete event {event_id}", "(delete|remove|cancel) [calendar] event [number] {event_id}"],
+)
+def delete_event(ctx: Context, event_id: int) -> dict:
+    """Delete one event from the user's calendar by its id. Returns the event, so it can be added again."""
+    if isinstance(event_id, bool) or not isinstance(event_id, int) or event_id < 1:
+        raise BadRequest("Give the id of the event to delete, a whole number such as 3.")
+    now, tz_name = _now(ctx)
+    tz = now.tzinfo
+    assert tz is not None
+    events.ensure_schema(ctx.db)
+    event = events.get(ctx.db, event_id)
+    if event is None:
+        raise BadRequest(f"There is no event {event_id}; your agenda for the day lists events with their ids.")
+    shown = show.shown(event, tz)
+    events.delete(ctx.db, event_id)
+    ctx.log("deleted an event", id=event_id)
+    if event.all_day:
+        assert event.start_date is not None and event.end_date is not None
+        last = event.end_date - timedelta(days=1)
+        restore_start, restore_end = event.start_date.isoformat(), (last.isoformat() if last > event.start_date else None)
+    else:
+        restore_start, restore_end = shown["start"], shown["end"]
+    # restore_*: what add_event reads back to recreate the event (undo).
+    return {"event": shown, "deleted": True, "timezone": tz_name,
+            "restore_start": restore_start, "restore_end": restore_end}
+
+@function(
+    exported=True,
+    undo=False,
     examples=[
         "what's on my calendar {day}",
         "what do I have {day}",
@@ -277,6 +314,7 @@ def _open_groceries(ctx: Context) -> tuple[list[str] | None, str | None]:
 
 @function(
     exported=True,
+    undo=False,
     examples=[
         "get me ready for {day}",
         "brief me for {day}",

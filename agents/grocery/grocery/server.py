@@ -88,6 +88,10 @@ def _rows(db: sqlite3.Connection) -> dict[str, str]:
 
 @function(
     exported=True,
+    undo="remove_items",
+    undo_args={"items": "result.added"},
+    undo_when="result.added",
+    reply=["Added {added} to your grocery list.", "Already on your list: {already_there}."],
     examples=[
         "add {items} to my grocery list",
         "put {items} on the shopping list",
@@ -136,6 +140,11 @@ def add_items(ctx: Context, items: list[str]) -> dict:
 
 @function(
     exported=True,
+    undo="add_items",
+    undo_args={"items": "result.removed"},
+    undo_when="result.removed",
+    reply=["Removed {removed} from your grocery list.", "Not on your list: {not_on_list}.",
+           "{!items}Your grocery list is empty now."],
     examples=[
         "remove {items} from the list",
         "take {items} off my grocery list",
@@ -174,6 +183,8 @@ def remove_items(ctx: Context, items: list[str]) -> dict:
 
 @function(
     exported=True,
+    undo=False,
+    reply=["On your grocery list: {items}.", "{!items}Your grocery list is empty."],
     examples=[
         "what's on my grocery list",
         "show my shopping list",
@@ -195,6 +206,10 @@ def list_items(ctx: Context) -> dict:
 @function(
     exported=True,
     confirm=True,
+    undo="add_items",
+    undo_args={"items": "result.removed"},
+    undo_when="result.removed",
+    reply=["Cleared your grocery list; it had {removed}.", "{!removed}Your grocery list was already empty."],
     examples=[
         "clear my grocery list",
         "empty the shopping list",

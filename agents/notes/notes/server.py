@@ -82,6 +82,9 @@ def _room_for_one_more(ctx: Context) -> None:
 
 @function(
     exported=True,
+    undo="delete",
+    undo_args={"note_id": "result.id"},
+    reply=['Saved your note: "{text}".'],
     examples=[
         "save a note {text}",
         "note that {text}",
@@ -114,6 +117,8 @@ def save(ctx: Context, text: str, tags: list[str] = []) -> dict:  # noqa: B006 -
 
 @function(
     exported=True,
+    undo=False,
+    reply=['Your notes about "{query}":{notes.*.text:lines}', '{!notes}I found no notes about "{query}".'],
     examples=[
         "find my notes about {query}",
         "search my notes for {query}",
@@ -152,6 +157,8 @@ def search(ctx: Context, query: str, limit: int = 10) -> dict:
 
 @function(
     exported=True,
+    undo=False,
+    reply=["Your latest notes:{notes.*.text:lines}", "{!notes}You have no notes yet."],
     examples=[
         "show my recent notes",
         "my last {limit} notes",
@@ -168,6 +175,28 @@ def recent(ctx: Context, limit: int = 10) -> dict:
     _, tz, tz_name = _ready(ctx)
     notes = store.recent(ctx.db, most)
     return {"notes": [_shown(n, tz, full=False) for n in notes], "count": len(notes), "timezone": tz_name}
+
+
+@function(
+    exported=True,
+    undo="save",
+    undo_args={"text": "result.text", "tags": "result.tags"},
+    undo_when="result.restorable",
+    reply=['Deleted the note "{text}".'],
+    examples=["delete note {note_id}", "(delete|remove) [my] note [number] {note_id}"],
+)
+def delete(ctx: Context, note_id: int) -> dict:
+    """Delete one note or saved article by its id. Returns what was deleted, so it can be saved again."""
+    if isinstance(note_id, bool) or not isinstance(note_id, int) or note_id < 1:
+        raise clean.BadRequest("Give the id of the note to delete, a whole number such as 3.")
+    fts, tz, tz_name = _ready(ctx)
+    note = store.get(ctx.db, note_id)
+    if note is None:
+        raise clean.BadRequest(f"There is no note {note_id}; 'show my notes' lists them with their ids.")
+    store.delete(ctx.db, fts, note_id)
+    ctx.log("deleted a note", id=note_id)
+    # An article is saved again from its address, not its text: undo restores plain notes only.
+    return {**_shown(note, tz, full=True), "deleted": True, "restorable": note.kind == "note", "timezone": tz_name}
 
 
 def _fetch(ctx: Context, url: str) -> tuple[str | None, str | None, str | None]:
@@ -207,6 +236,7 @@ def _title_for(url: str, text: str | None) -> str:
 
 @function(
     exported=True,
+    reply=["Saved the article {title}: {summary}", "Saved the article {url}."],
     examples=[
         "save this article {url}",
         "save the article {url}",

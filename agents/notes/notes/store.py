@@ -134,6 +134,13 @@ def add(
     return note_id
 
 
+def delete(db: sqlite3.Connection, fts: bool, note_id: int) -> None:
+    db.execute("DELETE FROM note_tags WHERE note_id = ?", (note_id,))
+    if fts:
+        db.execute("DELETE FROM notes_fts WHERE rowid = ?", (note_id,))
+    db.execute("DELETE FROM notes WHERE id = ?", (note_id,))
+
+
 def update_article(
     db: sqlite3.Connection,
     fts: bool,

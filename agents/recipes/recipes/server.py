@@ -90,6 +90,8 @@ def _cuisine(value: str) -> str:
 
 @function(
     exported=True,
+    undo=False,
+    reply=["Some ideas: {recipes.*.name}.", "{!recipes}No recipe in the catalog fits that; try fewer conditions."],
     examples=[
         "suggest a recipe with {ingredient}",
         "what can I cook with {ingredient}",
@@ -150,6 +152,9 @@ def suggest(
 
 @function(
     exported=True,
+    undo=False,
+    reply=["{name} ({cuisine}, {minutes} minutes, serves {serves}).", "Ingredients:{quantities:lines}",
+           "Steps:{steps:numbered}"],
     examples=[
         "how do I make {name}",
         "show me the recipe for {name}",
@@ -185,6 +190,9 @@ def get_recipe(ctx: Context, name: str) -> dict:
 
 @function(
     exported=True,
+    undo=False,  # its grocery items are another agent's: "remove the X" takes them off
+    reply=["Dinner for {weekday}: {recipe.name} ({recipe.minutes} minutes).", "Keeping to: {respecting}.",
+           "Added {added} to your grocery list.", "Already on your list: {already_there}."],
     examples=[
         "plan dinner for {day}",
         "what's for dinner {day}",

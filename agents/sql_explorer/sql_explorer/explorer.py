@@ -72,11 +72,13 @@ def needs_review(sql: str, dialect: str) -> bool:
     return len(names) > 1 or any(True for _ in tree.find_all(exp.Subquery, exp.CTE))
 
 
-def explore(ctx: Context, connection: str, question: str, semantic: str, choices: dict[str, str],
+def explore(ctx: Context, connection: str, question: str, catalog: dict[str, Any], choices: dict[str, str],
             review: bool | None = None) -> dict[str, Any]:
-    """`review`: True always, False never, None (the default) for multi-source or nested queries."""
-    catalog = ctx.data.catalog(connection)
-    transcript = [f"QUESTION: {question}", f"SEMANTIC MODEL:\n{semantic}", f"CATALOG: {_short(catalog)}"]
+    """`review`: True always, False never, None (the default) for multi-source or nested queries.
+    `catalog`: the connection's catalogue, its semantic model included (the model reads both)."""
+    tables = {k: v for k, v in catalog.items() if k != "semantic"}
+    semantic = json.dumps(catalog.get("semantic") or {}, separators=(",", ":"))
+    transcript = [f"QUESTION: {question}", f"SEMANTIC MODEL: {semantic}", f"CATALOG: {_short(tables)}"]
     if choices:
         transcript.append(f"THE USER CHOSE: {json.dumps(choices)}")
     last: dict[str, Any] | None = None
@@ -120,9 +122,10 @@ def explore(ctx: Context, connection: str, question: str, semantic: str, choices
             if action == "execute_sql":
                 errors += 1
                 if errors >= MAX_SQL_ERRORS:
-                    return {"answer": f"I could not write a query that works ({exc}).", "sql": None, "via": "model"}
-    return {"answer": "I could not finish exploring within the step limit; try a narrower question.",
-            "sql": last["sql"] if last else None, "via": "model"}
+                    text = f"I could not write a query that works ({exc})."
+                    return {"answer": text, "reply": text, "sql": None, "via": "model"}
+    text = "I could not finish exploring within the step limit; try a narrower question."
+    return {"answer": text, "reply": text, "sql": last["sql"] if last else None, "via": "model"}
 
 
 def _review(ctx: Context, question: str, sql: str) -> str:
@@ -138,7 +141,7 @@ def _review(ctx: Context, question: str, sql: str) -> str:
 
 
 def _answered(text: str, last: dict[str, Any] | None, via: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"answer": text, "via": via, "sql": None}
+    out: dict[str, Any] = {"answer": text, "reply": text, "via": via, "sql": None}
     if last is not None:
         out |= {"sql": last["sql"], "secured_sql": last["secured_sql"], "query_id": last["query_id"],
                 "columns": last["columns"], "rows": last["rows"], "total_rows": last["total_rows"]}

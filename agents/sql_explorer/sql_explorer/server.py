@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import csv
 import re
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from dreamer.sdk import Context, InvalidArgument, ask_user, function
+from dreamer.sdk import CallError, Context, InvalidArgument, ask_user, function
 
-from sql_explorer import semantic
+from sqlglot import exp
+
+from sql_explorer import answer, compiler, sqlbuild
 from sql_explorer.explorer import NoModel, explore
-from sql_explorer.fuzzy import rank_values
+from sql_explorer.fuzzy import match_names, rank_values
+from sql_explorer.model import Dimension, Model, ModelError
+from sql_explorer.model import parse as parse_model
 
 DEFAULT = "hr-demo"
 EXPORT_FORMATS = ("xlsx", "csv")
-MODEL = semantic.load()
 
 
 class BadRequest(InvalidArgument, ValueError):
@@ -56,10 +59,15 @@ def get_distinct_values(ctx: Context, table: str, column: str, search: str | Non
 @function(exported=True)
 def resolve_name_to_code(ctx: Context, entity: str, name: str, connection: str = DEFAULT) -> dict:
     """The code of a named thing ("operations" → department codes); several matches mean the name is ambiguous."""
-    dim = MODEL.dimensions.get(entity.lower().strip())
-    if dim is None or not dim.label:
-        raise BadRequest(f"entity must be one of: {', '.join(n for n, d in MODEL.dimensions.items() if d.label)}")
-    found = semantic.match_names(name, _names_by_code(ctx, connection, dim))
+    model, _ = _model(ctx, connection)
+    dim = model.dimensions.get(entity.lower().strip())
+    if dim is None or not (dim.label or dim.names):
+        named = [n for n, d in model.dimensions.items() if d.label or d.names]
+        raise BadRequest(f"entity must be one of: {', '.join(named)}")
+    known = {code: list(names) for code, names in dim.names.items()}
+    for code, names in (_names_by_code(ctx, connection, dim) if dim.label else {}).items():
+        known.setdefault(code, []).extend(n for n in names if n not in known[code])
+    found = match_names(name, known)
     return {"entity": dim.name, "name": name, "matches": [m.__dict__ for m in found],
             "code": found[0].code if len(found) == 1 else None, "ambiguous": len(found) > 1}
 
@@ -86,10 +94,11 @@ def ask(ctx: Context, question: str, choices: dict[str, str] | None = None, revi
     """
     if not question.strip():
         raise BadRequest("Ask a question, for example: how many employees in operations were absent last month?")
+    catalog = ctx.data.catalog(connection)
     try:
-        return explore(ctx, connection, question, MODEL.text, dict(choices or {}), review=review)
+        return explore(ctx, connection, question, catalog, dict(choices or {}), review=review)
     except NoModel:
-        return _offline(ctx, connection, question, dict(choices or {}))
+        return _offline(ctx, connection, question, dict(choices or {}), catalog)
 
 
 @function(exported=True)
@@ -123,36 +132,118 @@ def export(ctx: Context, query_id: str, format: str = "xlsx") -> dict:
     return {"file": f"exports/{path.name}", "rows": len(rows), "format": format, "truncated": first["truncated"]}
 
 
-def _names_by_code(ctx: Context, connection: str, dim: semantic.Dimension) -> dict[str, list[str]]:
-    """code -> its names, most used first (the data's own spellings, misspelt ones included)."""
+def _names_by_code(ctx: Context, connection: str, dim: Dimension) -> dict[str, list[str]]:
+    """code -> its names in the data (within the user's scope), most used first, misspelt ones included."""
     if not dim.label:
         found = ctx.data.distinct(connection, dim.table, dim.column)
         return {str(v["value"]): [str(v["value"])] for v in found["values"]}
-    sql = (f"SELECT {dim.column}, {dim.label}, COUNT(*) AS n FROM {dim.table} "
-           f"GROUP BY {dim.column}, {dim.label} ORDER BY n DESC")
+    query = (exp.select(exp.column(dim.column, quoted=True), exp.column(dim.label, quoted=True),
+                        exp.Count(this=exp.Star()).as_("n"))
+             .from_(exp.Table(this=exp.to_identifier(dim.table, quoted=True)))
+             .group_by(exp.column(dim.column, quoted=True), exp.column(dim.label, quoted=True)).order_by("n DESC"))
     out: dict[str, list[str]] = {}
-    for code, name, _ in ctx.data.query(connection, sql, page_size=200)["rows"]:
+    for code, name, _ in ctx.data.query(connection, query.sql(), page_size=200)["rows"]:
         out.setdefault(str(code), []).append(str(name))
     return out
 
 
-def _offline(ctx: Context, connection: str, question: str, choices: dict[str, str]) -> dict:
-    """No model: compile the question onto the semantic model, or say plainly that it needs one."""
-    today = datetime.now(_zone(ctx.user.timezone)).date()
-    values = semantic.Values(lambda dim: _names_by_code(ctx, connection, dim))
-    compiled = semantic.compile_question(MODEL, question, today, values, choices)
-    if isinstance(compiled, semantic.NeedsModel):
-        return {"answer": f"This question needs a model: {compiled.reason}. Without one I can answer questions "
-                "about a measure (absences, employees, leave, remote work, salary), filtered by department, "
-                "status or reason and a time such as last month.", "via": "semantic-model", "sql": None}
-    if isinstance(compiled, semantic.Choice):
-        options = [(f"{m.name} ({m.code})", {"question": question, "choices": {**choices, compiled.dimension: m.code}})
-                   for m in compiled.matches]
-        return ask_user(f"Which {compiled.dimension} do you mean by \"{compiled.said}\"?", options)
-    ran = ctx.data.query(connection, compiled.sql)
-    value = ran["rows"][0][0] if ran["rows"] else 0
-    return {"answer": semantic.answer_words(compiled, value), "value": value, "measure": compiled.measure.name,
-            "via": "semantic-model", "sql": ran["sql"], "secured_sql": ran["secured_sql"], "query_id": ran["query_id"]}
+def _model(ctx: Context, connection: str, catalog: dict | None = None) -> tuple[Model, dict]:
+    catalog = catalog if catalog is not None else ctx.data.catalog(connection)
+    return parse_model(catalog.get("semantic")), catalog
+
+
+def today(ctx: Context) -> date:
+    """The user's today, in their time zone (what "last month" and "right now" mean)."""
+    return datetime.now(_zone(ctx.user.timezone)).date()
+
+
+def _offline(ctx: Context, connection: str, question: str, choices: dict[str, str], catalog: dict) -> dict:
+    """No model: compile the question onto the semantic model, or say plainly which part does not fit."""
+    try:
+        return _compiled_answer(ctx, connection, question, choices, catalog)
+    except CallError as exc:
+        if exc.kind in ("permission_denied", "not_found"):
+            raise
+        ctx.log("the compiled query failed", level="warning", kind=exc.kind, error=str(exc)[:300])
+        return _said("I could not answer that from the data: the query I wrote for it failed, so I have no number "
+                     "to give; try asking it more simply.", failed=exc.kind)
+    except Exception as exc:  # never a traceback to the user: one sentence, the detail in the log
+        ctx.log("the question compiler failed", level="error", error=f"{type(exc).__name__}: {exc}"[:300])
+        return _said("I could not work out how to answer that without a model; try asking it more simply.",
+                     failed="internal")
+
+
+def _said(text: str, **extra: Any) -> dict:
+    return {"answer": text, "reply": text, "via": "semantic-model", "sql": None, **extra}
+
+
+def _compiled_answer(ctx: Context, connection: str, question: str, choices: dict[str, str], catalog: dict) -> dict:
+    try:
+        model, catalog = _model(ctx, connection, catalog)
+    except ModelError as exc:
+        return _said(f"This question needs a model: {exc}.")
+    lookup = compiler.Names(lambda dim: _names_by_code(ctx, connection, dim))
+    plan = compiler.compile_question(model, question, today(ctx), lookup, choices)
+    if isinstance(plan, compiler.Unplaced):
+        return _said(f"{plan.reason}, so I did not guess. Without a model I answer questions about employees, "
+                     "absences, remote work, leave, hires and salary, by department, status, reason or time "
+                     "(anything else needs a model).", unplaced=True)
+    if isinstance(plan, compiler.Choice):
+        options = [(f"{name} ({code})", {"question": question, "choices": {**choices, plan.dimension: code}})
+                   for code, name in plan.options]
+        return ask_user(f"Which {plan.dimension} do you mean by \"{plan.said}\"?", options)
+    try:
+        tree = sqlbuild.build(model, plan)
+    except sqlbuild.PlanError as exc:
+        return _said(f"{exc}, so I did not guess.", unplaced=True)
+    sql = tree.sql(dialect=catalog.get("dialect", "sqlite"))
+    ran = ctx.data.query(connection, sql, page_size=200)
+    names = {d.name: lookup.cache.get(d.name, {}) for d in model.dimensions.values()}
+    out: dict[str, Any] = {"via": "semantic-model", "sql": ran["sql"], "secured_sql": ran["secured_sql"],
+                           "query_id": ran["query_id"], "columns": ran["columns"], "total_rows": ran["total_rows"],
+                           "cached": ran.get("cached", False), "measure": _measure_words(plan)}
+    rows = ran["rows"]
+    if plan.group is None:
+        value = rows[0][0] if rows else None
+        text = answer.scalar(model, plan, value, names)
+        out |= {"value": value if value is not None else (0 if plan.count != "number" else None)}
+    else:
+        dim = plan.group if isinstance(plan.group, Dimension) else None
+        groups = []
+        for row in rows:
+            shown = row[1] if dim is None else answer.label(dim, row[0], names.get(dim.name, {}))
+            groups.append({"code": row[0], "label": shown, "value": row[-1]})
+        out["groups"] = groups
+        if plan.order is not None:
+            best = _best(groups, plan.limit or 1)
+            text = answer.top(model, plan, best, names)
+            out |= {"top": [b["code"] if dim is not None else b["label"] for b in best],
+                    "value": best[0]["value"] if best else None}
+        else:
+            text = answer.grouped(model, plan, groups, names)
+    out["rows"] = rows[:50]
+    if plan.show_query:
+        text += f" The query: {ran['sql']}"
+    return {"answer": text, "reply": text, **out}
+
+
+def _best(groups: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """The first `limit` groups (they come ordered), and any tied with the last of them."""
+    ranked = [g for g in groups if g["value"] is not None]
+    if not ranked:
+        return []
+    cut = ranked[min(limit, len(ranked)) - 1]["value"]
+    head = ranked[:limit]
+    return head + [g for g in ranked[limit:] if g["value"] == cut]
+
+
+def _measure_words(plan: compiler.Plan) -> str:
+    ent = plan.entity
+    if plan.count == "number":
+        return f"{plan.agg} of {plan.number}"
+    if plan.count == "people":
+        return f"different employees ({ent.description})"
+    return f"rows of {ent.table}: {ent.description}"
 
 
 def _zone(name: str) -> Any:

@@ -19,6 +19,9 @@ class Range:
 
     @property
     def label(self) -> str:
+        if (self.start.month, self.start.day, self.end.month, self.end.day) == (1, 1, 1, 1) \
+                and self.end.year == self.start.year + 1:
+            return f"in {self.start.year}"
         if self.start.day == 1 and (self.end - timedelta(days=1)).month == self.start.month and self.end.day == 1:
             return f"in {self.start.strftime('%B %Y')}"
         return f"from {self.start.isoformat()} to {(self.end - timedelta(days=1)).isoformat()}"
@@ -28,6 +31,17 @@ def _month(year: int, month: int) -> tuple[date, date]:
     start = date(year, month, 1)
     end = date(year + (month == 12), month % 12 + 1, 1)
     return start, end
+
+
+ABBREVIATIONS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
+                 "oct": 10, "nov": 11, "dec": 12}
+NOW = re.compile(r"\b(right now|currently|at the moment|at present|as of (?:now|today)|now|today)\b")
+
+
+def find_now(text: str) -> str | None:
+    """The words that mean "as things are today" ("right now", "currently"), if said."""
+    m = NOW.search(text.lower())
+    return m.group(0) if m else None
 
 
 def find_range(text: str, today: date) -> Range | None:
@@ -45,18 +59,29 @@ def find_range(text: str, today: date) -> Range | None:
         if m.group(1) in ("last", "previous"):
             monday -= timedelta(days=7)
         return Range(monday, monday + timedelta(days=7), m.group(0), m.group(0))
-    m = re.search(r"\b(yesterday|today)\b", low)
+    m = re.search(r"\b(last|previous|this|current) year\b", low)
     if m:
-        day = today - timedelta(days=1 if m.group(1) == "yesterday" else 0)
+        year = today.year - (m.group(1) in ("last", "previous"))
+        return Range(date(year, 1, 1), date(year + 1, 1, 1), m.group(0), m.group(0))
+    m = re.search(r"\byesterday\b", low)
+    if m:
+        day = today - timedelta(days=1)
         return Range(day, day + timedelta(days=1), m.group(0), m.group(0))
     m = re.search(r"\b(?:in the )?(?:last|past) (\d{1,3}) days\b", low)
     if m:
         days = int(m.group(1))
         return Range(today - timedelta(days=days), today + timedelta(days=1), m.group(0), m.group(0))
-    m = re.search(r"\b(?:in |during )?(" + "|".join(MONTHS) + r")(?: (\d{4}))?\b", low)
-    if m:
-        month = MONTHS.index(m.group(1)) + 1
+    names = "|".join(MONTHS) + "|" + "|".join(ABBREVIATIONS)
+    m = re.search(r"\b(?:(?:in|during|for|of) )?(" + names + r")\.?(?: (?:of )?((?:19|20)\d\d))?\b", low)
+    if m and not (m.group(1) == "may" and not re.search(r"\b(?:in|during|for|of) may\b|\bmay (?:19|20)\d\d\b", low)):
+        word = m.group(1)
+        month = MONTHS.index(word) + 1 if word in MONTHS else ABBREVIATIONS[word]
         year = int(m.group(2)) if m.group(2) else (today.year if month <= today.month else today.year - 1)
         start, end = _month(year, month)
         return Range(start, end, m.group(0).strip(), m.group(0))
+    m = re.search(r"\b(?:(?:in|during|for|since) )?((?:19|20)\d\d)\b", low)
+    if m:
+        year = int(m.group(1))
+        end = date(today.year + 1, 1, 1) if m.group(0).startswith("since") else date(year + 1, 1, 1)
+        return Range(date(year, 1, 1), end, m.group(0).strip(), m.group(0))
     return None

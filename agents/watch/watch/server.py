@@ -52,7 +52,14 @@ def _row(r: Any) -> dict[str, Any]:
     }
 
 
-@function(exported=True, examples=["watch {url} for {what}", "tell me when {url} says {what}", "watch {url}"])
+@function(
+    exported=True,
+    undo="remove_watch",
+    undo_args={"watch_id": "result.id"},
+    reply=['Watching {url} for "{what}"; I will post to your feed when it shows up.',
+           "{!what}Watching {url}; I will post to your feed when it changes."],
+    examples=["watch {url} for {what}", "tell me when {url} says {what}", "watch {url}"],
+)
 def add_watch(ctx: Context, url: str, what: str = "") -> dict:
     """Watch a web page and post to the feed when the given words appear on it or their
     line changes (with no words: when the page's text changes). Checked on a schedule;
@@ -70,13 +77,18 @@ def add_watch(ctx: Context, url: str, what: str = "") -> dict:
     return _row(row)
 
 
-@function(exported=True, examples=["what pages am I watching", "list my watches"])
+@function(
+    exported=True,
+    undo=False,
+    reply=["You are watching:{items.*.url:lines}", "{!items}You are not watching any pages."],
+    examples=["what pages am I watching", "list my watches"],
+)
 def list_watches(ctx: Context) -> list:
     """The watched pages, with what was found at the last check."""
     return [_row(r) for r in _db(ctx).execute("SELECT * FROM watches ORDER BY id")]
 
 
-@function(exported=True, examples=["stop watching {watch_id}"])
+@function(exported=True, undo=False, reply=["Stopped watching page {removed}."], examples=["stop watching {watch_id}"])
 def remove_watch(ctx: Context, watch_id: int) -> dict:
     """Stop watching a page."""
     gone = _db(ctx).execute("DELETE FROM watches WHERE id = ?", (watch_id,)).rowcount
@@ -85,7 +97,12 @@ def remove_watch(ctx: Context, watch_id: int) -> dict:
     return {"removed": watch_id}
 
 
-@function(exported=True, examples=["check my watched pages now"])
+@function(
+    exported=True,
+    undo=False,
+    reply=["Checked your watched pages: {posted} new posts in your feed, {errors} pages could not be read."],
+    examples=["check my watched pages now"],
+)
 def check_now(ctx: Context) -> dict:
     """Check every watched page now instead of waiting for the schedule."""
     return _check_all(ctx)

@@ -17,34 +17,38 @@ router = APIRouter(prefix="/v1", tags=["agents"])
 
 
 @router.post("/build")
-async def build(request: Request, k: KernelDep, _: PrincipalDep) -> dict[str, Any]:
+async def build(request: Request, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Import a bundle's entry module in the sandbox and return its functions.json."""
     archive = await read_limited(request, k.settings.max_bundle_bytes)
-    described = await k.installer.build(archive)
+    # The build's sandbox counts against the user's sandbox quotas while it runs.
+    async with k.pool.scratch(who.user_name, k.settings.limits.address_space_mb):
+        described = await k.installer.build(archive, who)
     if described and "input_schema" in described[0]:
         return {"format": 1, "tools": described}  # a tool bundle: its tools.json
     return {"format": 1, "functions": described}
 
 
 @router.post("/test")
-async def test_bundle(request: Request, k: KernelDep, _: PrincipalDep) -> dict[str, Any]:
+async def test_bundle(request: Request, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Run a bundle's own tests/ with pytest in the sandbox; answers {"passed", "exit_code", "output"}."""
     archive = await read_limited(request, k.settings.max_bundle_bytes)
-    return await k.installer.test(archive)
+    async with k.pool.scratch(who.user_name, k.settings.limits.address_space_mb):
+        return await k.installer.test(archive, who)
 
 
 @router.post("/bundles", status_code=201)
 async def stage(request: Request, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Upload a bundle (.tar.gz); answers with the permission review. Nothing is granted yet."""
     archive = await read_limited(request, k.settings.max_bundle_bytes)
-    return await k.installer.stage(who, archive)
+    async with k.pool.scratch(who.user_name, k.settings.limits.address_space_mb):  # describing it runs a sandbox
+        return await k.installer.stage(who, archive)
 
 
 @router.post("/agents", status_code=201)
 async def install(body: InstallBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     if not body.approve:
         raise DreamerError("invalid_argument", "nothing was installed: the review was not approved")
-    installed = await k.installer.approve(who, body.bundle_id, body.without)
+    installed = await k.installer.approve(who, body.bundle_id, body.without, grant=body.grant)
     if isinstance(installed, dict):
         return installed  # a tool bundle: its view, as in GET /v1/tools
     with k.store.session() as s:
@@ -82,7 +86,7 @@ async def rollback(agent: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any
 
 @router.post("/agents/{agent}/functions/{function}")
 async def call(agent: str, function: str, body: CallBody, k: KernelDep, who: PrincipalDep) -> CallResult:
-    outcome = await k.invoker.invoke(who, agent, function, body.args, Caller("user"))
+    outcome = await k.invoker.invoke(who, agent, function, body.args, Caller("user", confirmed=body.confirm))
     return CallResult(result=outcome.value, invocation_id=outcome.invocation_id, status=outcome.status)
 
 

@@ -11,9 +11,9 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
+from dreamer.kernel.core import Kernel
 from dreamer.kernel.errors import DreamerError
-from dreamer.sidekick.chat.conversation_index import delete_conversation, find_conversations
-from dreamer.sidekick.chat.conversations import conversation_view
+from dreamer.kernel.ports import ChatService
 
 router = APIRouter(prefix="/v1", tags=["sidekick"])
 
@@ -23,6 +23,12 @@ class ChatBody(BaseModel):
     message: str = Field(max_length=100_000)
     conversation_id: str | None = Field(default=None, max_length=64)
     stream: bool = True
+
+
+def _chat(k: Kernel) -> ChatService:
+    if k.chat is None:
+        raise DreamerError("not_available", "this kernel was built without Sidekick; start it with `dreamer up`")
+    return k.chat
 
 
 def _sse(event: dict[str, Any]) -> bytes:
@@ -36,7 +42,7 @@ async def chat(body: ChatBody, k: KernelDep, who: PrincipalDep) -> Any:
     """One message to Sidekick. With `stream` (the default) the answer is an event stream:
     start, tool_call, tool_result, clarification | confirmation, text, done (or error).
     Without it, the `done` event's fields come back as one JSON object."""
-    events = k.sidekick.turn(who, body.message, body.conversation_id)
+    events = _chat(k).turn(who, body.message, body.conversation_id)
     # The first event is taken before answering, so a bad message is a plain JSON error.
     first = await events.__anext__()
     if not body.stream:
@@ -62,15 +68,15 @@ def conversations(
     q: str | None = Query(None, max_length=200),
 ) -> list[dict[str, Any]]:
     """The user's conversations, most recent first; `q` keeps those whose title or messages contain it."""
-    return find_conversations(k.store, who.user_id, limit, offset, q)
+    return _chat(k).conversations(who, limit, offset, q)
 
 
 @router.get("/conversations/{conversation_id}")
 def conversation(conversation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
-    return conversation_view(k.store, who.user_id, conversation_id)
+    return _chat(k).conversation(who, conversation_id)
 
 
 @router.delete("/conversations/{conversation_id}")
 def delete(conversation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Delete one of your conversations with all its messages."""
-    return delete_conversation(k.store, who.user_id, conversation_id)
+    return _chat(k).delete_conversation(who, conversation_id)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from dreamer.kernel.api.deps import AdminDep, KernelDep
+from dreamer.kernel.api.deps import AdminDep, KernelDep, PrincipalDep
+from dreamer.kernel.data.export import export
 
 router = APIRouter(prefix="/v1/data", tags=["data"])
 
@@ -48,3 +49,13 @@ async def set_scopes(name: str, body: ScopesBody, k: KernelDep, who: AdminDep) -
 @router.delete("/{name}")
 async def remove_connection(name: str, k: KernelDep, who: AdminDep) -> dict[str, Any]:
     return await asyncio.to_thread(k.data.remove, name)
+
+
+@router.get("/results/{query_id}/export")
+async def export_result(query_id: str, k: KernelDep, who: PrincipalDep,
+                        format: str = Query(default="xlsx", max_length=8)) -> Response:
+    """Download a whole query result as CSV or XLSX: only the caller's own results exist for them."""
+    result = k.data.results.get(query_id[:64], who.user_id)
+    body, media = await asyncio.to_thread(export, result, format)
+    filename = f"{result.id}.{format}"
+    return Response(body, media_type=media, headers={"Content-Disposition": f'attachment; filename="{filename}"'})

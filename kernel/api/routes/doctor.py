@@ -10,6 +10,8 @@ from dreamer.kernel.api.deps import AdminDep, KernelDep
 from dreamer.kernel.api.routes.system import VERSION
 from dreamer.kernel.sandbox import seccomp
 from dreamer.kernel.sandbox.select import available_backends
+from dreamer.kernel.store.models import User
+from dreamer.kernel.users.quotas import account_usage, usage_view
 
 router = APIRouter(tags=["system"])
 
@@ -29,4 +31,19 @@ async def doctor(k: KernelDep, _: AdminDep) -> dict[str, Any]:
         # Which model provider is active (never the key: only where it is read from).
         "llm": k.llm.describe() if k.llm is not None else {"provider": "offline", "available": False},
         "version": VERSION,
+        "quotas": await _quotas(k),
+    }
+
+
+async def _quotas(k: KernelDep) -> dict[str, Any]:
+    """Each user's quotas (DREAMER_QUOTA_*), the installation's totals, and what each user holds."""
+    with k.store.session() as s:
+        users = [(u.id, u.name) for u in s.query(User).order_by(User.name)]
+    return {
+        "per_user": usage_view(k.settings.quotas),
+        "workers_total": k.settings.workers_total,
+        "background_total": k.settings.background_total,
+        "workers_running": k.pool.use().workers,
+        "users": [(await account_usage(k.settings, k.store, k.pool, uid, name))["used"] | {"user": name}
+                  for uid, name in users],
     }

@@ -27,16 +27,16 @@ def galleries(k: KernelDep, _: PrincipalDep) -> dict[str, Any]:
 
 @router.get("/search")
 async def search(k: KernelDep, _: PrincipalDep, q: str = "", limit: int = 20) -> list[dict[str, Any]]:
-    return await GalleryInstaller(k.settings, k.installer).search(q, max(1, min(limit, 100)))
+    return await GalleryInstaller(k.settings, k.installer, k.gallery).search(q, max(1, min(limit, 100)))
 
 
 @router.get("/outdated")
 async def outdated(k: KernelDep, who: PrincipalDep) -> list[dict[str, Any]]:
     """Agents installed from a gallery that offers a newer version: [{"name", "installed", "latest", "gallery"}]."""
-    return await GalleryInstaller(k.settings, k.installer).outdated(who)
+    return await GalleryInstaller(k.settings, k.installer, k.gallery).outdated(who)
 
 
 @router.post("/install", status_code=201)
 async def install(body: GalleryInstallBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Download, verify and stage a package; answers like POST /v1/bundles. Nothing is granted yet."""
-    return await GalleryInstaller(k.settings, k.installer).stage(who, body.name, body.version, body.accept_new_key)
+    return await GalleryInstaller(k.settings, k.installer, k.gallery).stage(who, body.name, body.version, body.accept_new_key)

@@ -4,11 +4,14 @@ from typing import Any
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import select
 
 from dreamer.kernel.api.deps import AdminDep, KernelDep, PrincipalDep
 from dreamer.kernel.api.schemas import UserBody
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.store.models import User
+from dreamer.kernel.users.quotas import account_usage
 from dreamer.kernel.users.service import list_users
 
 router = APIRouter()
@@ -64,6 +67,20 @@ def change_me(body: MeBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
 def users(k: KernelDep, _: AdminDep) -> list[dict[str, Any]]:
     with k.store.session() as s:
         return [{"name": u.name, "is_admin": u.is_admin, "created_at": u.created_at.isoformat()} for u in list_users(s)]
+
+
+@router.get("/v1/users/{name}/quota", tags=["users"])
+async def user_quota(name: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    """What the user holds against each of their quotas (`dreamer users show`): one's own,
+    or anyone's for the administrator."""
+    with k.store.session() as s:
+        asking = s.get(User, who.user_id)
+        target = s.scalar(select(User).where(User.name == name))
+        allowed_to = target is not None and (target.id == who.user_id or (asking is not None and asking.is_admin) or who.via)
+        if not allowed_to:
+            raise DreamerError("not_found", f"there is no user named {name!r} you may look at")
+        user_id, user_name = target.id, target.name
+    return await account_usage(k.settings, k.store, k.pool, user_id, user_name)
 
 
 @router.post("/v1/users", status_code=201, tags=["users"])

@@ -198,7 +198,10 @@ async def _safe(call: CallFn, step: Step) -> dict[str, Any]:
 
 def _result_message(call_id: str, outcome: Mapping[str, Any]) -> Message:
     if outcome.get("ok"):
-        return Message.tool_result(call_id, _clip(json.dumps(outcome.get("result"), default=str, ensure_ascii=False)))
+        data = json.dumps(outcome.get("result"), default=str, ensure_ascii=False)
+        # "said": the result in the sentence Sidekick would show (sidekick/replies); the model may reuse it.
+        said = outcome.get("said")
+        return Message.tool_result(call_id, _clip(f"reads as: {said}\nresult: {data}" if isinstance(said, str) else data))
     error = outcome.get("error") if isinstance(outcome.get("error"), Mapping) else {}
     return _error(call_id, str(error.get("message") or "the call failed"))
 

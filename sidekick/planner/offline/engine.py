@@ -84,10 +84,10 @@ class OfflinePlanner:
         now = context.local_now()
         req = read_request(text, index.lex, now)
         if not any(t.weight >= 1.0 for t in req.toks):
-            return Plan(reply=capabilities(index, "Here is what I can do:"))
+            return Plan(reply=capabilities(index, "Here is what I can do:"), unmatched=True)
         parts = _Parser(index, req).best(0, len(req.toks), 0)[0]
         if not parts or parts[0].score < WEAK:
-            return Plan(reply=capabilities(index, "Sorry, I don't know how to do that. Here is what I can do:"))
+            return Plan(reply=capabilities(index, "Sorry, I don't know how to do that. Here is what I can do:"), unmatched=True)
 
         steps: list[Step] = []
         choices: list[tuple[Step, ...]] = []

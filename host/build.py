@@ -1,0 +1,30 @@
+"""Build a whole installation: the kernel, Sidekick, the gallery client, the starters, the web app."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from dreamer.host.gallery_access import GalleryClientAccess
+from dreamer.host.sidekick_parts import SidekickChat, SidekickTasks
+from dreamer.host.starters import AgentStarters
+from dreamer.kernel.api.app import create_app as create_kernel_app
+from dreamer.kernel.config import Settings
+from dreamer.kernel.core import Kernel
+from dreamer.sidekick.chat.sidekick import Sidekick
+from dreamer.web.mount import mount_web
+
+
+def build_kernel(settings: Settings) -> Kernel:
+    """The kernel with every part plugged in; start it with `await kernel.start()`."""
+    kernel = Kernel.build(settings)
+    kernel.use_starters(AgentStarters())
+    kernel.gallery = GalleryClientAccess()
+    sidekick = Sidekick(kernel.store, kernel.invoker)
+    kernel.chat = SidekickChat(sidekick)
+    kernel.task_runner = SidekickTasks(sidekick)
+    return kernel
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The HTTP API and the web app over a kernel from build_kernel (what `dreamer up` serves)."""
+    return create_kernel_app(settings, build=build_kernel, mount=mount_web)

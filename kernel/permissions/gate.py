@@ -1,0 +1,97 @@
+"""The permission gate: the one place a grant is decided, audited and refused.
+
+Every check of an agent's grants in the kernel goes through `decide` (the syscalls'
+`ctx.require`, agents.call, tools.call, tools.list, tasks.create, triggers firing,
+grants.check). A `Decision` then writes the one audit entry of that check (`audit`,
+inside the caller's own transaction: agents.call commits it with the invocation's
+first row, tools.call with the call's outcome) and makes the one refusal sentence
+(`refusal`), which always says how to grant what was missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy import Connection
+from sqlalchemy.orm import Session
+
+from dreamer.kernel.audit.log import append
+from dreamer.kernel.errors import DreamerError
+from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether `agent` may do what `wanted` names, and by which of its grants."""
+
+    agent: str
+    wanted: str
+    holder: str | None  # the granted scope that covers `wanted`; None: refused
+
+    @property
+    def allowed(self) -> bool:
+        return self.holder is not None
+
+    @property
+    def verdict(self) -> Literal["allow", "deny"]:
+        return "allow" if self.holder is not None else "deny"
+
+    def refusal(self, doing: str, grant: str | None = None) -> DreamerError:
+        """The refusal: `{agent} may not {doing}: … (grant it with `dreamer grant …`)`.
+
+        `grant` is the scope the hint suggests when a wider one is the usual grant
+        (agents.call suggests `agent:NAME` for a refused `agent:NAME.function`)."""
+        return DreamerError(
+            "permission_denied",
+            f"{self.agent} may not {doing}: the user has not granted {self.wanted} "
+            f"(grant it with `dreamer grant {self.agent} {grant or self.wanted}`)",
+        )
+
+    def require(self, doing: str, grant: str | None = None) -> str:
+        """The covering grant, or the refusal raised."""
+        if self.holder is None:
+            raise self.refusal(doing, grant)
+        return self.holder
+
+    def audit(
+        self,
+        conn: Session | Connection,
+        *,
+        user_id: int | None,
+        actor: str,
+        action: str,
+        target: str,
+        decision: Literal["allow", "deny"] | None = None,
+        detail: dict[str, Any] | None = None,
+        invocation_id: str | None = None,
+    ) -> None:
+        """The decision's audit entry, in the caller's transaction. Its scope is the grant
+        that allowed it, or the scope that was missing. `decision` overrides the verdict
+        only where the call was allowed but its outcome is what the log must show
+        (tools.call refused by a disabled tool)."""
+        append(
+            conn, user_id=user_id, actor=actor, action=action, target=target, scope=self.holder or self.wanted,
+            decision=decision or self.verdict, detail=detail, invocation_id=invocation_id,
+        )
+
+
+def covering(granted: Iterable[str], wanted: str) -> str | None:
+    """The granted scope that covers `wanted`, or None; a malformed grant covers nothing.
+
+    Raises ScopeError (a ValueError) when `wanted` itself is not a scope."""
+    want = parse_scope(wanted)
+    for text in granted:
+        try:
+            scope = parse_scope(text)
+        except ScopeError:
+            continue
+        if scope.covers(want):
+            return text
+    return None
+
+
+def decide(granted: Iterable[str], agent: str, wanted: str) -> Decision:
+    """The gate: what `agent`, holding `granted`, may do about `wanted`."""
+    return Decision(agent, wanted, covering(granted, wanted))

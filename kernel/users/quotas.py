@@ -1,0 +1,186 @@
+"""Per-user quotas: how much of the installation one account may hold, and the one
+way a refusal is worded (issue 14, finding 5).
+
+The limits come from Settings.quotas (DREAMER_QUOTA_*). Each check measures what the
+user holds now and raises `quota_exceeded` (HTTP 429) with one sentence naming the
+quota, the use, the limit and what to do; nothing has been written when it raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dreamer.kernel.config import Quotas, Settings
+from dreamer.kernel.errors import DreamerError
+
+MB = 1024 * 1024
+STAGING_HINT = "install or discard the bundles you uploaded (they are kept an hour), or ask the administrator to raise DREAMER_QUOTA_STAGING_MB"
+
+# What each quota counts, as a person would say it.
+LABELS: dict[str, str] = {
+    "queued": "background invocations waiting to run",
+    "staging_mb": "MB of uploaded bundles waiting for approval",
+    "data_mb": "MB of agent data on disk",
+    "feed_posts": "posts in the feed",
+    "workers": "sandboxes running at once",
+    "memory_mb": "MB of sandbox memory at once",
+}
+
+
+def exceeded(quota: str, used: int | float, limit: int, hint: str) -> DreamerError:
+    """The refusal of every quota, in one shape."""
+    shown = f"{used:.0f}" if isinstance(used, float) else str(used)
+    return DreamerError(
+        "quota_exceeded",
+        f"your account would hold {shown} {LABELS[quota]}, over its quota of {limit}; {hint}",
+        quota=quota, used=used, limit=limit,
+    )
+
+
+def installation_full(total: int) -> DreamerError:
+    """The installation-wide sandbox cap: no single user's doing, so not worded as theirs."""
+    return DreamerError(
+        "quota_exceeded",
+        f"the installation already runs {total} sandboxes at once, its limit (DREAMER_WORKERS_TOTAL); try again shortly",
+        quota="workers_total", limit=total,
+    )
+
+
+def disk_bytes(root: Path) -> int:
+    """Space a folder takes on disk, counted in allocated blocks: a million one-byte
+    files cost what they really cost, and a sparse file only what it has written."""
+    total = 0
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                total += info.st_blocks * 512
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+    return total
+
+
+def data_folders(settings: Settings, user: str) -> list[Path]:
+    """Every folder the user's agents and tool servers write: their /data folders."""
+    base = settings.users_dir / user
+    return [*base.glob("agents/*/data"), *base.glob("tools/*/data")]
+
+
+def data_bytes(settings: Settings, user: str) -> int:
+    return sum(disk_bytes(folder) for folder in data_folders(settings, user))
+
+
+DATA_HINT = (
+    "delete some of your agents' data (or uninstall one with `dreamer uninstall NAME --purge`), "
+    "or ask the administrator to raise DREAMER_QUOTA_DATA_MB"
+)
+
+
+class DataMeter:
+    """Each user's agent data on disk, measured off the event loop and shared for a moment,
+    so a call costs a dictionary lookup and a user's million small files cost a thread."""
+
+    def __init__(self, settings: Settings, fresh_s: float = 1.0) -> None:
+        self.settings = settings
+        self.fresh_s = fresh_s
+        self._known: dict[str, tuple[float, int]] = {}
+        self._pending: dict[str, asyncio.Future[int]] = {}
+
+    async def used(self, user: str) -> int:
+        known = self._known.get(user)
+        if known is not None and time.monotonic() - known[0] < self.fresh_s:
+            return known[1]
+        pending = self._pending.get(user)
+        if pending is None:
+            pending = asyncio.ensure_future(asyncio.to_thread(data_bytes, self.settings, user))
+            self._pending[user] = pending
+            try:
+                self._known[user] = (time.monotonic(), await pending)
+            finally:
+                self._pending.pop(user, None)
+            return self._known[user][1]
+        return await asyncio.shield(pending)
+
+    async def check(self, user: str) -> None:
+        """Refuse to start work for a user whose data is over the quota."""
+        used = await self.used(user)
+        if used > self.settings.quotas.data_mb * MB:
+            raise exceeded("data_mb", used / MB, self.settings.quotas.data_mb, DATA_HINT)
+
+    async def watch(self, user: str, stop: Callable[[], None]) -> DreamerError:
+        """While a call runs: once the user's data goes over the quota, call `stop` (which kills
+        the worker) and answer the refusal the call ends with. Cancelled when the call ends."""
+        while True:
+            await asyncio.sleep(self.fresh_s)
+            used = await self.used(user)
+            if used > self.settings.quotas.data_mb * MB:
+                stop()
+                return exceeded("data_mb", used / MB, self.settings.quotas.data_mb,
+                                "the call was stopped; " + DATA_HINT)
+
+
+def staging_bytes(settings: Settings, user_id: int) -> int:
+    """Uploads of this user unpacked in staging (their folders are named bdl_<id>x…)."""
+    root = settings.staging_dir
+    if not root.is_dir():
+        return 0
+    return sum(disk_bytes(work) + 4096 for work in root.glob(f"bdl_{user_id}x*"))
+
+
+def staging_room(settings: Settings, user_id: int) -> int:
+    """Bytes this user may still unpack into staging; refuses when there is none."""
+    used = staging_bytes(settings, user_id)
+    room = settings.quotas.staging_mb * MB - used
+    if room <= 0:
+        raise exceeded("staging_mb", used / MB, settings.quotas.staging_mb, STAGING_HINT)
+    return room
+
+
+def staging_full(room: int) -> DreamerError:
+    """An upload that would unpack past what the staging quota has left."""
+    return DreamerError(
+        "quota_exceeded",
+        f"this bundle unpacks to more than the {room / MB:.1f} MB left of your staging quota; {STAGING_HINT}",
+        quota="staging_mb",
+    )
+
+
+def usage_view(quotas: Quotas) -> dict[str, int]:
+    return {name: getattr(quotas, name) for name in LABELS}
+
+
+__all__ = ["LABELS", "MB", "DataMeter", "exceeded", "installation_full", "staging_room", "staging_full", "account_usage", "disk_bytes", "data_folders", "data_bytes", "usage_view"]
+
+
+async def account_usage(settings: Settings, store: Any, pool: Any, user_id: int, user_name: str) -> dict[str, Any]:
+    """What one user holds against each quota, and the quota: `dreamer users show`, `dreamer doctor`."""
+    from sqlalchemy import func, select
+
+    from dreamer.kernel.store.models import Invocation, Post
+
+    with store.session() as s:
+        queued = s.scalar(select(func.count()).select_from(Invocation).where(
+            Invocation.user_id == user_id, Invocation.status == "queued")) or 0
+        posts = s.scalar(select(func.count()).select_from(Post).where(Post.user_id == user_id)) or 0
+    data = await asyncio.to_thread(data_bytes, settings, user_name)
+    staging = await asyncio.to_thread(staging_bytes, settings, user_id)
+    sandboxes = pool.use(user_name)
+    used = {
+        "queued": queued, "staging_mb": round(staging / MB, 1), "data_mb": round(data / MB, 1),
+        "feed_posts": posts, "workers": sandboxes.workers, "memory_mb": sandboxes.memory_mb,
+    }
+    return {"user": user_name, "used": used, "quotas": usage_view(settings.quotas)}

@@ -1,0 +1,196 @@
+"""The multi-turn dialogue suite: conversations written as families (a pattern of turns x fillers),
+run against a real kernel with the starter agents through the chat API, checked for the calls
+made and for how the replies read.
+
+    .venv/bin/python tests/sidekick/dialogues/dialogue_suite.py [tuned|heldout] [-v]
+
+A family in YAML:
+
+    - family: add then more
+      user: main                       # optional: a user of its own (learning is per user)
+      setup: [[grocery, clear, {}]]    # calls made before the conversation
+      fillers: [{a: milk, b: bread}, ...]
+      turns:
+        - say: add {a} to my grocery list
+          calls: [grocery.add_items]   # exactly these calls, in order ([] for none)
+          args: {items: ["{a}"]}       # of the last call: lists compared as sets, ignoring case
+          reply_has: ["{a}"]           # words the reply must contain (any case)
+          reply_not: [...]
+          pending: choose              # the question left open (choose/confirm/missing/none)
+
+Every reply is also checked to read as sentences: no field dumps ("key: value; key: ..."),
+no snake_case names, no exception names or tracebacks, no raw JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "e2e"))
+
+from kernelproc import KernelProc, start_kernel  # noqa: E402
+
+DUMP = [
+    re.compile(r"\b[a-z]+_[a-z_]+\b\s*[:=]"),  # "already_there: none"
+    re.compile(r"(?:\b\w+: [^;\n]*; ){2,}"),  # "date: ...; weekday: ...; timezone: ..."
+    re.compile(r"[{\[]\s*\""),  # JSON
+    re.compile(r"\b(?:Traceback|KeyError|ValueError|TypeError|AttributeError|Exception)\b"),
+    re.compile(r"\b\d+ fields\b"),
+]
+
+
+@dataclass
+class Conversation:
+    family: str
+    name: str
+    turns: list[dict[str, Any]]
+    setup: list[list[Any]] = field(default_factory=list)
+    user: str = "main"
+
+
+def load(path: Path) -> list[Conversation]:
+    out = []
+    for fam in yaml.safe_load(path.read_text()):
+        for n, fill in enumerate(fam.get("fillers") or [{}]):
+            turns = [_fill(t, fill) for t in fam["turns"]]
+            user = _fill(fam.get("user", "main"), {**fill, "n": n})
+            out.append(Conversation(fam["family"], f"{fam['family']} #{n + 1}", turns,
+                                    _fill(fam.get("setup") or [], fill), user))
+    return out
+
+
+def _fill(value: Any, fill: dict[str, Any]) -> Any:
+    if isinstance(value, str):
+        whole = re.fullmatch(r"\{(\w+)\}", value)
+        if whole and whole.group(1) in fill and not isinstance(fill[whole.group(1)], str):
+            return fill[whole.group(1)]
+        return re.sub(r"\{(\w+)\}", lambda m: str(fill.get(m.group(1), m.group(0))), value)
+    if isinstance(value, list):
+        return [_fill(v, fill) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill(v, fill) for k, v in value.items()}
+    return value
+
+
+def reads_badly(reply: str) -> str | None:
+    for pattern in DUMP:
+        found = pattern.search(reply)
+        if found:
+            return f"reads like debug output: {found.group(0)!r}"
+    if not reply.strip():
+        return "empty reply"
+    return None
+
+
+def check_turn(turn: dict[str, Any], out: dict[str, Any]) -> list[str]:
+    problems = []
+    if "error" in out and "reply" not in out:
+        return [f"request failed: {out['error']}"]
+    calls = [f"{c['agent']}.{c['function']}" for c in out.get("calls", [])]
+    if "calls" in turn and calls != turn["calls"]:
+        problems.append(f"calls {calls}, expected {turn['calls']}")
+    if "args" in turn and out.get("calls"):
+        args = out["calls"][-1]["args"]
+        for key, want in turn["args"].items():
+            got = args.get(key)
+            if isinstance(want, list):
+                if not isinstance(got, list) or {str(x).casefold() for x in got} != {str(x).casefold() for x in want}:
+                    problems.append(f"argument {key} = {got!r}, expected {want!r}")
+            elif str(want).casefold() not in str(got).casefold():
+                problems.append(f"argument {key} = {got!r}, expected {want!r}")
+    if all(c.get("ok") for c in out.get("calls", [])) is False and turn.get("ok", True) and "calls" in turn and turn["calls"]:
+        problems.append("a call failed: " + "; ".join(str(c.get("error")) for c in out["calls"] if not c.get("ok")))
+    reply = out.get("reply", "")
+    low = reply.casefold()
+    for word in turn.get("reply_has", []):
+        if str(word).casefold() not in low:
+            problems.append(f"reply lacks {word!r}")
+    for word in turn.get("reply_not", []):
+        if str(word).casefold() in low:
+            problems.append(f"reply has {word!r}")
+    if "max_chars" in turn and len(reply) > turn["max_chars"]:
+        problems.append(f"reply is {len(reply)} characters, at most {turn['max_chars']}")
+    if "pending" in turn:
+        kind = (out.get("pending") or {}).get("kind") or "none"
+        if kind != turn["pending"]:
+            problems.append(f"pending {kind}, expected {turn['pending']}")
+    bad = reads_badly(reply)
+    if bad:
+        problems.append(bad)
+    return problems
+
+
+class Runner:
+    """One kernel; users made on demand (each gets the starter agents)."""
+
+    def __init__(self, kernel: KernelProc) -> None:
+        self.kernel = kernel
+        self.tokens: dict[str, str] = {"main": kernel.token}
+        self.times: list[float] = []
+
+    def token(self, user: str) -> str:
+        if user not in self.tokens:
+            with self.kernel.client() as c:
+                made = c.post("/v1/users", json={"name": user})
+                made.raise_for_status()
+                self.tokens[user] = made.json()["token"]
+        return self.tokens[user]
+
+    def run(self, conv: Conversation) -> list[str]:
+        with self.kernel.client(self.token(conv.user)) as c:
+            for agent, function, args in conv.setup:
+                done = c.post(f"/v1/agents/{agent}/functions/{function}", json={"args": args, "confirm": True}, timeout=60)  # the user sets up: confirmed
+                if done.status_code >= 400:
+                    return [f"setup {agent}.{function} failed: {done.text[:200]}"]
+            cid = None
+            for i, turn in enumerate(conv.turns, 1):
+                started = time.perf_counter()
+                out = c.post("/v1/chat", json={"message": turn["say"], "conversation_id": cid, "stream": False},
+                             timeout=120).json()
+                self.times.append(time.perf_counter() - started)
+                cid = out.get("conversation_id", cid)
+                problems = check_turn(turn, out)
+                if problems:
+                    return [f"turn {i} {turn['say']!r}: {p} (reply: {out.get('reply', '')[:300]!r})" for p in problems]
+        return []
+
+
+def run_suite(kernel: KernelProc, path: Path) -> tuple[int, int, list[str], list[float]]:
+    runner = Runner(kernel)
+    convs = load(path)
+    failures = []
+    for conv in convs:
+        problems = runner.run(conv)
+        if problems:
+            failures.append(f"{conv.name}: " + " | ".join(problems))
+    return len(convs) - len(failures), len(convs), failures, runner.times
+
+
+def _kernel() -> Iterator[KernelProc]:
+    k = start_kernel(Path(tempfile.mkdtemp()) / "home", wait_s=300)
+    try:
+        yield k
+    finally:
+        k.stop()
+
+
+if __name__ == "__main__":
+    split = sys.argv[1] if len(sys.argv) > 1 else "tuned"
+    for kernel in _kernel():
+        passed, total, failures, times = run_suite(kernel, HERE / f"{split}.yaml")
+        for f in failures:
+            print("FAIL", f)
+        times.sort()
+        print(f"{split}: {passed}/{total} conversations right ({passed / total:.0%}); "
+              f"median turn {times[len(times) // 2] * 1000:.0f} ms over HTTP, {len(times)} turns")
