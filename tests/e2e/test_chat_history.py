@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from kernelproc import KernelProc, start_kernel
 
+# The first test waits for the module's own kernel, which takes minutes to start on a crowded machine.
+pytestmark = pytest.mark.timeout(400)
+
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:

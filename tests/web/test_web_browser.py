@@ -18,7 +18,8 @@ from kernelproc import KernelProc, start_kernel, write_bundle
 from dreamer.kernel.bundles.archive import pack
 
 why = chromium_missing()
-pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
+# The first test also waits for the kernel, minutes on a crowded machine.
+pytestmark = [pytest.mark.skipif(why is not None, reason=why or ""), pytest.mark.timeout(400)]
 
 PASSWORD = "a long enough password"
 PEEK = '''
