@@ -158,7 +158,7 @@ def main() -> None:
                     return time.perf_counter() - t
 
                 cold, bare_import = [], []
-                for i in range(args.cold):
+                for _ in range(args.cold):
                     # Interleaved with the cold starts, so both see the same load on a shared machine.
                     bare_import.extend(bare_python(1, "import dreamer.sdk"))
                     # An uninstall evicts the agent's workers, so the next call starts a fresh one.

@@ -74,6 +74,7 @@ class Review:
     publisher_fingerprint: str = ""
     gallery: str = ""
     yanked: str = ""
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def needs_approval(self) -> bool:
@@ -244,6 +245,7 @@ def read_review(staged: dict[str, Any]) -> Review:
         publisher_fingerprint=cell_text(info.get("publisher_fingerprint")),
         gallery=cell_text(info.get("gallery")),
         yanked=cell_text(info.get("yanked")),
+        warnings=[cell_text(w) for w in info.get("warnings") or [] if isinstance(w, str)][:10],
     )
 
 
@@ -263,6 +265,8 @@ def render_review(console: Console, review: Review, without: list[str], grant: l
         console.print(f"[bold yellow]This version was yanked by its publisher:[/] {escape(review.yanked)}")
     if review.description:
         console.print(escape(review.description))
+    for warning in review.warnings:
+        console.print(f"[bold yellow]Warning:[/] {escape(warning)}")
     if review.upgrade:
         _render_upgrade(console, review.upgrade)
     if review.functions:

@@ -24,6 +24,7 @@ STATUS: dict[str, int] = {
     "call_cycle": 409,
     "depth_exceeded": 409,
     "payload_too_large": 413,
+    "rate_limited": 429,  # too much of one thing in a short time (memory writes, sign-ins, event chains)
     "agent_error": 500,
     "import_error": 500,
     "result_invalid": 500,

@@ -16,7 +16,9 @@ from pathlib import Path
 
 from opentelemetry.sdk.trace import TracerProvider
 from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
 
+from dreamer.kernel.users.revocation import Revocations
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.data.demo import DEMO_CONNECTION, SCOPES_FILE, build_demo
@@ -55,6 +57,7 @@ class Kernel:
     invoker: Invoker
     installer: Installer
     tokens: TokenCache = field(default_factory=TokenCache)
+    revocations: Revocations = field(default_factory=Revocations)  # wakes open streams to recheck their credential
     # Set by the composition root (host/build.py); None in a kernel built without one.
     chat: ChatService | None = None
     task_runner: TaskRunner | None = None
@@ -157,6 +160,12 @@ class Kernel:
                 raise DreamerError(
                     exc.code, f"the user {name} was not created, because a starter agent failed to install: {exc.message}"
                 ) from None
+            if isinstance(exc, Exception):
+                log.exception("installing the starter agents for the new user %s failed; the user was removed", name)
+                raise DreamerError(
+                    "internal", f"the user {name} was not created, because a starter agent failed to install "
+                    f"({type(exc).__name__}); the kernel log has the details"
+                ) from exc
             raise
         return user, token
 
@@ -222,7 +231,7 @@ class Kernel:
             write_credentials(creds, f"http://{self.settings.host}:{self.settings.port}", LOCAL_USER, token)
 
 
-def _credentials_valid(session, path: Path) -> bool:  # noqa: ANN001
+def _credentials_valid(session: Session, path: Path) -> bool:
     try:
         token = json.loads(path.read_text())["token"]
     except (OSError, ValueError, KeyError, TypeError):

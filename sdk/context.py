@@ -324,7 +324,8 @@ class Context:
         answer = self._kernel.request("tasks.create", {"prompt": prompt, "tools": tools, "on_complete": on_complete})
         if not isinstance(answer, dict) or not isinstance(answer.get("task_id"), str):
             raise CallError("protocol_error", "the kernel's answer to tasks.create has no task_id")
-        return answer["task_id"]
+        task_id: str = answer["task_id"]
+        return task_id
 
     def fetch(
         self,

@@ -19,12 +19,13 @@ class Data:
         self._kernel = kernel
         self._check = check
 
-    def _ask(self, method: str, **params: Any) -> Any:
+    def _ask(self, method: str, **params: Any) -> dict[str, Any]:
         self._check(f"ctx.data.{method.split('.')[1]}")
         for key in ("connection", "table", "column", "sql", "query_id"):
             if key in params and not isinstance(params[key], str):
                 raise TypeError(f"ctx.{method}: '{key}' must be a string")
-        return self._kernel.request(method, {k: v for k, v in params.items() if v is not None})
+        answer: dict[str, Any] = self._kernel.request(method, {k: v for k, v in params.items() if v is not None})
+        return answer
 
     def catalog(self, connection: str) -> dict[str, Any]:
         """The tables the user may see, with descriptions, join keys and their scope in words."""

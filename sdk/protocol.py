@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeGuard
 
 VERSION = "2.0"
 
@@ -59,9 +59,8 @@ class ErrorObject:
     @property
     def kind(self) -> str | None:
         """The kernel error code carried in data.kind, if any."""
-        if isinstance(self.data, dict) and isinstance(self.data.get("kind"), str):
-            return self.data["kind"]
-        return None
+        kind = self.data.get("kind") if isinstance(self.data, dict) else None
+        return kind if isinstance(kind, str) else None
 
 
 @dataclass(frozen=True)
@@ -155,7 +154,7 @@ def decode_json(line: bytes | str) -> Any:
         raise ParseError(f"message is not valid JSON: {exc}") from None
 
 
-def _valid_id(value: Any) -> bool:
+def _valid_id(value: Any) -> TypeGuard[str | int]:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from dreamer.sdk.errors import DefinitionError
 from dreamer.sdk.schema import Parameters, Result

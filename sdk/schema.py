@@ -97,7 +97,7 @@ def build_parameters(function: str, signature: inspect.Signature, hints: dict[st
         fields[field_name] = (annotation, Field(default, alias=param.name))
         names[field_name] = param.name
     try:
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             function,
             __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
             **fields,

@@ -12,9 +12,7 @@ The session itself lives in the kernel store (kernel/users/sessions.py); the API
 
 from __future__ import annotations
 
-import hmac
 import os
-import secrets
 from urllib.parse import parse_qs
 
 from fastapi import Request
@@ -180,4 +178,5 @@ async def sign_out(request: Request) -> bool:
         if not found.csrf_ok(form.get("csrf")):
             return False
         revoke_session(s, found.user_id, found.session_id)
+    request.app.state.kernel.revocations.bump()
     return True

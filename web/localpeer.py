@@ -38,7 +38,7 @@ def peer_uid(client: tuple[str, int], server: tuple[str, int]) -> int | None:
     theirs, ours = _hex_address(*client), _hex_address(*server)
     if theirs is None or ours is None:
         return None
-    for table, index in zip(TABLES, (0, 1)):
+    for index, table in enumerate(TABLES):
         want = (theirs[index], ours[index])
         if not all(want):
             continue

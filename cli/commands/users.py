@@ -10,7 +10,7 @@ from urllib.parse import quote
 import typer
 from rich.markup import escape
 
-from dreamer.cli.commands.common import JsonOpt, UserOpt, client, guarded
+from dreamer.cli.commands.common import JsonOpt, UserOpt, YesOpt, client, confirm, guarded
 from dreamer.cli.commands.quotas_view import headings, used_of
 from dreamer.cli.output import Output, make_table
 
@@ -110,8 +110,83 @@ def timezone(
     out.say(f"Your time zone is {escape(str(name or 'UTC'))}.")
 
 
+def remove(
+    name: Annotated[str, typer.Argument(help="The user to remove.")],
+    purge: Annotated[bool, typer.Option("--purge", help="Also delete their files under $DREAMER_HOME/users/NAME.")] = False,
+    yes: YesOpt = False,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Remove a user: their tokens and sessions stop working at once (open streams end), and their
+    agents, grants, tool servers, conversations, memory and invocations are deleted. Their files
+    are kept unless --purge; the audit log keeps what they did."""
+    what = "and delete their files" if purge else "(their files are kept)"
+    confirm(f"Remove {name} {what}?", yes, f"removing {name} cannot be undone; pass --yes to do it non-interactively")
+    out = Output(json_out)
+    with client(user) as api:
+        answer = api.delete(f"/v1/users/{name}", purge=str(purge).lower())
+    if json_out:
+        out.json(answer)
+        return
+    data = answer.get("data") if isinstance(answer, dict) else None
+    out.say(
+        f"Removed [bold]{escape(name)}[/]: their tokens and sessions no longer work, and their agents, grants, "
+        f"tool servers, conversations, memory and invocations are deleted. Their files: {escape(str(data))}."
+    )
+
+
+tokens_app = typer.Typer(help="Your API tokens: list, create and revoke them.", no_args_is_help=True)
+
+
+def tokens_list(json_out: JsonOpt = False, user: UserOpt = None) -> None:
+    """List your API tokens (their values are never kept, only when they were made)."""
+    out = Output(json_out)
+    with client(user) as api:
+        listed = api.get("/v1/tokens")
+    if json_out:
+        out.json(listed)
+        return
+    items = [t for t in listed if isinstance(t, dict)] if isinstance(listed, list) else []
+    out.table(make_table(["id", "label", "created"], [[t.get("id"), t.get("label"), t.get("created_at")] for t in items]))
+
+
+def tokens_create(
+    label: Annotated[str, typer.Option("--label", help="What the token is for, e.g. laptop.")] = "cli",
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Create an API token and print it (shown this once)."""
+    out = Output(json_out)
+    with client(user) as api:
+        made = api.post("/v1/tokens", {"label": label})
+    if json_out:
+        out.json(made)
+        return
+    out.say(f"Token {escape(str(made.get('id')))} ({escape(label)}), shown only now: [bold]{escape(str(made.get('token')))}[/]")
+
+
+def tokens_revoke(
+    token_id: Annotated[int, typer.Argument(help="The token's id (from `dreamer tokens list`).")],
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Revoke a token: requests and open streams made with it are refused from now on."""
+    out = Output(json_out)
+    with client(user) as api:
+        answer = api.delete(f"/v1/tokens/{token_id}")
+    if json_out:
+        out.json(answer)
+        return
+    out.say(f"Revoked token {token_id}; anything using it is refused from now on.")
+
+
 def register(app: typer.Typer) -> None:
     app.command("timezone")(guarded(timezone))
+    users_app.command("remove")(guarded(remove))
+    tokens_app.command("list")(guarded(tokens_list))
+    tokens_app.command("create")(guarded(tokens_create))
+    tokens_app.command("revoke")(guarded(tokens_revoke))
+    app.add_typer(tokens_app, name="tokens")
     users_app.command("add")(guarded(add))
     users_app.command("list")(guarded(list_users))
     users_app.command("show")(guarded(show))

@@ -11,7 +11,7 @@ from starlette.routing import Route
 from dreamer.kernel.api.errors import install_handlers
 from dreamer.kernel.api.limits import BodyLimit
 from dreamer.kernel.api.routes import (
-    agents, audit, chat, data, doctor, feed, gallery, hooks, invocations, permissions, sessions, system, tools, triggers,
+    agents, audit, chat, data, doctor, feed, gallery, hooks, invocations, permissions, sessions, system, tokens, tools, triggers,
 )
 from dreamer.kernel.api.routes import memory as memory_routes
 from dreamer.kernel.config import Settings, load_settings
@@ -53,7 +53,7 @@ def create_app(
     app.add_middleware(
         BodyLimit, json_bytes=settings.limits.max_message_bytes // 2, upload_bytes=settings.max_bundle_bytes
     )
-    for module in (system, agents, permissions, invocations, audit, doctor, chat, data, sessions, feed, triggers, hooks, gallery, tools):
+    for module in (system, agents, permissions, invocations, audit, doctor, chat, data, sessions, tokens, feed, triggers, hooks, gallery, tools):
         app.include_router(module.router)
     app.include_router(memory_routes.router)
     # The MCP gateway (kernel/tools/gateway.py): streamable HTTP, Bearer token of the user.

@@ -9,7 +9,8 @@ from fastapi import Depends, Header, Request
 from dreamer.kernel.core import Kernel
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Principal
-from dreamer.kernel.users.service import KnownUser, bearer_user, get_user
+from dreamer.kernel.users.revocation import Credential
+from dreamer.kernel.users.service import KnownUser, bearer_user, get_user, hash_token
 from dreamer.kernel.users.sessions import SignedIn, find_session
 
 SESSION_COOKIE = "dreamer_session"
@@ -37,8 +38,10 @@ async def principal(
         if request.method not in SAFE_METHODS and not signed_in.csrf_ok(request.headers.get(CSRF_HEADER)):
             raise DreamerError("csrf_failed", "the request lacks this session's CSRF token; reload the page and try again")
         user = KnownUser(signed_in.user_id, signed_in.user_name, signed_in.timezone, signed_in.is_admin)
+        request.state.credential = ("session", signed_in.session_id)
     else:
         user = bearer_user(k.tokens, k.store, authorization)
+        request.state.credential = ("token", hash_token(token.strip()))
     if x_dreamer_user and x_dreamer_user != user.name:
         if not user.is_admin:
             raise DreamerError("forbidden", "only an administrator may act for another user")
@@ -69,6 +72,11 @@ async def admin(who: Annotated[Principal, Depends(principal)], request: Request)
         if who.via is None and (acting is None or not acting.is_admin):
             raise DreamerError("forbidden", "this needs the installation's administrator")
     return who
+
+
+def credential_of(request: Request) -> Credential | None:
+    """The token or browser session the request came with (set by `principal`)."""
+    return getattr(request.state, "credential", None)
 
 
 KernelDep = Annotated[Kernel, Depends(kernel)]

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from dreamer.kernel.bundles.examples import check_costs
 from dreamer.kernel.bundles.manifest import IDENT_RE
 from dreamer.kernel.errors import DreamerError
 from dreamer.sdk.replies import check_templates, check_undo_spec
@@ -135,9 +136,13 @@ def parse_functions(text: str) -> list[FunctionSpec]:
     if not isinstance(data, dict):
         raise DreamerError("invalid_bundle", f"{FUNCTIONS_NAME}: the file must be an object with 'format' and 'functions'")
     try:
-        return list(FunctionsFile.model_validate(data).functions)
+        functions = list(FunctionsFile.model_validate(data).functions)
     except ValidationError as exc:
         raise DreamerError("invalid_bundle", _describe(exc, data)) from None
+    too_costly = check_costs(functions, FUNCTIONS_NAME)
+    if too_costly:
+        raise DreamerError("invalid_bundle", too_costly)
+    return functions
 
 
 def load_functions(bundle_dir: Path) -> list[FunctionSpec] | None:

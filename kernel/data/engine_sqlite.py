@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sqlglot import exp
@@ -102,7 +103,7 @@ def open_secured(path: Path, role: Role, tables: Iterable[str] | None = None) ->
     return conn
 
 
-def _authorizer(views: set[str], unfiltered: set[str]):  # type: ignore[no-untyped-def]
+def _authorizer(views: set[str], unfiltered: set[str]) -> Callable[[int, str | None, str | None, str | None, str | None], int]:
     ok, deny = sqlite3.SQLITE_OK, sqlite3.SQLITE_DENY
 
     def check(action: int, arg1: str | None, arg2: str | None, db: str | None, source: str | None) -> int:
@@ -132,7 +133,7 @@ def _authorizer(views: set[str], unfiltered: set[str]):  # type: ignore[no-untyp
 
 
 def run(conn: sqlite3.Connection, query: str, max_rows: int,
-        max_bytes: int | None = None) -> tuple[list[str], list[tuple], bool]:
+        max_bytes: int | None = None) -> tuple[list[str], list[tuple[Any, ...]], bool]:
     """Run `query` on a secured connection: (columns, rows, truncated).
 
     It is compiled first (EXPLAIN runs no row): an error there depends only on the SQL and
@@ -148,7 +149,7 @@ def run(conn: sqlite3.Connection, query: str, max_rows: int,
     try:
         cur = conn.execute(query)
         columns = [d[0] for d in cur.description or []]
-        rows: list[tuple] = []
+        rows: list[tuple[Any, ...]] = []
         size = 0
         for row in iter(cur.fetchone, None):
             size += sum(len(str(v)) + 1 for v in row)

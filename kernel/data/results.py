@@ -80,7 +80,7 @@ class Results:
 
     def get(self, query_id: str, user_id: int) -> Result:
         with self._lock:
-            mine = self._by_user.get(user_id) or {}
+            mine: OrderedDict[str, Result] | dict[str, Result] = self._by_user.get(user_id) or {}
             result = mine.get(query_id) if isinstance(query_id, str) else None
         if result is None:
             raise DreamerError("not_found", f"there is no result {str(query_id)[:40]!r} (results are kept for a while; run the query again)")

@@ -134,7 +134,7 @@ def parse_scopes(text: str, known_tables: set[str] | None = None) -> ScopesFile:
         rules = {_table(t, name): _rule(r, name, t) for t, r in tables.items()}
         roles[name] = Role(name, describe, rules)
     for name, role in roles.items():
-        for table, rule in role.rules.items():
+        for table in role.rules:
             if known_tables is not None and table not in known_tables:
                 raise _bad(f"role {name} names table {table!r}, which the connection does not have")
             _check_chain(role, table, 0)

@@ -69,10 +69,10 @@ class GalleryInstaller:
             installed = [(a.name, a.version, a.source) for a in list_installed(s, who.user_id) if a.source]
         return await asyncio.to_thread(self._outdated, installed)
 
-    def _outdated(self, installed: list[tuple[str, str, str | None]]) -> list[dict[str, Any]]:
+    def _outdated(self, installed: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
         rows = []
         for name, current, source in installed:
-            with self._connect(str(source)) as gallery:
+            with self._connect(source) as gallery:
                 try:
                     latest = gallery.package(name).get("latest")
                 except (DreamerError, AttributeError) as exc:

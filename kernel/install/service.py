@@ -33,11 +33,12 @@ from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.integrity import bundle_folder, check_bundle
 from dreamer.kernel.install.names import check_name_free
 from dreamer.kernel.install.registry import InstalledAgent, find_installed, get_installed, grants_of, list_installed
+from dreamer.kernel.install.overlap import overlap_warnings
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.install import snapshots
 from dreamer.kernel.permissions.folders import bounds_for
 from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
-from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
+from dreamer.kernel.permissions.scopes import Scope, ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.mounts import fs_grants
 from dreamer.kernel.store.db import Store
@@ -145,10 +146,12 @@ class Installer:
         with self.store.session() as s:
             current = find_installed(s, who.user_id, manifest.name)
             granted = {g.scope for g in grants_of(s, who.user_id, manifest.name)} if current else set()
+            warnings = overlap_warnings(manifest.name, fn_dicts, list_installed(s, who.user_id))
         upgrade = None
         if current is not None:
             upgrade = upgrade_diff(current.manifest, current.functions, manifest_dict, fn_dicts, granted)
         shown = review(manifest_dict, fn_dicts, self.settings.limits)
+        shown["warnings"] = warnings
         if provenance is not None:
             shown.update(publisher_verified=True, publisher_fingerprint=provenance["fingerprint"],
                          gallery=provenance["gallery"])
@@ -553,7 +556,7 @@ def _turned_on(name: str, required: list[str], optional: list[str], grant: list[
     return chosen
 
 
-def _parse(scope: str):  # noqa: ANN202 - returns Scope
+def _parse(scope: str) -> Scope:
     try:
         return parse_scope(scope)
     except ScopeError as exc:

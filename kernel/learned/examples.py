@@ -87,7 +87,7 @@ def list_learned(store: Store, user_id: int) -> list[Learned]:
 def forget(store: Store, user_id: int, example_id: int) -> bool:
     with store.session() as s:
         done = s.execute(delete(LearnedExample).where(LearnedExample.user_id == user_id, LearnedExample.id == example_id))
-        return bool(done.rowcount)
+        return bool(getattr(done, "rowcount", 0))  # a DELETE's CursorResult
 
 
 def _trim(s: Any, user_id: int) -> None:

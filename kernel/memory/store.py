@@ -16,7 +16,9 @@ from dreamer.kernel.memory.text import clean_fact, fact_key
 from dreamer.kernel.store.models import Memory
 
 # An agent holding memory:write must not be able to fill the store without end.
-MAX_MEMORIES_PER_USER = 1000
+MAX_MEMORIES_PER_USER = 1000  # the user's own facts
+MAX_FACTS_PER_AGENT = 100  # facts one agent may add (memory:write)
+MAX_AGENT_FACTS = 300  # ... and all agents together
 _SOURCE = re.compile(r"user|agent:[a-z][a-z0-9-]{1,62}")
 
 
@@ -44,20 +46,41 @@ def add_memory(session: Session, user_id: int, text: object, source: str) -> tup
     key = fact_key(cleaned)
     found = _by_key(session, user_id, key)
     if found is not None:
+        if source == "user" and found.source != "user":
+            found.source = "user"  # the user said it too: it is theirs now, and outranks agents' facts
         return _fact(found), False
-    count = session.scalar(select(func.count()).select_from(Memory).where(Memory.user_id == user_id)) or 0
-    if count >= MAX_MEMORIES_PER_USER:
-        raise DreamerError(
-            "payload_too_large",
-            f"Sidekick's memory already holds {MAX_MEMORIES_PER_USER} facts for this user; "
-            "forget some first (`dreamer memory forget ID`)",
-        )
+    # The user's facts and the agents' are counted apart: an agent can fill only its own share,
+    # never the room the user's own facts need.
+    if source == "user":
+        count = _count(session, user_id, Memory.source == "user")
+        if count >= MAX_MEMORIES_PER_USER:
+            raise DreamerError(
+                "payload_too_large",
+                f"Sidekick's memory already holds {MAX_MEMORIES_PER_USER} of your facts; "
+                "forget some first (`dreamer memory forget ID`)",
+            )
+    else:
+        if _count(session, user_id, Memory.source == source) >= MAX_FACTS_PER_AGENT:
+            raise DreamerError(
+                "payload_too_large",
+                f"{source.removeprefix('agent:')} already added {MAX_FACTS_PER_AGENT} facts to Sidekick's memory, "
+                "the most one agent may; the user can forget some (`dreamer memory forget ID`)",
+            )
+        if _count(session, user_id, Memory.source != "user") >= MAX_AGENT_FACTS:
+            raise DreamerError(
+                "payload_too_large",
+                f"agents already added {MAX_AGENT_FACTS} facts to Sidekick's memory, the most all agents together may",
+            )
     row = Memory(user_id=user_id, text=cleaned, key=key, source=source)
     session.add(row)
     # A concurrent request storing the same fact makes this raise IntegrityError;
     # dreamer.kernel.memory.service tries once more, and then finds it.
     session.flush()
     return _fact(row), True
+
+
+def _count(session: Session, user_id: int, where: Any) -> int:
+    return session.scalar(select(func.count()).select_from(Memory).where(Memory.user_id == user_id, where)) or 0
 
 
 def list_memories(session: Session, user_id: int) -> list[Fact]:

@@ -29,6 +29,31 @@ TARGET = "Sidekick's memory"
 MAX_QUESTION_CHARS = 2000
 MAX_READ_FACTS = 50  # what one answer carries; the most relevant come first
 ANSWER_VARIANT = "fast"
+WRITES_PER_MINUTE = 20  # facts one agent may write for one user in a minute
+
+
+class _Window:
+    """At most `limit` events per key in any `span` seconds (in memory: one kernel process)."""
+
+    def __init__(self, limit: int, span: float = 60.0, clock: Any = time.monotonic) -> None:
+        self.limit, self.span, self.clock = limit, span, clock
+        self._events: dict[Any, list[float]] = {}
+
+    def wait(self, key: Any) -> float:
+        """0 and the event counted, or the seconds until one more is allowed."""
+        now = self.clock()
+        recent = [t for t in self._events.get(key, []) if now - t < self.span]
+        if len(recent) >= self.limit:
+            self._events[key] = recent
+            return float(max(1.0, self.span - (now - recent[0])))
+        recent.append(now)
+        self._events[key] = recent
+        if len(self._events) > 10_000:
+            self._events.clear()
+        return 0.0
+
+
+_WRITES = _Window(WRITES_PER_MINUTE)
 
 SYSTEM = (
     "You answer a question about a person from the facts they told their assistant, Sidekick. "
@@ -66,12 +91,17 @@ async def memory_read(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str
         structured_output.validator_for(p.schema_)  # a bad schema fails before anything is read
     ctx.require("memory:read", action="memory.read", target=TARGET, detail={"schema": p.schema_ is not None})
     ranked = rank(p.question, memories(ctx.invoker.store, ctx.who.user_id), limit=MAX_READ_FACTS)
-    facts = [r.fact.text for r in ranked]
+    # The user's own facts first: an agent's never outrank what the user said (a stable sort keeps relevance).
+    # (rank() takes any fact with a text; the stored ones all carry their source.)
+    sources = [str(getattr(r.fact, "source", "user")) for r in ranked]
+    order = sorted(range(len(ranked)), key=lambda i: sources[i] != "user")
+    facts = [ranked[i].fact.text for i in order]
+    sources = [sources[i] for i in order]
     gateway = getattr(ctx.invoker, "llm", None)
     if p.schema_ is None or not facts or gateway is None or not gateway.available:
-        return {"facts": facts, "answer": None, "model": None}
+        return {"facts": facts, "sources": sources, "answer": None, "model": None}
     request = ChatRequest(
-        messages=[Message.user("Facts:\n" + "\n".join(f"- {f}" for f in facts) + f"\n\nQuestion: {p.question}")],
+        messages=[Message.user("Facts:\n" + "\n".join(f"- {f} ({_said_by(src)})" for f, src in zip(facts, sources)) + f"\n\nQuestion: {p.question}")],
         system=SYSTEM, variant=ANSWER_VARIANT, max_tokens=min(1024, gateway.config.max_tokens),
     )
     # The model may not outlive the invocation that asked.
@@ -84,13 +114,24 @@ async def memory_read(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str
         if exc.code == "budget_exceeded":
             ctx.record(action="memory.read", target=TARGET, decision="deny", detail={"reason": exc.code})
         raise
-    return {"facts": facts, "answer": result.data, "model": result.response.model}
+    return {"facts": facts, "sources": sources, "answer": result.data, "model": result.response.model}
+
+
+def _said_by(source: str) -> str:
+    return "the person said this" if source == "user" else f"added by the {source.removeprefix('agent:')} agent, unconfirmed"
 
 
 async def memory_write(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str, Any]:
     p: _Write = _params(_Write, "memory.write", params)
     fact = clean_fact(p.fact)
     ctx.require("memory:write", action="memory.write", target=TARGET)
+    wait = _WRITES.wait((ctx.who.user_id, ctx.agent))
+    if wait:
+        ctx.record(action="memory.write", target=TARGET, decision="deny", detail={"reason": "rate_limited"})
+        raise DreamerError(
+            "rate_limited",
+            f"{ctx.agent} wrote more than {WRITES_PER_MINUTE} facts to Sidekick's memory in a minute; try again in {wait:.0f} s",
+        )
     added = remember(
         ctx.invoker.store, ctx.who.user_id, f"agent:{ctx.agent}", fact,
         source=f"agent:{ctx.agent}", via="agent", invocation_id=ctx.invocation_id,

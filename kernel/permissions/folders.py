@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.permissions.scopes import Scope
-from dreamer.kernel.sandbox.mounts import SHARED_FOLDERS, SYSTEM_TREES, checked_folder, program_folders
+from dreamer.kernel.sandbox.mounts import SYSTEM_TREES, checked_folder, program_folders
 from dreamer.kernel.store.models import User
 
 USER_PLACEHOLDER = "{user}"

@@ -57,7 +57,7 @@ def clear(store: Store, user_id: int, agent: str | None = None) -> int:
         q = delete(Post).where(Post.user_id == user_id)
         if agent:
             q = q.where(Post.agent == agent)
-        return s.execute(q).rowcount or 0
+        return int(getattr(s.execute(q), "rowcount", 0) or 0)  # a DELETE's CursorResult
 
 
 async def posts_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import and_, case, func, insert, literal, or_, select, update
+from sqlalchemy import func, insert, or_, select, update
 
 from dreamer.kernel.invocations.service import QueuedRun
 from dreamer.kernel.runs.retry import retry_delay
@@ -70,56 +70,50 @@ def due(
     running_users: Mapping[int, int] | None = None,
     running_agents: Mapping[tuple[int, str], int] | None = None,
     limit: int = 100,
+    max_groups: int = 1000,
 ) -> list[tuple[str, int, str]]:
     """Queued invocations whose time has come, in the order they should start: (id, user_id, agent).
 
-    Fair share, decided in SQL so one user's backlog costs the others nothing: each
-    (user, agent) offers only the rows it could start now (at most `per_agent` minus
-    what it runs), each user interleaves its agents round-robin and offers at most
-    `per_user` minus what it runs, and the users' offers are merged least-loaded first
-    (then oldest first). A user with 2,000 queued rows therefore offers the same few
-    rows as a user with one, and a user at their limit offers none.
+    Fair share, so one user's backlog costs the others nothing: each (user, agent) offers
+    only the rows it could start now (at most `per_agent` minus what it runs), each user
+    interleaves their agents round-robin and offers at most `per_user` minus what they
+    run, and the users' offers are merged least-loaded first, then oldest first. A user
+    with 20,000 queued rows offers the same few rows as a user with one, and a user at
+    their limit offers none. The work per call is one index scan for the (user, agent)
+    groups and one short index seek per group (ix_invocations_queue), never the whole queue.
     """
     users = {u: n for u, n in (running_users or {}).items() if n > 0}
     agents = {k: n for k, n in (running_agents or {}).items() if n > 0}
+    full = [u for u, n in users.items() if n >= per_user]
     at = now()
     inv = Invocation.__table__.c
-    busy_agent = case(*[(and_(inv.user_id == u, inv.agent == a), n) for (u, a), n in agents.items()], else_=0) if agents else literal(0)
-    busy_user = case(users, value=inv.user_id, else_=0) if users else literal(0)
-    candidates = (
-        select(
-            inv.id, inv.user_id, inv.agent, inv.created_at,
-            (func.row_number().over(partition_by=(inv.user_id, inv.agent), order_by=(inv.created_at, inv.id)) + busy_agent).label("agent_load"),
-            busy_user.label("user_busy"),
-        )
-        .where(
-            inv.status == "queued",
-            or_(inv.run_after.is_(None), inv.run_after <= at),
-            # A user at their limit offers nothing: skip their rows before any window is computed.
-            *([inv.user_id.notin_([u for u, n in users.items() if n >= per_user])] if any(n >= per_user for n in users.values()) else []),
-        )
-        .subquery()
-    )
-    c = candidates.c
-    startable = (
-        select(
-            c.id, c.user_id, c.agent, c.created_at,
-            (func.row_number().over(partition_by=c.user_id, order_by=(c.agent_load, c.created_at, c.id)) + c.user_busy).label("user_load"),
-        )
-        .where(c.agent_load <= per_agent)
-        .subquery()
-    )
-    o = startable.c
+    ready = (inv.status == "queued", or_(inv.run_after.is_(None), inv.run_after <= at))
+    offers: dict[int, list[tuple[int, datetime, str, str]]] = {}
     with store.session() as s:
-        return [
-            (r.id, r.user_id, r.agent)
-            for r in s.execute(
-                select(o.id, o.user_id, o.agent)
-                .where(o.user_load <= per_user)
-                .order_by(o.user_load, o.created_at, o.id)
-                .limit(limit)
-            )
+        heads = select(inv.user_id, inv.agent, func.min(inv.created_at)).where(*ready)
+        if full:
+            heads = heads.where(inv.user_id.notin_(full))
+        groups = [
+            (u, a, head) for u, a, head in s.execute(heads.group_by(inv.user_id, inv.agent))
+            if agents.get((u, a), 0) < per_agent
         ]
+        # Bounded work per fill: the groups likeliest to start first (least-loaded, oldest head).
+        groups.sort(key=lambda g: (users.get(g[0], 0), agents.get((g[0], g[1]), 0), g[2]))
+        for u, a, _ in groups[:max_groups]:
+            busy = agents.get((u, a), 0)
+            rows = s.execute(
+                select(inv.id, inv.created_at).where(*ready, inv.user_id == u, inv.agent == a)
+                .order_by(inv.created_at, inv.id).limit(per_agent - busy)
+            )
+            for rank, (run_id, created) in enumerate(rows, start=1):
+                offers.setdefault(u, []).append((busy + rank, created, run_id, a))
+    merged: list[tuple[int, datetime, str, int, str]] = []
+    for u, offered in offers.items():
+        offered.sort()  # each agent's next row before any agent's one after it: round-robin
+        for n, (_, created, run_id, a) in enumerate(offered[: per_user - users.get(u, 0)], start=1):
+            merged.append((users.get(u, 0) + n, created, run_id, u, a))
+    merged.sort()
+    return [(run_id, u, a) for _, _, run_id, u, a in merged[:limit]]
 
 
 def next_due_at(store: Store) -> datetime | None:

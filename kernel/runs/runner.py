@@ -96,7 +96,7 @@ class BackgroundRunner:
         while True:
             self._wake.clear()
             try:
-                self._fill()
+                await self._fill()
             except Exception:  # noqa: BLE001 - a store hiccup must not end background work for good
                 log.exception("the background runner could not read the queue")
             await self._sleep()
@@ -110,13 +110,15 @@ class BackgroundRunner:
             async with asyncio.timeout(timeout):
                 await self._wake.wait()
 
-    def _fill(self) -> None:
+    async def _fill(self) -> None:
         room = self.total - len(self._tasks)
         if room <= 0:
             return
-        order = queue.due(
-            self.store, per_user=self.per_user, per_agent=self.per_agent,
-            running_users=self._by_user, running_agents=self._by_agent, limit=room,
+        # Off the event loop: with a long backlog the read takes milliseconds, and HTTP
+        # requests must not wait for it. Counts are re-checked below before each claim.
+        order = await asyncio.to_thread(
+            queue.due, self.store, per_user=self.per_user, per_agent=self.per_agent,
+            running_users=dict(self._by_user), running_agents=dict(self._by_agent), limit=room,
         )
         for run_id, user_id, agent in order:
             if run_id in self._tasks or len(self._tasks) >= self.total:

@@ -221,7 +221,7 @@ class Sandbox(ABC):
             process = await self.start(spec)
             try:
                 _, stderr = await asyncio.wait_for(process.communicate(), timeout=30)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.kill(process)
                 await process.wait()
                 message = f"the {self.name} sandbox did not start within 30 s"

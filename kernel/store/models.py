@@ -5,6 +5,7 @@ what ran, and the audit chain. SQLAlchemy 2 declarative models; Alembic owns the
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -98,8 +99,8 @@ class BundleVersion(Base):
     kind: Mapped[str] = mapped_column(String(16))
     digest: Mapped[str] = mapped_column(String(64))
     publisher: Mapped[str] = mapped_column(String(64))
-    manifest: Mapped[dict] = mapped_column(JSON)
-    functions: Mapped[list] = mapped_column(JSON)
+    manifest: Mapped[dict[str, Any]] = mapped_column(JSON)
+    functions: Mapped[list[Any]] = mapped_column(JSON)
     path: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -142,7 +143,7 @@ class Invocation(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     agent: Mapped[str] = mapped_column(String(64), index=True)
     function: Mapped[str] = mapped_column(String(64))
-    args: Mapped[dict] = mapped_column(JSON)
+    args: Mapped[dict[str, Any]] = mapped_column(JSON)
     # "user" for a direct call, else the calling agent's name.
     caller: Mapped[str] = mapped_column(String(64))
     parent_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
@@ -160,7 +161,11 @@ class Invocation(Base):
     max_attempts: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     run_after: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # retry backoff
     # What started it when a trigger did: {"type", "name", "depth"}.
-    trigger: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    trigger: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+    # The fair-share scheduler's reads (kernel/runs/queue.py `due`): queued rows grouped
+    # by (user, agent), oldest first, by index alone however long one user's backlog is.
+    __table_args__ = (Index("ix_invocations_queue", "status", "user_id", "agent", "created_at", "id", "run_after"),)
 
 
 class InvocationLog(Base):
@@ -187,7 +192,7 @@ class AuditEntry(Base):
     target: Mapped[str] = mapped_column(String(200))
     scope: Mapped[str | None] = mapped_column(String(1100), nullable=True)
     decision: Mapped[str] = mapped_column(String(8))  # allow | deny
-    detail: Mapped[dict] = mapped_column(JSON, default=dict)
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64), unique=True)
@@ -207,7 +212,7 @@ class Span(Base):
     end_ns: Mapped[int] = mapped_column(BigInteger)
     duration_ms: Mapped[float] = mapped_column(Float)
     status: Mapped[str] = mapped_column(String(16))
-    attributes: Mapped[dict] = mapped_column(JSON)
+    attributes: Mapped[dict[str, Any]] = mapped_column(JSON)
     invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
 
 
@@ -240,7 +245,7 @@ class Conversation(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     title: Mapped[str] = mapped_column(String(200), default="")
-    pending: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    pending: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -253,7 +258,7 @@ class ChatMessage(Base):
     role: Mapped[str] = mapped_column(String(16))  # user | assistant
     content: Mapped[str] = mapped_column(Text)
     # For the assistant: the calls it made ({agent, function, args, ok, result | error}) and any question.
-    data: Mapped[dict] = mapped_column(JSON, default=dict)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -286,7 +291,7 @@ class Post(Base):
     agent: Mapped[str] = mapped_column(String(64))
     text: Mapped[str] = mapped_column(Text)
     priority: Mapped[str] = mapped_column(String(16))  # normal | urgent
-    attachments: Mapped[list] = mapped_column(JSON, default=list)
+    attachments: Mapped[list[Any]] = mapped_column(JSON, default=list)
     invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -313,7 +318,7 @@ class Trigger(Base):
     token: Mapped[str | None] = mapped_column(String(64), nullable=True, unique=True)
     secret: Mapped[str | None] = mapped_column(String(200), nullable=True)
     event: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
-    content_types: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    content_types: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -335,7 +340,7 @@ class DataConnection(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     scopes: Mapped[str] = mapped_column(Text, default="")
     scopes_version: Mapped[int] = mapped_column(Integer, default=0)
-    secrets: Mapped[dict] = mapped_column(JSON, default=dict)
+    secrets: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -353,9 +358,9 @@ class ToolBundle(Base):
     version: Mapped[str] = mapped_column(String(64))
     digest: Mapped[str] = mapped_column(String(64))
     publisher: Mapped[str] = mapped_column(String(64))
-    manifest: Mapped[dict] = mapped_column(JSON)
-    tools: Mapped[list] = mapped_column(JSON)  # as listed at install: name, description, input_schema, annotations
-    skills: Mapped[list] = mapped_column(JSON)  # name, description, body
+    manifest: Mapped[dict[str, Any]] = mapped_column(JSON)
+    tools: Mapped[list[Any]] = mapped_column(JSON)  # as listed at install: name, description, input_schema, annotations
+    skills: Mapped[list[Any]] = mapped_column(JSON)  # name, description, body
     path: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -371,8 +376,8 @@ class ToolInstallation(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     server: Mapped[str] = mapped_column(String(64))
     bundle_id: Mapped[int] = mapped_column(ForeignKey("tool_bundles.id"))
-    disabled: Mapped[list] = mapped_column(JSON, default=list)
-    headers: Mapped[dict] = mapped_column(JSON, default=dict)
+    disabled: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    headers: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     installed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -408,7 +413,7 @@ class LearnedExample(Base):
     phrase: Mapped[str] = mapped_column(Text)
     agent: Mapped[str] = mapped_column(String(64))
     function: Mapped[str] = mapped_column(String(64))
-    args: Mapped[dict] = mapped_column(JSON, default=dict)
+    args: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     weight: Mapped[float] = mapped_column(Float, default=1.0)
     source: Mapped[str] = mapped_column(String(32), default="picked")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

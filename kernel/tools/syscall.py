@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.permissions.gate import decide
-from dreamer.kernel.tools.naming import qualified
+from dreamer.kernel.tools.naming import qualified, split
 from dreamer.kernel.tools.registry import Caller, ToolRegistry
 
 if TYPE_CHECKING:
@@ -33,7 +33,8 @@ async def tools_call(ctx: SyscallContext, params: dict[str, Any]) -> dict[str, A
         actor=f"agent:{ctx.agent}", agent=ctx.agent, invocation_id=ctx.invocation_id,
         deadline=ctx.caller.deadline, syscall=ctx,
     )
-    value = await _registry(ctx).call(ctx.who.user_id, ctx.who.user_name, name, args, caller)  # type: ignore[arg-type]
+    # split() turns a name that is not server.tool (or not a string) into invalid_argument.
+    value = await _registry(ctx).call(ctx.who.user_id, ctx.who.user_name, qualified(*split(name)), args, caller)
     return {"value": value}
 
 

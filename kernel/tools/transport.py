@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 
@@ -29,6 +30,9 @@ from dreamer.kernel.tools.remote import CappedTransport, admitted_addresses, rem
 STDERR_TAIL_LINES = 20
 STDERR_LINE_CHARS = 300
 CLOSE_GRACE_S = 1.0
+NOTIFICATIONS_PER_S = 100  # per server connection; a flood beyond is dropped unparsed
+NOTIFICATION_BURST = 200
+YIELD_EVERY_LINES = 64
 
 
 @dataclass
@@ -61,8 +65,12 @@ async def sandboxed_stdio(
 
     async def stdout_reader() -> None:
         assert process.stdout is not None
+        allowance, refilled, lines = float(NOTIFICATION_BURST), time.monotonic(), 0
         async with to_session:
             while True:
+                lines += 1
+                if lines % YIELD_EVERY_LINES == 0:
+                    await asyncio.sleep(0)  # buffered lines are read without yielding: let other users in
                 try:
                     line = await process.stdout.readline()
                 except (ValueError, asyncio.LimitOverrunError):
@@ -76,6 +84,15 @@ async def sandboxed_stdio(
                     return
                 if not line.strip():
                     continue
+                if b'"method"' in line and b'"id"' not in line:
+                    # A notification (no id): at most NOTIFICATIONS_PER_S a second, on average; the
+                    # rest are dropped before they cost a parse. (A line with "id" is parsed as usual.)
+                    now = time.monotonic()
+                    allowance = min(float(NOTIFICATION_BURST), allowance + (now - refilled) * NOTIFICATIONS_PER_S)
+                    refilled = now
+                    if allowance < 1:
+                        continue
+                    allowance -= 1
                 try:
                     message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 except ValueError:

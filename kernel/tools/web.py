@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Literal
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.errors import DreamerError
@@ -104,10 +104,10 @@ class UserFetch:
         self.record(action=action, target=target, detail=detail)
         return scope
 
-    def record(self, *, action: str, target: str, decision: str = "allow", detail: dict[str, Any] | None = None) -> None:
+    def record(self, *, action: str, target: str, decision: Literal["allow", "deny"] = "allow", detail: dict[str, Any] | None = None) -> None:
         def entry(conn: Any) -> None:
             audit(conn, user_id=self.who.user_id, actor=self.actor, action=action, target=target,
-                  decision=decision, detail=detail or {})  # type: ignore[arg-type]
+                  decision=decision, detail=detail or {})
 
         # Synchronous like SyscallContext's: committed before the fetch goes on.
         if self.invoker.writer is not None:

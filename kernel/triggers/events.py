@@ -4,7 +4,8 @@ params {"event": "article.saved", "data": JSON}. The event must be one the agent
 declares (`events:` in agent.yaml). Each agent of the same user with an `event`
 trigger on `<agent>.<event>` gets a background invocation (its `schedule` grant is
 checked and audited); result {"invocations": [ids]}. Events that set off events
-carry a depth, and a chain deeper than MAX_EVENT_DEPTH is refused as a loop.
+carry a depth, and a chain deeper than MAX_EVENT_DEPTH is refused as a loop; all the
+runs one chain sets off share a budget of MAX_CHAIN_RUNS (kernel/triggers/service.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ MAX_DATA_BYTES = 256 * 1024
 async def events_emit(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str, Any]:
     name, data = params.get("event"), params.get("data")
     try:
-        check_event(name, qualified=False)  # type: ignore[arg-type]
+        check_event(name, qualified=False)
     except ValueError as exc:
         raise DreamerError("invalid_argument", f"ctx.emit_event: {exc}") from None
     if len(json.dumps(data, ensure_ascii=False).encode("utf-8", "surrogatepass")) > MAX_DATA_BYTES:
@@ -40,9 +41,13 @@ async def events_emit(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str
         )
     with ctx.invoker.store.session() as s:
         row = s.get(Invocation, ctx.invocation_id)
-        depth = int(((row.trigger if row else None) or {}).get("depth", 0))
+        fired_by = (row.trigger if row else None) or {}
+        depth = int(fired_by.get("depth", 0))
     if depth >= MAX_EVENT_DEPTH:
         raise DreamerError("depth_exceeded", f"event {ctx.agent}.{name} refused: events set each other off {depth} deep")
+    # The chain is named by the invocation that started it; every run it sets off counts
+    # against one budget, however wide it fans out (depth alone bounds only its length).
+    chain = str(fired_by.get("chain") or ctx.invocation_id)
     qualified = f"{ctx.agent}.{name}"
     triggers = ctx.invoker.kernel.triggers
     started: list[str] = []
@@ -50,7 +55,7 @@ async def events_emit(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str
     for sub in triggers.subscribers(ctx.who.user_id, qualified):
         payload = {"event": qualified, "agent": ctx.agent, "data": data}
         try:
-            outcome = await triggers.fire(sub, payload, depth=depth + 1, parent_id=ctx.invocation_id)
+            outcome = await triggers.fire(sub, payload, depth=depth + 1, parent_id=ctx.invocation_id, chain=chain)
         except DreamerError as exc:
             refused.append(f"{sub.agent}: {exc.code}")
             continue

@@ -71,7 +71,7 @@ def check_schedule(schedule: str) -> str:
     return " ".join(schedule.split())
 
 
-def check_event(name: str, *, qualified: bool) -> str:
+def check_event(name: object, *, qualified: bool) -> str:
     """An event name ("article.saved"), or with `qualified` one naming its agent ("notes.article.saved")."""
     pattern = rf"{AGENT_PART_RE}\.{EVENT_NAME_RE}" if qualified else EVENT_NAME_RE
     if not isinstance(name, str) or not re.fullmatch(pattern, name):

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("dreamer.triggers")
 
 MAX_EVENT_DEPTH = 8  # events setting off events: a chain longer than this is a loop
+MAX_CHAIN_RUNS = 64  # runs one chain of events may set off in all, however it fans out
+MAX_CHAINS_TRACKED = 10_000
 
 
 def new_token() -> str:
@@ -57,6 +59,8 @@ class TriggerService:
         self.kernel = kernel
         self.store = kernel.store
         self.cron: Any = None  # CronScheduler, set by the kernel at start
+        # chain (the invocation that started it) → runs its events set off, oldest chains first
+        self._chain_runs: dict[str, int] = {}
 
     # -- rows -----------------------------------------------------------------------------
 
@@ -131,7 +135,8 @@ class TriggerService:
     # -- firing ------------------------------------------------------------------------------
 
     async def fire(
-        self, row: Trigger, payload: dict[str, Any], *, depth: int = 0, parent_id: str | None = None, manual: bool = False
+        self, row: Trigger, payload: dict[str, Any], *, depth: int = 0, parent_id: str | None = None, manual: bool = False,
+        chain: str | None = None,
     ) -> Outcome:
         """Queue a background invocation of the trigger's entrypoint with `payload` as its argument.
 
@@ -147,6 +152,22 @@ class TriggerService:
                 s, user_id=user.id, actor=f"trigger:{row.type}", action="triggers.fire", target=target,
                 detail={"type": row.type, "manual": manual}, invocation_id=parent_id,
             )
+        if chain is not None:
+            spent = self._chain_runs.pop(chain, 0) + 1
+            self._chain_runs[chain] = spent  # most recently used last, so the oldest go first
+            while len(self._chain_runs) > MAX_CHAINS_TRACKED:
+                self._chain_runs.pop(next(iter(self._chain_runs)))
+            if spent > MAX_CHAIN_RUNS:
+                with self.store.session() as s:
+                    if spent == MAX_CHAIN_RUNS + 1:  # one entry when the budget runs out, not one per refusal
+                        audit(s, user_id=row.user_id, actor=f"trigger:{row.type}", action="triggers.chain_budget",
+                              target=f"{row.agent}.{row.name}"[:200], decision="deny",
+                              detail={"chain": chain, "runs": MAX_CHAIN_RUNS}, invocation_id=parent_id)
+                raise DreamerError(
+                    "rate_limited",
+                    f"{row.agent}'s trigger {row.name!r} refused: the chain of events started by {chain} "
+                    f"already set off {MAX_CHAIN_RUNS} runs",
+                )
         decision.require("run on its triggers")
         if row.paused and not manual:
             raise DreamerError("conflict", f"{row.agent}'s trigger {row.name!r} is paused; `dreamer trigger resume {row.agent} {row.name!r}` resumes it")
@@ -156,7 +177,7 @@ class TriggerService:
         spec = installed.function(row.entrypoint)
         names = list((spec.get("parameters") or {}).get("properties") or {})
         args = {names[0]: payload} if names else {}
-        trigger = {"type": row.type, "name": row.name, "depth": depth, "id": row.id}
+        trigger = {"type": row.type, "name": row.name, "depth": depth, "id": row.id, **({"chain": chain} if chain else {})}
         caller = Caller("trigger", trigger=trigger, parent_id=parent_id)
         return await self.kernel.invoker.invoke(who, row.agent, row.entrypoint, args, caller)
 

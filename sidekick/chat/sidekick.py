@@ -7,6 +7,7 @@ conversation — the planner asks, and the executor checks again before each cal
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -25,8 +26,11 @@ from dreamer.sidekick.dialogue.state import load_state
 from dreamer.sidekick.dialogue.understand import DROPPED, Understood, understand
 from dreamer.sidekick.replies.render import error_text, result_text
 from dreamer.sidekick.chat.steps import run_step
+from dreamer.sidekick.chat.planning import PlanningPool, TooSlow
+from dreamer.sidekick.chat.preferences import apply_preferences
 from dreamer.sidekick.memory.chat import memory_turn
 from dreamer.sidekick.planner import Clarification, OfflinePlanner, Plan, PlanContext, Planner, Step, Tool
+from dreamer.sidekick.planner.language import embeddings
 from dreamer.sidekick.planner.model import ModelLoop
 
 MAX_MESSAGE_CHARS = 8000
@@ -40,6 +44,14 @@ class Sidekick:
         self.invoker = invoker
         self.planner: Planner = planner or OfflinePlanner()
         self.model_loop = ModelLoop()  # used instead of `planner` while a model is configured
+        self._hints: OrderedDict[str, set[str]] = OrderedDict()  # per conversation: agents told what to grant
+        # Messages are read off the event loop: understanding in planning threads, the offline planner
+        # in planning processes (sidekick/chat/planning.py).
+        self.planning = PlanningPool()
+        if type(self.planner) is OfflinePlanner:
+            self.planning.warm()  # a planning process starts (and loads the embedding model) with the kernel
+        else:
+            embeddings.warm()  # a planner in this process: load the embedding model now, off the event loop
 
     def tools(self, who: Principal) -> list[Tool]:
         """The exported functions of the user's agents, then the enabled tools of their tool
@@ -50,7 +62,8 @@ class Sidekick:
         for agent in agents:
             for spec in agent.functions:
                 if spec.get("exported"):
-                    tools.append(Tool.from_spec(agent.name, spec, agent.description))
+                    tools.append(Tool.from_spec(agent.name, spec, agent.description, agent.publisher,
+                                                agent.installed_at.isoformat()))
         taken = {t.name for t in tools}
         for server in self._tool_servers(who):
             for spec in server.tools:
@@ -85,7 +98,11 @@ class Sidekick:
         yield {"event": "start", "conversation_id": conv.id, "planner": "offline" if gateway is None else "model"}
 
         # "I'm vegetarian", "what do you remember about me": Sidekick's memory, no agent involved.
-        noted = memory_turn(self.store, who, text, answering=conv.pending is not None)
+        answering = conv.pending is not None
+        try:
+            noted = await self.planning.run(who.user_id, lambda: memory_turn(self.store, who, text, answering=answering))
+        except TooSlow:
+            noted = None
         if noted is not None:
             yield {"event": "text", "delta": noted.reply}
             record_turn(self.store, conv.id, text, noted.reply, {"calls": [], "memory": noted.data()}, None)
@@ -104,8 +121,10 @@ class Sidekick:
             return [(x.agent, x.function, x.args) for x in learned.lookup(self.store, who.user_id, phrase) if x.weight > 0]
 
         try:
-            seen = understand(text, tools, context, state, pending,
-                              None if gateway is not None else self._plan, taught)
+            seen = await self.planning.run(who.user_id, lambda: understand(
+                text, tools, context, state, pending, None if gateway is not None else self._plan, taught))
+        except TooSlow as slow:
+            seen = Understood(Plan(reply=str(slow)), "planner")
         except DreamerError:
             raise
         except Exception as exc:  # a planner bug must not cost the user their conversation
@@ -139,7 +158,9 @@ class Sidekick:
         if plan.pending is not None and not seen.keep_pending:
             yield _question_event(plan.pending)
         elif plan.pending is None:
-            for step in plan.steps:
+            # "I'm vegetarian" fills recipes' diet when recipes may read Sidekick's memory; else a hint, once.
+            applied = apply_preferences(self.store, who.user_id, plan.steps, by_name, self._hinted(conv.id))
+            for step in applied.steps:
                 tool = by_name.get(step.name)
                 if tool is None:
                     lines.append(f"I couldn't do that: {step.name} is not one of your agents' functions any more.")
@@ -158,6 +179,8 @@ class Sidekick:
                     yield _question_event(asked)
                     break
                 lines.append(step_text(tool, call))
+            if plan.pending is None:
+                lines.extend(applied.hints)
         if seen.how == "undo" and lines and calls and all(c["ok"] for c in calls):
             lines[0] = "Undone. " + lines[0]
 
@@ -184,7 +207,16 @@ class Sidekick:
         }
 
     def _plan(self, text: str, tools: Sequence[Tool], context: PlanContext) -> Plan:
-        return self.planner.plan(text, tools, context)
+        """Called from a planning thread: the offline planner itself runs in a planning process."""
+        return self.planning.plan_blocking(self.planner, text, tools, context)
+
+    def _hinted(self, conversation_id: str) -> set[str]:
+        found = self._hints.get(conversation_id)
+        if found is None:
+            found = self._hints[conversation_id] = set()
+            while len(self._hints) > 10000:
+                self._hints.popitem(last=False)
+        return found
 
     def _learn(self, who: Principal, phrase: str, chosen: Step, passed_over: Sequence[Step]) -> None:
         """The user picked `chosen` for `phrase`: route it there directly next time, for this user only."""

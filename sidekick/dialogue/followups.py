@@ -29,7 +29,8 @@ from dreamer.sidekick.planner.dialog import read_answer
 from dreamer.sidekick.planner.language.lexicon import ORDINALS
 from dreamer.sidekick.planner.language.slots import SlotType, slot_type
 
-_TAIL = r"(?:\s+(?:too|as well|also|again|please|then|now|thanks))*\s*[.!?]*"
+MAX_FOLLOWUP_CHARS = 300  # tests/security/test_regex_backtracking.py fuzzes these patterns at this length
+_TAIL = r"(?:\s+(?:too|as well|also|again|please|then|now|thanks))*+\s*[.!?]*"
 ADD_MORE = [
     re.compile(rf"^(?:oh,?\s+)?(?:and|also|plus|oh and)\s+(?:add\s+|get\s+|some\s+)?(?P<x>.+?){_TAIL}$", re.I),
     re.compile(rf"^(?P<x>.+?)\s+(?:too|as well){_TAIL}$", re.I),
@@ -42,17 +43,17 @@ SAME = [
     re.compile(r"^(?:now\s+|then\s+)?(?:do\s+)?(?:it|that)\s+(?:again\s+)?(?:for|on)\s+(?P<x>.+?)(?:\s+too)?\s*[.!?]*$", re.I),
 ]
 REMOVE = re.compile(
-    r"^(?:please\s+|oh,?\s+|and\s+|also\s+|actually,?\s+)*(?:remove|delete|drop|scratch|cross off|cross out|get rid of|"
+    r"^(?:please\s+|oh,?\s+|and\s+|also\s+|actually,?\s+)*+(?:remove|delete|drop|scratch|cross off|cross out|get rid of|"
     r"take off|take out|lose)\s+(?:the\s+|that\s+|those\s+)?(?P<x>.+?)(?:\s+(?:off|out|from (?:it|that|there|the list)))?"
-    r"(?:\s+(?:again|too|please|now))*\s*[.!]*$|"
-    r"^(?:please\s+)?take\s+(?:the\s+)?(?P<y>.+?)\s+(?:off|out)(?:\s+(?:again|too|please|now|of it))*\s*[.!]*$",
+    r"(?:\s+(?:again|too|please|now))*+\s*[.!]*$|"
+    r"^(?:please\s+)?take\s+(?:the\s+)?(?P<y>.+?)\s+(?:off|out)(?:\s+(?:again|too|please|now|of it))*+\s*[.!]*$",
     re.I,
 )
 REPLACE = [
-    re.compile(r"^(?:(?:actually|no|sorry|oh|wait|oops|hmm)\W+)*(?:please\s+)?(?:make\s+(?:that|it|this)|change\s+(?:that|it)\s+to|"
+    re.compile(r"^(?:(?:actually|no|sorry|oh|wait|oops|hmm)\W+)*+(?:please\s+)?(?:make\s+(?:that|it|this)|change\s+(?:that|it)\s+to|"
                r"switch\s+(?:that|it)\s+to|replace\s+(?:that|it)\s+with|i\s+meant|i\s+mean|not\s+that,)\s+(?P<x>.+?)"
                r"(?:\s+instead)?(?:\s+please)?\s*[.!]*$", re.I),
-    re.compile(r"^(?:(?:actually|no|sorry)\W+)*(?P<x>.+?)\s+instead(?:\s+please)?\s*[.!]*$", re.I),
+    re.compile(r"^(?:(?:actually|no|sorry)\W+)*+(?P<x>.+?)\s+instead(?:\s+please)?\s*[.!]*$", re.I),
 ]
 PICK = re.compile(
     r"^(?:(?:ok|okay|then|and)\W+)?(?:(?:show|open|give|get|tell)\s+me\s+|i(?:'ll| will)?\s+(?:take|want|go with)\s+|"
@@ -74,6 +75,8 @@ class FollowUp:
 def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datetime) -> FollowUp | None:
     """The follow-up `text` makes against `state`, or None when it is no follow-up of it."""
     said = " ".join(text.replace("’", "'").split())
+    if len(said) > MAX_FOLLOWUP_CHARS:  # follow-ups are short; no pattern below sees a long message
+        return None
     if not said or not state.calls and state.shown is None:
         return None
     by_name = {t.name: t for t in tools}

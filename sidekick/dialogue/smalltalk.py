@@ -16,7 +16,7 @@ from dreamer.sidekick.planner.offline.engine import render_example
 GREETING = re.compile(r"^(?:hi|hello|hey|hiya|howdy|yo|good (?:morning|afternoon|evening|day)|greetings|hallo|heya|sup|"
                       r"what's up|whats up)(?:\s+(?:there|sidekick|buddy|friend|again|everyone))?\s*[!.,]*\s*$", re.I)
 THANKS = re.compile(r"^(?:(?:ok(?:ay)?|great|cool|perfect|awesome|nice|lovely|brilliant|excellent|wonderful|that's great|"
-                    r"good)\W*)*(?:thanks?(?: you)?(?: (?:so|very) much)?(?: a lot)?|thx|ty|cheers|much appreciated|"
+                    r"good)\W*)*+(?:thanks?(?: you)?(?: (?:so|very) much)?(?: a lot)?|thx|ty|cheers|much appreciated|"
                     r"appreciate it|that's all|that is all|all good|got it)?(?:\s+(?:sidekick|buddy|mate))?\s*[!.,]*\s*$", re.I)
 BYE = re.compile(r"^(?:bye|goodbye|good night|see you(?: later)?|see ya|later|ciao|that's it for now)\W*$", re.I)
 HOW_ARE_YOU = re.compile(r"^(?:hi\W+|hey\W+)?how (?:are you|are things|is it going|do you do)(?: today)?\W*$", re.I)
@@ -30,12 +30,13 @@ HELP = re.compile(
     re.I,
 )
 MAX_AGENTS = 12
+MAX_SMALL_TALK_CHARS = 300  # tests/security/test_regex_backtracking.py fuzzes these patterns at this length
 
 
 def small_talk(text: str, tools: Sequence[Tool]) -> str | None:
     """The reply to small talk or a request for help; None when `text` is neither."""
     said = " ".join(text.replace("’", "'").split())
-    if not said:
+    if not said or len(said) > MAX_SMALL_TALK_CHARS:  # small talk is short; no pattern here sees a long message
         return None
     if HELP.match(said):
         return help_text(tools)

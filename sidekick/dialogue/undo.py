@@ -8,15 +8,14 @@ through the kernel's grant check, and a confirm=True inverse is asked about firs
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dreamer.sdk.replies import MISSING, is_empty, resolve_ref
 from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, inverse_step
 from dreamer.sidekick.planner.base import Step, Tool, addressed
 
 UNDO = re.compile(
-    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|hmm|ah|argh)\W*)*"
+    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|hmm|ah|argh)\W*)*+"
     r"(?:(?:please\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back)"
     r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?did|my last (?:change|request)))?"
     r"|take (?:that|it|those|them) (?:off|out|back)(?: again)?"

@@ -55,7 +55,9 @@ _POLITE_START = re.compile(
     r"^(?:(?:hey|hi|ok|okay)\s+)?(?:sidekick\s*[,:]?\s+)?(?:please\s*[,:]?\s+|fyi\s*[,:]?\s+|btw\s*[,:]?\s+|by the way\s*[,:]?\s+|"
     r"just so you know\s*[,:]?\s+|for the record\s*[,:]?\s+|for your information\s*[,:]?\s+)*"
 )
-_POLITE_END = re.compile(r"(?:\s*[,.]?\s*(?:please|thanks|thank you))+$")
+# One polite word at the end, taken off again and again (_tidy): the single pattern
+# `(?:\s*[,.]?\s*(?:please|thanks|thank you))+$` backtracked exponentially ("x please please ... y").
+_POLITE_END = re.compile(r"\b(?:please|thanks|thank you)$")
 
 _RECALL = re.compile(
     r"(?:what\s+(?:do|did)\s+you\s+(?:remember|know)(?:\s+about\s+me)?"
@@ -180,14 +182,14 @@ def _fold(text: str) -> str:
 
 
 def _tidy(message: str) -> str:
-    said = " ".join(str(message).replace("\u2019", "'").replace("\u2018", "'").split())
+    # Longer than any statement: nothing to read (and no pattern below sees thousands of characters).
+    said = " ".join(str(message)[: 4 * MAX_STATEMENT_CHARS].replace("\u2019", "'").replace("\u2018", "'").split())
     said = said.rstrip(" .!")
     low = _fold(said)
     start = _POLITE_START.match(low)
     said = said[start.end() :] if start else said
-    end = _POLITE_END.search(_fold(said))
-    if end and end.start() > 0:
-        said = said[: end.start()]
+    while (end := _POLITE_END.search(_fold(said))) is not None and end.start() > 0:
+        said = said[: end.start()].rstrip(" ,.")
     return said.strip(" ,.!")
 
 

@@ -41,6 +41,10 @@ class Tool:
     # "function" (an agent's exported function) or "tool" (a tool of one of the user's
     # MCP tool servers: `agent` is then the server, `function` the tool).
     kind: str = "function"
+    # Who published the agent, and when this user installed it (ISO 8601; "" when unknown):
+    # choices name the publisher, and an agent installed earlier keeps its phrases on a tie.
+    publisher: str = ""
+    installed_at: str = ""
     # From the SDK's @function(undo=, reply=, sidekick=): how a call is reversed
     # ({"function", "args", "when"}, False: it cannot be, None: not declared), how its
     # result reads (templates, dreamer.sdk.replies), and whether "what can you do" lists it.
@@ -72,7 +76,10 @@ class Tool:
         return props if isinstance(props, Mapping) else {}
 
     @classmethod
-    def from_spec(cls, agent: str, spec: Mapping[str, Any], agent_description: str = "") -> Tool:
+    def from_spec(
+        cls, agent: str, spec: Mapping[str, Any], agent_description: str = "", publisher: str = "",
+        installed_at: str = "",
+    ) -> Tool:
         """A Tool from a FunctionSpec (functions.json, or one entry of `dreamer agents --json`)."""
         params = spec.get("parameters")
         examples = spec.get("examples")
@@ -84,6 +91,8 @@ class Tool:
             examples=tuple(e for e in examples if isinstance(e, str)) if isinstance(examples, list) else (),
             confirm=bool(spec.get("confirm")),
             agent_description=agent_description,
+            publisher=publisher,
+            installed_at=installed_at,
             undo=undo if isinstance(undo := spec.get("undo"), (Mapping, bool)) else None,
             reply=tuple(r for r in reply if isinstance(r, str)) if isinstance(reply := spec.get("reply"), list) else (),
             listed=spec.get("sidekick") is not False,
@@ -100,7 +109,8 @@ def tools_from_agents(agents: Iterable[Mapping[str, Any]]) -> list[Tool]:
         about = str(agent.get("description") or agent.get("title") or "")
         for spec in agent.get("functions") or []:
             if isinstance(spec, Mapping) and spec.get("exported") and isinstance(spec.get("name"), str):
-                tools.append(Tool.from_spec(name, spec, about))
+                tools.append(Tool.from_spec(name, spec, about, str(agent.get("publisher") or ""),
+                                            str(agent.get("installed_at") or "")))
     return tools
 
 

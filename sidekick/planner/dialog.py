@@ -35,22 +35,25 @@ from dreamer.sidekick.planner.base import (
 )
 from dreamer.sidekick.planner.language.lexicon import FILLERS, ORDINALS, PRONOUNS, UNITS
 from dreamer.sidekick.planner.language.slots import Reading, SlotType, read, slot_type
-from dreamer.sidekick.planner.language.text import fold, plural_strip, prepare, tokenize
+from dreamer.sidekick.planner.language.text import fold, made_of, plural_strip, prepare, tokenize
 from dreamer.sidekick.planner.language.vocabulary import Lexicon
 
-_YES = re.compile(
-    r"^(?:(?:yes|yeah|yea|yep|yup|y|sure|ok|okay|k|confirm|confirmed|correct|right|absolutely|definitely|"
-    r"certainly|of course|go ahead|go for it|do it|please do|proceed|fine|alright|all right|sounds good|"
-    r"that is right|that is it|that one|affirmative|please|thanks|thank you|yes do it|sounds great|great|perfect|"
-    r"why not|let us do it|make it so|you bet|indeed|naturally)\s*)+$"
-)
-_NO = re.compile(
-    r"^(?:(?:no|n|nope|nah|do not|cancel|stop|abort|wait|never mind|not now|not that|neither|none|"
-    r"leave it|forget it|please|thanks|thank you|no thanks|hold on|hold off|not yet|absolutely not|no way|"
-    r"do not do it|do not do that|better not|i changed my mind|changed my mind|actually|on second thought|"
-    r"not really|i would rather not|rather not)\s*)+$"
-)
-_POLITE = re.compile(r"^(?:(?:please|thanks|thank you)\s*)+$")
+# Answers made wholly of these phrases (made_of: a word-level check; the regular expressions
+# this replaces, `^(?:(?:yes|...)\s*)+$`, backtracked exponentially on a long run of them).
+_YES = frozenset({
+    "yes", "yeah", "yea", "yep", "yup", "y", "sure", "ok", "okay", "k", "confirm", "confirmed", "correct", "right",
+    "absolutely", "definitely", "certainly", "of course", "go ahead", "go for it", "do it", "please do", "proceed",
+    "fine", "alright", "all right", "sounds good", "that is right", "that is it", "that one", "affirmative", "please",
+    "thanks", "thank you", "yes do it", "sounds great", "great", "perfect", "why not", "let us do it", "make it so",
+    "you bet", "indeed", "naturally",
+})
+_NO = frozenset({
+    "no", "n", "nope", "nah", "do not", "cancel", "stop", "abort", "wait", "never mind", "not now", "not that",
+    "neither", "none", "leave it", "forget it", "please", "thanks", "thank you", "no thanks", "hold on", "hold off",
+    "not yet", "absolutely not", "no way", "do not do it", "do not do that", "better not", "i changed my mind",
+    "changed my mind", "actually", "on second thought", "not really", "i would rather not", "rather not",
+})
+_POLITE = frozenset({"please", "thanks", "thank you"})
 CANCEL = re.compile(r"^\s*(cancel|never ?mind|forget (it|that|about it)|stop|abort|nothing|none of (them|those)|"
                     r"neither( of them)?|no thanks|no,? thank you|scratch that)\b", re.IGNORECASE)
 _LAST = frozenset({"last", "final", "bottom"})
@@ -217,13 +220,11 @@ def _pick(words: list[str], text: str, options: tuple[Option, ...]) -> Step | No
 
 
 def _is_yes(words: list[str]) -> bool:
-    said = " ".join(words)
-    return bool(_YES.match(said)) and not _POLITE.match(said)
+    return made_of(words, _YES) and not made_of(words, _POLITE)
 
 
 def _is_no(words: list[str]) -> bool:
-    said = " ".join(words)
-    return bool(_NO.match(said)) and not _POLITE.match(said)
+    return made_of(words, _NO) and not made_of(words, _POLITE)
 
 
 def _needs_yes(step: Step, facts: dict[str, FunctionFacts] | Any) -> bool:

@@ -91,6 +91,9 @@ def tuning(today: date) -> list[Case]:
                                                                 "how many different people were absent {t}"]):
         add(Case("absent employees", phrase.format(t=tw), "SELECT COUNT(DISTINCT employee_id) FROM absence_records "
                  f"WHERE absence_date >= '{s}' AND absence_date < '{e}'"))
+    for tw, s, e in _times(b)[:2]:  # no subject: what was absent is people (Sidekick may cut the subject off)
+        add(Case("absent employees", f"how many were absent {tw}", "SELECT COUNT(DISTINCT employee_id) FROM "
+                 f"absence_records WHERE absence_date >= '{s}' AND absence_date < '{e}'"))
     for (name, code), (tw, s, e) in itertools.product([("sales", "D050"), ("finance", "D021"),
                                                        ("operations and logistics", "D042")], _times(b)[:2]):
         add(Case("absent employees", f"how many people in {name} took sick leave {tw}",

@@ -55,7 +55,7 @@ def test_describe(recipes: Worker) -> None:
     assert all(s["exported"] and not s["confirm"] and not s["background"] for s in specs.values())
     params = specs["plan_dinner"]["parameters"]["properties"]
     assert params["day"]["default"] == "today" and params["add_to_grocery_list"]["default"] is True
-    assert set(specs["suggest"]["parameters"]["properties"]) == {"ingredient", "cuisine", "max_minutes"}
+    assert set(specs["suggest"]["parameters"]["properties"]) == {"ingredient", "cuisine", "max_minutes", "diet"}
     assert "plan dinner for {day}" in specs["plan_dinner"]["examples"]
     assert any("{ingredient}" in e for e in specs["suggest"]["examples"])
 
@@ -237,5 +237,28 @@ def test_plan_dinner_says_when_nothing_fits(recipes: Worker, grocery: Worker) ->
     remembered(recipes, ["I'm vegan", "I'm gluten-free", "I don't eat onions", "I hate garlic", "I hate rice",
                          "I don't eat tomatoes, potatoes, beans, lentils, chickpeas or peppers"])
     message = refused(recipes, "plan_dinner", {"day": "friday"})
-    assert message.startswith("No recipe in the catalog fits what you told Sidekick") and "I'm vegan" in message
+    assert message.startswith("No recipe in the catalog fits what you asked for") and "I'm vegan" in message
     assert calls == []
+
+
+def test_a_diet_named_in_the_request_rules_recipes_out(recipes: Worker) -> None:
+    from dreamer.agents.recipes.recipes.diet import GROUPS, conflicts
+
+    meat = GROUPS["meat"] + GROUPS["seafood"]
+    remembered(recipes, [])  # nothing remembered: only the argument decides
+    plans = [recipes.invoke("plan_dinner", {"day": f"2025-06-{d:02d}", "add_to_grocery_list": False, "diet": "vegetarian"})
+             for d in range(1, 8)]
+    for plan in plans:
+        assert conflicts(BY_NAME[plan["recipe"]["name"]], meat) == [], plan["recipe"]["name"]
+    everything = recipes.invoke("suggest", {})["recipes"]
+    vegetarian = recipes.invoke("suggest", {"diet": "Vegetarian"})
+    assert vegetarian["criteria"]["diet"] == "vegetarian"
+    assert 0 < len(vegetarian["recipes"]) < len(everything)
+    assert all(conflicts(BY_NAME[r["name"]], meat) == [] for r in vegetarian["recipes"])
+    with_meat = [r["name"] for r in everything if conflicts(BY_NAME[r["name"]], meat)]
+    assert with_meat and not set(with_meat) & {r["name"] for r in vegetarian["recipes"]}
+
+
+def test_an_unknown_diet_is_refused_in_one_sentence(recipes: Worker) -> None:
+    message = refused(recipes, "suggest", {"diet": "carnivore"})
+    assert "carnivore" in message and "vegetarian" in message

@@ -60,7 +60,9 @@ def test_confirm_functions_wait_for_a_yes(kernel: KernelProc) -> None:
 
 def test_nothing_matches_says_what_it_can_do(kernel: KernelProc) -> None:
     out = _chat(kernel, "launch the rockets to mars", "--new")
-    assert out["calls"] == [] and "grocery" in out["reply"].lower()
+    # One sentence on what is missing and where to look, not a list of every function (issue 16).
+    assert out["calls"] == [] and "gallery" in out["reply"] and "\n" not in out["reply"]
+    assert "dreamer gallery search launch rockets mars" in out["reply"]
 
 
 def test_hostile_messages(kernel: KernelProc) -> None:

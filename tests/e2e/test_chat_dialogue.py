@@ -26,7 +26,7 @@ def items(kernel: KernelProc, token: str | None = None) -> list[str]:
 
 def clear(kernel: KernelProc, token: str | None = None) -> None:
     with kernel.client(token) as c:
-        c.post("/v1/agents/grocery/functions/clear", json={"args": {}}).raise_for_status()
+        c.post("/v1/agents/grocery/functions/clear", json={"args": {}, "confirm": True}).raise_for_status()
 
 
 def new_user(kernel: KernelProc, name: str) -> str:

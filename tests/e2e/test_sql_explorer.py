@@ -51,7 +51,7 @@ def test_offline_chat_asks_which_operations_and_counts_distinct_employees(hr: tu
                          f"AND a.absence_date >= '{start}' AND a.absence_date < '{first}'")[0]
     (rows,) = _truth(kernel, "SELECT COUNT(*) FROM absence_records a JOIN employees e ON a.employee_id = e.employee_id "
                      f"WHERE e.department = 'D042' AND a.absence_date >= '{start}' AND a.absence_date < '{first}'")[0]
-    assert result["measure"] == "absence_count" and result["value"] == expected
+    assert result["measure"] == "absence_employees" and result["value"] == expected
     assert rows > expected  # the demo data makes counting rows the wrong answer
     assert f"{expected} different employees were absent" in done["reply"]
     assert done["pending"] is None
@@ -75,7 +75,7 @@ def test_the_scoped_manager_sees_only_department_d042(hr: tuple[KernelProc, dict
     # Names resolve within the scope: only one "operations" department exists for this user, so no question.
     asked = json.loads(_call(kernel, "ask", {"question": "employees in operations were absent last month"},
                              user="ops_manager").stdout)["result"]
-    assert "ask_user" not in asked and asked["measure"] == "absence_count" and "D042" in asked["answer"]
+    assert "ask_user" not in asked and asked["measure"] == "absence_employees" and "D042" in asked["answer"]
     hostile = _call(kernel, "execute_sql", {"sql": "WITH employees AS (SELECT * FROM main.employees) "
                                                    "SELECT COUNT(*) FROM employees"}, user="ops_manager")
     assert hostile.returncode != 0 and json.loads(hostile.stdout)["error"]["code"] == "sql_refused"

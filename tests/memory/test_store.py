@@ -80,13 +80,15 @@ def test_the_memory_of_one_user_is_bounded(
 ) -> None:
     monkeypatch.setattr(memory_store, "MAX_MEMORIES_PER_USER", 3)
     ada = add_user("ada")
+    # The bound is on the user's own facts (agents have their own, smaller share:
+    # tests/security/test_memory_sources.py).
     for i in range(3):
-        remember(store, ada, "agent:spammy", f"fact {i}", source="agent:spammy")
+        remember(store, ada, "user:ada", f"fact {i}", source="user")
     with pytest.raises(DreamerError) as caught:
-        remember(store, ada, "agent:spammy", "fact 3", source="agent:spammy")
+        remember(store, ada, "user:ada", "fact 3", source="user")
     assert caught.value.code == "payload_too_large" and "dreamer memory forget" in caught.value.message
     # A fact already kept is still found (nothing new is stored).
-    assert not remember(store, ada, "agent:spammy", "fact 1", source="agent:spammy").created
+    assert not remember(store, ada, "user:ada", "fact 1", source="user").created
     # Other users are not affected.
     assert remember(store, add_user("bob"), "user:bob", "fact 3").created
 

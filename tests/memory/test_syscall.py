@@ -103,7 +103,7 @@ def test_reading_needs_memory_read_and_is_audited_either_way(kernel: Kernel, ada
     )
     grant(kernel, ada, "recipes", "memory:read")
     assert syscall(kernel, ada, "recipes", "memory.read", {"question": "What does the user eat?"}) == {
-        "facts": ["I'm vegetarian"], "answer": None, "model": None,
+        "facts": ["I'm vegetarian"], "sources": ["user"], "answer": None, "model": None,
     }
     assert audit_rows(kernel.store)[-2:] == [
         ("agent:nosy", "memory.read", "Sidekick's memory", "memory:read", "deny"),
@@ -215,7 +215,7 @@ def test_with_a_model_and_a_schema_the_model_answers_from_the_facts(kernel: Kern
     grant(kernel, ada, "recipes", "memory:read")
     fake.script(Text('{"avoid": ["meat", "fish"]}', input_tokens=40, output_tokens=8))
     got = syscall(kernel, ada, "recipes", "memory.read", {"question": "What does the user not eat?", "schema": DIET})
-    assert got == {"facts": ["I'm vegetarian", "I live in Lyon"], "answer": {"avoid": ["meat", "fish"]}, "model": "small-1"}
+    assert got == {"facts": ["I'm vegetarian", "I live in Lyon"], "sources": ["user", "user"], "answer": {"avoid": ["meat", "fish"]}, "model": "small-1"}
     (sent,) = fake.requests
     assert sent.body["model"] == "small-1"
     asked = json.dumps(sent.body["messages"])
@@ -233,7 +233,7 @@ def test_no_facts_no_model_call(kernel: Kernel, ada: int, fake: FakeLLMServer) -
     model_kernel(kernel, fake)
     grant(kernel, ada, "recipes", "memory:read")
     got = syscall(kernel, ada, "recipes", "memory.read", {"question": "diet?", "schema": DIET})
-    assert got == {"facts": [], "answer": None, "model": None} and fake.requests == []
+    assert got == {"facts": [], "sources": [], "answer": None, "model": None} and fake.requests == []
 
 
 def test_a_model_answer_that_never_fits_the_schema_is_a_model_error(kernel: Kernel, ada: int, fake: FakeLLMServer) -> None:
@@ -250,4 +250,4 @@ def test_an_offline_gateway_answers_with_the_facts(kernel: Kernel, ada: int) -> 
     remember(kernel.store, ada, "user:ada", "I'm vegetarian")
     grant(kernel, ada, "recipes", "memory:read")
     got = syscall(kernel, ada, "recipes", "memory.read", {"question": "diet?", "schema": DIET})
-    assert got == {"facts": ["I'm vegetarian"], "answer": None, "model": None}
+    assert got == {"facts": ["I'm vegetarian"], "sources": ["user"], "answer": None, "model": None}

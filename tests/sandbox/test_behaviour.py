@@ -296,7 +296,7 @@ def test_killed_process_can_be_awaited_after_an_oversized_line(sandbox: Sandbox,
         sandbox.kill(process)
         try:
             return error, await asyncio.wait_for(process.wait(), timeout=10)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return error, None
 
     error, returncode = asyncio.run(scenario())

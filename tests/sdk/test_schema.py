@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, Field
@@ -39,7 +39,7 @@ def test_scalar_types_defaults_and_required() -> None:
 
 
 def test_optional_and_lists() -> None:
-    def f(ctx: Context, items: list[str], note: Optional[str] = None, tags: list[str] | None = None) -> None: ...
+    def f(ctx: Context, items: list[str], note: str | None = None, tags: list[str] | None = None) -> None: ...
 
     props = params_of(f)["properties"]
     assert props["items"] == {"items": {"type": "string"}, "title": "Items", "type": "array"}

@@ -189,6 +189,7 @@ def test_users_add_is_all_or_nothing(accounts: tuple[KernelProc, str]) -> None:
     done = kernel.cli("users", "add", "dave", "--json")
     assert done.returncode != 0, done.stdout
     assert "token" not in done.stdout
+    assert "the user dave was not created" in json.loads(done.stdout)["error"]["message"]
     assert "dave" not in {u["name"] for u in kernel.cli_json("users", "list")}
     blocker.unlink()
     dave = kernel.cli_json("users", "add", "dave")

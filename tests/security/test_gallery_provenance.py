@@ -121,3 +121,18 @@ def test_provenance_follows_my_upgrade_and_rollback(kernel_world: World, tmp_pat
     assert kernel_world.verified(kernel_world.me, "weather") == (G, "ed25519:alice-key")
     assert kernel_world.refuses_key(kernel_world.me, G, "ed25519:mallory-key")
     assert not kernel_world.refuses_key(kernel_world.me, OTHER, "ed25519:mallory-key")  # pins are per gallery
+
+
+def test_bob_cannot_take_a_gallery_release_name_and_version_first(kernel_world: World, tmp_path: Path) -> None:
+    """Bob uploads his own `weather 1.0.0` before I install the gallery's: mine is still the
+    gallery's files, verified, in a folder of its own."""
+    bobs = pack(write_bundle(tmp_path / "bob", "weather", CODE.replace('"hello"', '"bob was here"'), version="1.0.0"))
+    release = pack(write_bundle(tmp_path / "gallery", "weather", CODE, version="1.0.0"))
+    kernel_world.install(kernel_world.bob, bobs)
+    kernel_world.install(kernel_world.me, release, _signed("ed25519:alice-key"))
+    with kernel_world.kernel.store.session() as s:
+        mine = get_installed(s, kernel_world.me.user_id, "weather")
+        his = get_installed(s, kernel_world.bob.user_id, "weather")
+    assert mine.bundle_path != his.bundle_path and mine.digest != his.digest
+    assert '"hello"' in (mine.bundle_path / "weather" / "server.py").read_text()
+    assert (mine.source, mine.publisher_fingerprint) == (G, "ed25519:alice-key")

@@ -18,7 +18,6 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import pytest

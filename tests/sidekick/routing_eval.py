@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/sidekick/routing_eval.py            # accuracy and timings, failures listed
     .venv/bin/python tests/sidekick/routing_eval.py --synthetic  # the same with ~50 more tools installed
+    .venv/bin/python tests/sidekick/routing_eval.py --families   # routing_families*.yaml: tuned and held out
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from dreamer.sidekick.planner import (
     OfflinePlanner,
     Plan,
@@ -138,6 +138,15 @@ def run(tools: Sequence[Tool], cases: Sequence[Case], context: PlanContext) -> R
 
 def main() -> None:
     tools = load_tools()
+    if "--families" in sys.argv:
+        # The tuned families' failures are listed; the held-out split is only scored.
+        dev = run_families(tools, FAMILIES, "dev")
+        for line in dev.failures():
+            print(line)
+        held = run_families(tools, FAMILIES_HELD_OUT, "held_out")
+        print(f"families: tuned {dev.accuracy():.1%} of {dev.count()}, held out {held.accuracy():.1%} of "
+              f"{held.count()}; CPU median {dev.timing(cpu=True)[0]:.1f} ms")
+        return
     if "--synthetic" in sys.argv:
         from synthetic import synthetic_tools
 
@@ -150,6 +159,81 @@ def main() -> None:
     cpu_median, cpu_p95 = report.timing(cpu=True)
     print(f"{len(tools)} tools; {report.by_group()}; all {report.accuracy():.1%} of {report.count()}; "
           f"wall median {median:.1f} ms, p95 {p95:.1f} ms; CPU median {cpu_median:.1f} ms, p95 {cpu_p95:.1f} ms")
+
+
+
+
+FAMILIES = HERE / "routing_families.yaml"
+FAMILIES_HELD_OUT = HERE / "routing_families_held_out.yaml"
+
+
+def _fill(value: Any, values: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for key, v in values.items():
+            value = value.replace("{" + key + "}", v)
+        return value
+    if isinstance(value, list):
+        return [_fill(v, values) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill(v, values) for k, v in value.items()}
+    return value
+
+
+def load_families(path: Path, group: str, exclude: frozenset[str] = frozenset()) -> tuple[list[Case], PlanContext, dict[str, str]]:
+    """The cases a families file expands to, its context, and for `not:` cases the function they must avoid.
+
+    Pattern i of a family takes the fillers i, i+1, ... (`per` of them, cycling), so each
+    pattern meets different values and each value several patterns.
+    """
+    data = yaml.safe_load(path.read_text())
+    context = PlanContext(now=datetime.fromisoformat(data["now"]), timezone=data["timezone"])
+    cases: list[Case] = []
+    avoid: dict[str, str] = {}
+    for family in data["families"]:
+        fill: dict[str, list[str]] = {k: [str(v) for v in vs] for k, vs in (family.get("fill") or {}).items()}
+        per = int(family.get("per", 2))
+        for i, pattern in enumerate(family["texts"]):
+            for j in range(per if fill else 1):
+                values = {k: vs[(i + j) % len(vs)] for k, vs in fill.items()}
+                text = _fill(pattern, values)
+                values.setdefault("text", text.rstrip("?"))  # the whole request, where no slot is named so
+                steps = None
+                if "steps" in family:
+                    steps = tuple((name, dict(_fill(args or {}, values))) for step in family["steps"]
+                                  for name, args in step.items())
+                if "not" in family:
+                    avoid[text] = family["not"]
+                cases.append(Case(text, steps, family.get("ask"), bool(family.get("reply")), group))
+    unique = [c for c in {c.text: c for c in cases}.values() if c.text not in exclude]
+    return unique, context, avoid
+
+
+def held_out_families() -> tuple[list[Case], PlanContext, dict[str, str]]:
+    """The held-out split, without any request the tuned file also has."""
+    tuned = frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
+    return load_families(FAMILIES_HELD_OUT, "held_out", tuned)
+
+
+def run_families(tools: Sequence[Tool], path: Path, group: str) -> Report:
+    """A Report over a families file; a `not:` case passes when that function is neither run nor offered."""
+    cases, context, avoid = held_out_families() if path == FAMILIES_HELD_OUT else load_families(path, group)
+    planner = OfflinePlanner()
+    planner.plan("warm up", tools, context)
+    results: list[tuple[Case, str | None, float]] = []
+    cpu: list[float] = []
+    for case in cases:
+        start, start_cpu = time.perf_counter(), time.process_time()
+        plan = planner.plan(case.text, tools, context)
+        results.append((case, None, (time.perf_counter() - start) * 1000))
+        cpu.append((time.process_time() - start_cpu) * 1000)
+        if case.text in avoid:
+            offered = [o.step.name for o in plan.pending.options] if plan.pending else []
+            named = [s.name for s in plan.steps] + offered
+            fail = f"{avoid[case.text]} was chosen or offered: {named}" if avoid[case.text] in named else None
+        else:
+            fail = judge(case, plan)
+        results[-1] = (case, fail, results[-1][2])
+    return Report(results, cpu)
 
 
 if __name__ == "__main__":

@@ -197,6 +197,12 @@ def delete_event(ctx: Context, event_id: int) -> dict:
         "what's on my calendar",
         "show my calendar",
         "what's my agenda",
+        "am I busy {day}",
+        "(any|are there any) (meetings|events|appointments) {day}",
+        "what (meetings|events|appointments) do I have {day}",
+        "do I have (anything|any meetings|any appointments) {day}",
+        "show my schedule for {day}",
+        "what do I have on [the|my] calendar {day}",
     ],
 )
 def agenda(ctx: Context, day: str = "today") -> dict:

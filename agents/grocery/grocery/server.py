@@ -104,6 +104,9 @@ def _rows(db: sqlite3.Connection) -> dict[str, str]:
         "(buy|get) [some] {items}",
         "we (need|want) [more] {items}",
         "don't let me forget [to buy] {items}",
+        "(I|we) need [some|more] {items}",
+        "remind me to (buy|get|pick up) {items}",
+        "add {items} to [my|the] groceries",
     ],
 )
 def add_items(ctx: Context, items: list[str]) -> dict:
@@ -149,6 +152,8 @@ def add_items(ctx: Context, items: list[str]) -> dict:
         "remove {items} from the list",
         "take {items} off my grocery list",
         "cross {items} off the shopping list",
+        "(check|tick|mark) {items} off [the|my] [grocery|shopping] list",
+        "mark {items} as bought",
         "delete {items} from my shopping list",
         "I bought {items}",
         "(remove|delete) {items} from [my|the] [grocery|shopping] list",
@@ -195,6 +200,10 @@ def remove_items(ctx: Context, items: list[str]) -> dict:
         "what (do|should) I (get|buy) at the (store|supermarket)",
         "what groceries do (I|we) need",
         "how many (items|things) are on my [grocery|shopping] list",
+        "read [me] my (groceries|grocery list|shopping list) [back to me]",
+        "what's on [the|my] (shopping|grocery) list",
+        "do we need anything from the (store|supermarket|shops)",
+        "(open|check) my (shopping|grocery) list",
     ],
 )
 def list_items(ctx: Context) -> dict:

@@ -96,6 +96,7 @@ def _room_for_one_more(ctx: Context) -> None:
         "save a note {text} tagged {tags}",
         "note {text} with the tags {tags}",
         "save {text} in my notes",
+        "(remember|record|keep) in my notes [that] {text}",
     ],
 )
 def save(ctx: Context, text: str, tags: list[str] = []) -> dict:  # noqa: B006 - read, never changed

@@ -11,11 +11,15 @@ from __future__ import annotations
 import difflib
 import re
 
+from typing import Annotated
+
+from pydantic import Field
+
 from dreamer.sdk import CallError, Context, InvalidArgument, NotAvailable, function
 
 from .catalog import RECIPES
 from .days import resolve_day, today_in, zone
-from .diet import Restrictions, recipe_for_diet, restrictions
+from .diet import DIETS, Restrictions, fits, recipe_for_diet, restrictions
 
 
 class BadRequest(InvalidArgument, ValueError):
@@ -24,6 +28,12 @@ class BadRequest(InvalidArgument, ValueError):
 
 MAX_TEXT = 100
 CUISINES: tuple[str, ...] = tuple(sorted({recipe.cuisine for recipe in RECIPES}))
+DIET_NAMES: tuple[str, ...] = tuple(DIETS)
+# Typical values (JSON schema "examples", no restriction): Sidekick fills the parameter when the
+# user says one anywhere ("plan a vegetarian dinner"). "x-from-memory": what the user told
+# Sidekick ("I'm vegetarian") may fill it too, when this agent is granted memory:read.
+Cuisine = Annotated[str | None, Field(examples=[c.lower() for c in CUISINES])]
+Diet = Annotated[str | None, Field(examples=list(DIET_NAMES), json_schema_extra={"x-from-memory": True})]
 
 # Other names people use for what the catalog calls something else.
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -108,19 +118,25 @@ def _cuisine(value: str) -> str:
         "[a|some] quick (recipe|recipes|dinner) under {max_minutes} minutes",
         "something (quick|fast) with {ingredient}",
         "suggest a recipe",
+        "I (want|fancy|feel like) something {cuisine} to (cook|eat|make)",
+        "(any|some) {cuisine} (dinner|recipe|food) ideas",
+        "(recommend|suggest) something with {ingredient}",
+        "what (dish|meal) can I make with {ingredient}",
     ],
 )
 def suggest(
     ctx: Context,
     ingredient: str | None = None,
-    cuisine: str | None = None,
+    cuisine: Cuisine = None,
     max_minutes: int | None = None,
+    diet: Diet = None,
 ) -> dict:
-    """Suggest recipes from the catalog, optionally by ingredient, cuisine and time.
+    """Suggest recipes from the catalog, optionally by ingredient, cuisine, time and diet.
 
     The ingredient matches whole words inside ingredient names ("chicken" finds
     "chicken thighs"); the cuisine is one of the catalog's cuisines; max_minutes
-    is the most time the recipe may take. Matches come quickest first.
+    is the most time the recipe may take; diet (vegetarian, vegan, gluten-free,
+    ...) leaves out recipes it rules out. Matches come quickest first.
     """
     ingredient = _text(ingredient, "ingredient")
     wanted_cuisine = _text(cuisine, "cuisine")
@@ -134,10 +150,12 @@ def suggest(
     if ingredient and not query:
         raise BadRequest(f"{ingredient!r} is not an ingredient name; try a word such as 'chicken'.")
 
+    avoided = _diet(diet).avoided
     found = [
         recipe
         for recipe in RECIPES
         if (matched_cuisine is None or recipe.cuisine == matched_cuisine)
+        and (not avoided or fits(recipe, avoided))
         and (max_minutes is None or recipe.minutes <= max_minutes)
         and (not query or any(_contains(name, query) for name in recipe.ingredient_names))
     ]
@@ -146,7 +164,8 @@ def suggest(
     return {
         "recipes": [recipe.summary() for recipe in found],
         "count": len(found),
-        "criteria": {"ingredient": ingredient, "cuisine": matched_cuisine, "max_minutes": max_minutes},
+        "criteria": {"ingredient": ingredient, "cuisine": matched_cuisine, "max_minutes": max_minutes,
+                     "diet": _diet_name(diet)},
     }
 
 
@@ -204,9 +223,11 @@ def get_recipe(ctx: Context, name: str) -> dict:
         "what's for dinner [on] {day}",
         "what should (I|we) (cook|eat|have) [for dinner] {day}",
         "pick [a] dinner for {day}",
+        "(plan|pick) a {diet} dinner [for] {day}",
+        "what (should|can) (I|we) have for dinner {day}",
     ],
 )
-def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = True) -> dict:
+def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = True, diet: Diet = None) -> dict:
     """Pick dinner for a day and, unless told not to, put its ingredients on the grocery list.
 
     The day is "today", "tomorrow", a weekday ("friday" is the coming one, today
@@ -214,25 +235,28 @@ def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = Tr
     the user's timezone. The same day always gets the same recipe. Pantry staples (salt,
     oil, flour, ...) are not added to the list. With the grant memory:read, what
     the user told Sidekick ("I'm vegetarian", "I don't eat pork", "I'm allergic
-    to nuts") rules out the recipes that do not fit.
+    to nuts") rules out the recipes that do not fit; so does a diet named in the
+    request (vegetarian, vegan, gluten-free, ...).
     """
     tz, tz_name = zone(getattr(ctx.user, "timezone", None))
     try:
         when = resolve_day(day, today_in(tz))
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
-    diet = _remembered_diet(ctx)
-    recipe = recipe_for_diet(when, diet.avoided)
+    remembered = _remembered_diet(ctx)
+    asked = _diet(diet)
+    diet_rules = Restrictions(remembered.avoided | asked.avoided, (*remembered.because, *asked.because))
+    recipe = recipe_for_diet(when, diet_rules.avoided)
     if recipe is None:
         raise BadRequest(
-            "No recipe in the catalog fits what you told Sidekick (" + "; ".join(diet.because) + ")."
+            "No recipe in the catalog fits what you asked for (" + "; ".join(diet_rules.because) + ")."
         )
     result: dict = {
         "date": when.isoformat(),
         "weekday": when.strftime("%A"),
         "timezone": tz_name,
         "recipe": recipe.full(),
-        "respecting": list(diet.because),
+        "respecting": list(diet_rules.because),
         "added_to_grocery_list": False,
         "added": [],
         "already_there": [],
@@ -245,6 +269,24 @@ def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = Tr
         result["already_there"] = list(grocery.get("already_there", []))
     ctx.log("planned dinner", date=result["date"], recipe=recipe.name, added=len(result["added"]))
     return result
+
+
+def _diet_name(diet: str | None) -> str | None:
+    wanted = " ".join((_text(diet, "diet") or "").casefold().replace("-", " ").split())
+    if not wanted:
+        return None
+    for name in DIET_NAMES:
+        if name.replace("-", " ") == wanted:
+            return name
+    raise BadRequest(f"I don't know the diet {diet!r}; say one of: {', '.join(DIET_NAMES)}.")
+
+
+def _diet(diet: str | None) -> Restrictions:
+    """What a diet named in the request rules out ("vegetarian": meat and seafood)."""
+    name = _diet_name(diet)
+    if name is None:
+        return restrictions([])
+    return restrictions([f"I am {name}"])
 
 
 def _remembered_diet(ctx: Context) -> Restrictions:

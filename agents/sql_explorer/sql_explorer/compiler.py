@@ -349,8 +349,8 @@ def compile_question(model: Model, question: str, today: date, names: Names,
             plan.count = "rows"
         elif (nouns or count_noun) and not (group == PERSON_GROUP and person and not nouns):
             plan.count = "rows"
-        elif person:
-            plan.count = "people"
+        elif person or events:
+            plan.count = "people"  # "employees were absent", "were absent": the people it happened to
         else:
             plan.count = "rows"
         if group == PERSON_GROUP and plan.count == "people":

@@ -11,8 +11,10 @@ import csv
 import re
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo
+
+from pydantic import Field
 
 from dreamer.sdk import CallError, Context, InvalidArgument, ask_user, function
 
@@ -35,13 +37,21 @@ class BadRequest(InvalidArgument, ValueError):
 @function(exported=True, examples=["list the (tables|data) [I can see]", "what (tables|data) can I (query|see)"])
 def list_tables(ctx: Context, connection: str = DEFAULT) -> dict:
     """List the tables of a database you may query, with descriptions, join keys and your scope in words."""
-    return ctx.data.catalog(connection)
+    catalog = ctx.data.catalog(connection)
+    tables = catalog.get("tables") or []
+    listed = "; ".join(f"{t['table']} ({t['description'].split('.')[0].lower()})" if t.get("description")
+                       else t["table"] for t in tables)
+    reply = f"You can query {len(tables)} table{'s' if len(tables) != 1 else ''} in {connection}: {listed}. {catalog.get('scope', '')}"
+    return {**{k: v for k, v in catalog.items() if k != "semantic"}, "reply": reply.strip()}
 
 
 @function(exported=True, examples=["(show|describe) the {table} table", "what is in the {table} table"])
 def get_schema(ctx: Context, table: str, connection: str = DEFAULT) -> dict:
     """Show one table's columns, types and a few sample rows (only rows you may see)."""
-    return ctx.data.schema(connection, table)
+    schema = ctx.data.schema(connection, table)
+    columns = ", ".join(f"{c['name']} ({c['type'].lower()})" for c in schema.get("columns") or [])
+    reply = f"{schema['table']} has {len(schema.get('columns') or [])} columns: {columns}. You see {schema.get('rows_you_see', 'its rows')}."
+    return {**schema, "reply": reply}
 
 
 @function(exported=True)
@@ -50,10 +60,16 @@ def get_distinct_values(ctx: Context, table: str, column: str, search: str | Non
     """The distinct values of a column (within your scope); with `search`, the values most like it, misspellings included."""
     found = ctx.data.distinct(connection, table, column)
     if not search:
-        return found
+        shown = ", ".join(f"{v['value']} ({v['count']})" for v in found["values"][:12])
+        more = f", and {len(found['values']) - 12} more" if len(found["values"]) > 12 else ""
+        return {**found, "reply": f"{found['column']} in {found['table']} has {len(found['values'])} values you can "
+                                  f"see (with how many rows): {shown}{more}."}
     counts = {str(v["value"]): v["count"] for v in found["values"]}
     ranked = rank_values(search, list(counts))
-    return {**found, "search": search, "values": [{"value": v, "count": counts[v], "score": s} for v, s in ranked]}
+    values = [{"value": v, "count": counts[v], "score": s} for v, s in ranked]
+    reply = (f"The values of {found['column']} most like {search!r}: " + ", ".join(v["value"] for v in values[:5]) + "."
+             if values else f"No value of {found['column']} you can see is like {search!r}.")
+    return {**found, "search": search, "values": values, "reply": reply}
 
 
 @function(exported=True)
@@ -72,6 +88,10 @@ def resolve_name_to_code(ctx: Context, entity: str, name: str, connection: str =
             "code": found[0].code if len(found) == 1 else None, "ambiguous": len(found) > 1}
 
 
+# Sidekick gives this parameter the user's whole request, not just the words a template's slot took.
+WholeQuestion = Annotated[str, Field(json_schema_extra={"x-whole-request": True})]
+
+
 @function(exported=True)
 def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT) -> dict:
     """Run one read-only SQL query within your scope; a page of rows and a query_id for the rest."""
@@ -80,12 +100,21 @@ def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT
 
 @function(
     exported=True,
-    # Subject words only: the slot keeps what is counted ("... were absent last month"), and a bare
-    # "how many {question}" would pull every counting question (groceries, notes) to this agent.
-    examples=["how many (employees|people|staff) {question}", "(count|list|show) [me] [the] (employees|staff) {question}",
-              "ask the (hr|sql) [data] {question}", "ask (hr|the sql explorer) {question}"],
+    # HR subject words only (employees, absences, leave, salary, hires...): a bare "how many {question}"
+    # would pull every counting question (groceries, eggs for pancakes) to this agent. Sidekick passes
+    # the whole question, not the slot's words ("x-whole-request" on the parameter).
+    examples=[
+        "how many (employees|people|staff|workers|absences|hires|no-shows|sick days|remote days|leave days) {question}",
+        "how many (terminated|remote|new|active|approved|unapproved|medical) (employees|people|staff|absences) {question}",
+        "(what is|what's|show me) the (average|total|mean|median) (salary|salaries|pay|absences|headcount) {question}",
+        "(average|total|mean|median) (salary|salaries|pay|absences|headcount) {question}",
+        "who (has|had|earns|took|is) the (highest|lowest|most|fewest|least|biggest) (salary|pay|absences|leave) {question}",
+        "which (department|team|employee|manager|person) (has|had) the (most|fewest|highest|lowest) {question}",
+        "(count|list|show) [me] [the] (employees|staff|absences|hires) {question}",
+        "ask the (hr|sql) [data] {question}", "ask (hr|the sql explorer) {question}",
+    ],
 )
-def ask(ctx: Context, question: str, choices: dict[str, str] | None = None, review: bool | None = None,
+def ask(ctx: Context, question: WholeQuestion, choices: dict[str, str] | None = None, review: bool | None = None,
         connection: str = DEFAULT) -> dict:
     """Answer a question about the HR data (employees, absences, attendance, leave) by exploring it and running SQL.
 
@@ -201,7 +230,8 @@ def _compiled_answer(ctx: Context, connection: str, question: str, choices: dict
     names = {d.name: lookup.cache.get(d.name, {}) for d in model.dimensions.values()}
     out: dict[str, Any] = {"via": "semantic-model", "sql": ran["sql"], "secured_sql": ran["secured_sql"],
                            "query_id": ran["query_id"], "columns": ran["columns"], "total_rows": ran["total_rows"],
-                           "cached": ran.get("cached", False), "measure": _measure_words(plan)}
+                           "cached": ran.get("cached", False), "measure": _measure_name(plan),
+                           "measure_means": _measure_words(plan)}
     rows = ran["rows"]
     if plan.group is None:
         value = rows[0][0] if rows else None
@@ -235,6 +265,13 @@ def _best(groups: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     cut = ranked[min(limit, len(ranked)) - 1]["value"]
     head = ranked[:limit]
     return head + [g for g in ranked[limit:] if g["value"] == cut]
+
+
+def _measure_name(plan: compiler.Plan) -> str:
+    """A stable name for what was computed: absence_rows, absence_employees, avg_salary."""
+    if plan.count == "number":
+        return f"{plan.agg}_{plan.number}"
+    return f"{plan.entity.name}_{'employees' if plan.count == 'people' else 'rows'}"
 
 
 def _measure_words(plan: compiler.Plan) -> str:

@@ -6,12 +6,13 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from dreamer.kernel.api.deps import KernelDep, PrincipalDep
+from dreamer.kernel.api.deps import KernelDep, PrincipalDep, credential_of
 from dreamer.kernel.core import Kernel
+from dreamer.kernel.users.revocation import until_revoked
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.ports import ChatService
 
@@ -38,7 +39,7 @@ def _sse(event: dict[str, Any]) -> bytes:
 
 
 @router.post("/chat", response_model=None)
-async def chat(body: ChatBody, k: KernelDep, who: PrincipalDep) -> Any:
+async def chat(body: ChatBody, request: Request, k: KernelDep, who: PrincipalDep) -> Any:
     """One message to Sidekick. With `stream` (the default) the answer is an event stream:
     start, tool_call, tool_result, clarification | confirmation, text, done (or error).
     Without it, the `done` event's fields come back as one JSON object."""
@@ -59,7 +60,9 @@ async def chat(body: ChatBody, k: KernelDep, who: PrincipalDep) -> Any:
         except DreamerError as exc:
             yield _sse({"event": "error", "code": exc.code, "message": exc.message})
 
-    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    closing = _sse({"event": "error", "code": "unauthorized", "message": "the credential this stream was opened with was revoked"})
+    guarded = until_revoked(stream(), k.revocations, k.store, credential_of(request), closing)
+    return StreamingResponse(guarded, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
 @router.get("/conversations")

@@ -5,11 +5,12 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from sqlalchemy import select
 
-from dreamer.kernel.api.deps import KernelDep, PrincipalDep
+from dreamer.kernel.api.deps import KernelDep, PrincipalDep, credential_of
+from dreamer.kernel.users.revocation import until_revoked
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.rewards import rewards_of
 from dreamer.kernel.runs.queue import TERMINAL
@@ -97,7 +98,7 @@ async def cancel(invocation_id: str, k: KernelDep, who: PrincipalDep) -> dict[st
 
 
 @router.get("/invocations/{invocation_id}/logs")
-async def log_stream(invocation_id: str, k: KernelDep, who: PrincipalDep) -> StreamingResponse:
+async def log_stream(invocation_id: str, request: Request, k: KernelDep, who: PrincipalDep) -> StreamingResponse:
     """Server-sent events: every log line of the invocation as it is written (`log`), across
     attempts, then `end` with the final status. Lines of a running attempt come from the
     kernel's memory; those of finished attempts from the store."""
@@ -141,7 +142,10 @@ async def log_stream(invocation_id: str, k: KernelDep, who: PrincipalDep) -> Str
             await asyncio.sleep(FOLLOW_POLL_S)
             waited += FOLLOW_POLL_S
 
-    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    # Ends at once when the credential that opened it is revoked (kernel/users/revocation.py).
+    closing = _sse("error", {"code": "unauthorized", "message": "the credential this stream was opened with was revoked"})
+    stream = until_revoked(events(), k.revocations, k.store, credential_of(request), closing)
+    return StreamingResponse(stream, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
 def _sse(event: str, data: Any) -> bytes:

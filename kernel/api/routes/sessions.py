@@ -36,6 +36,7 @@ def password(name: str, body: PasswordBody, k: KernelDep, who: PrincipalDep) -> 
         ended = revoke_all(s, target.id)
         audit(s, user_id=target.id, actor=who.actor, action="users.password", target=name, decision="allow",
               detail={"sessions_ended": ended})
+    k.revocations.bump()
     return {"name": name, "password_set": True, "sessions_ended": ended}
 
 
@@ -52,4 +53,5 @@ def revoke(session_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     with k.store.session() as s:
         revoke_session(s, who.user_id, session_id)
         audit(s, user_id=who.user_id, actor=who.actor, action="sessions.revoke", target=session_id, decision="allow")
+    k.revocations.bump()
     return {"revoked": session_id}

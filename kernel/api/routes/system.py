@@ -77,7 +77,7 @@ async def user_quota(name: str, k: KernelDep, who: PrincipalDep) -> dict[str, An
         asking = s.get(User, who.user_id)
         target = s.scalar(select(User).where(User.name == name))
         allowed_to = target is not None and (target.id == who.user_id or (asking is not None and asking.is_admin) or who.via)
-        if not allowed_to:
+        if target is None or not allowed_to:
             raise DreamerError("not_found", f"there is no user named {name!r} you may look at")
         user_id, user_name = target.id, target.name
     return await account_usage(k.settings, k.store, k.pool, user_id, user_name)

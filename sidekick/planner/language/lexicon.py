@@ -14,7 +14,8 @@ FILLERS: frozenset[str] = frozenset(
     do does did is are be am it this that these those some any just also hey hi hello sidekick
     ok okay so now and with from up our we us let s what want like kindly there
     thanks thank quickly real really maybe perhaps go going need gonna wanna should
-    """.split()
+    alexa siri google cortana
+    """.split()  # the last line: people used to other assistants address Sidekick by their names
 )
 
 # Words that turn what follows into its opposite ("don't add", "without adding").

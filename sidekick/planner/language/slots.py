@@ -33,12 +33,15 @@ MOMENT_NAMES = frozenset({"start", "end", "when", "at", "time", "due", "deadline
 URL_NAMES = frozenset({"url", "link", "href", "address", "website"})
 MAX_ITEM_WORDS = 6
 MAX_NUMBER = 1e15
+MAX_KNOWN_VALUES = 200  # examples of a text parameter kept as values to look for
 _LEADING = ("some ", "a few ", "a ", "an ", "the ", "more ", "any ", "and ", "also ")
 _QUANTITY = frozenset({"dozen", "few", "couple", "half", "pair", "lot", "bit", "little", "bunch", "bag", "box",
                        "bottle", "can", "jar", "loaf", "pack", "packet", "carton", "tin", "kilo", "pound"})
 _TRAILING = (" too", " as well", " also", " please", " thanks", " thank you", " for me", " pls", " anymore",
              " any more", " now")
-_LIST_SPLIT = re.compile(r"\s*(?:,|;|\band\b|&|\bplus\b|\bas well as\b|\balong with\b|\+)\s*", re.IGNORECASE)
+# No `\s*` around the separators (clean_text strips each item): a leading `\s*` is tried from every
+# space of a long run of spaces, quadratic in the message's length.
+_LIST_SPLIT = re.compile(r",|;|\band\b|&|\bplus\b|\bas well as\b|\balong with\b|\+", re.IGNORECASE)
 _QUOTES = re.compile(r"\"[^\"]+\"|“[^”]+”|(?<![\w'])'[^']+'(?![\w'])")
 _YES = frozenset({"yes", "true", "on", "y", "yeah", "yep", "sure"})
 _NO = frozenset({"no", "false", "off", "n", "nope"})
@@ -59,8 +62,16 @@ class SlotType:
 
 
 def slot_type(name: str, schema: Mapping[str, Any], required: bool, defs: Mapping[str, Any] | None = None) -> SlotType:
-    """The slot type of parameter `name` with JSON schema `schema`."""
+    """The slot type of parameter `name` with JSON schema `schema`.
+
+    A text parameter whose schema lists `examples` (JSON schema's own keyword: typical
+    values, not a restriction) keeps them as `choices`: one of them said anywhere in a
+    request fills the parameter ("plan a vegetarian dinner" gives diet "vegetarian").
+    """
+    outer = schema.get("examples") if isinstance(schema, Mapping) else None
     schema = _resolve(schema, defs or {})
+    known = schema.get("examples", outer)
+    known = tuple(k for k in known[:MAX_KNOWN_VALUES] if isinstance(k, str) and k.strip()) if isinstance(known, list) else ()
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
@@ -82,7 +93,7 @@ def slot_type(name: str, schema: Mapping[str, Any], required: bool, defs: Mappin
         return SlotType("moment", required=required)
     if fmt in ("uri", "url") or lowered in URL_NAMES or lowered.endswith("_url"):
         return SlotType("url", required=required)
-    return SlotType("text", required=required)
+    return SlotType("text", known, required=required)
 
 
 def _resolve(schema: Any, defs: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -134,3 +134,23 @@ def quoted_spans(text: str) -> list[tuple[int, int]]:
 def fold(word: str) -> str:
     """The form a word is compared in: no hyphens or apostrophes ("to-do" and "todo" meet)."""
     return word.replace("-", "").replace("'", "")
+
+
+def made_of(words: list[str], phrases: frozenset[str]) -> bool:
+    """Whether `words` are wholly a run of `phrases` ("no thanks", "yes please do").
+
+    A word-level check in O(words x longest phrase), in place of regular expressions
+    like `^(?:(?:no|no thanks|thanks)\\s*)+$`, which can read a run of phrases in
+    exponentially many ways and stall the kernel on a long message of them.
+    """
+    if not words:
+        return False
+    longest = max((p.count(" ") + 1 for p in phrases), default=0)
+    reachable = [True] + [False] * len(words)
+    for i in range(len(words)):
+        if not reachable[i]:
+            continue
+        for size in range(1, min(longest, len(words) - i) + 1):
+            if " ".join(words[i : i + size]) in phrases:
+                reachable[i + size] = True
+    return reachable[-1]

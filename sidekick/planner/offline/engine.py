@@ -18,7 +18,7 @@ as "did you mean ...?", below WEAK nothing fits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dreamer.sidekick.planner.base import (
     FunctionFacts,
@@ -31,8 +31,19 @@ from dreamer.sidekick.planner.base import (
 )
 from dreamer.sidekick.planner.dialog import advance, resume
 from dreamer.sidekick.planner.offline.index import REORDER_FACTOR, Index, get_index
-from dreamer.sidekick.planner.offline.match import Match, align
+from dreamer.sidekick.planner.offline.match import MISSING_FACTOR, Match, align
+from dreamer.sidekick.planner.offline.meaning import (
+    GUESS_CLOSENESS,
+    NEWCOMER,
+    OUT_OF_SCOPE,
+    OUTSIDE_GAP,
+    outside,
+    rescore,
+    rescue_tool,
+    senior_by_meaning,
+)
 from dreamer.sidekick.planner.offline.request import Request, Tok, read_request
+from dreamer.sidekick.planner.offline.semantic import Closeness
 from dreamer.sidekick.planner.offline.templates import expand
 
 ACCEPT = 0.6  # a fit this good is acted on
@@ -86,6 +97,9 @@ class OfflinePlanner:
         if not any(t.weight >= 1.0 for t in req.toks):
             return Plan(reply=capabilities(index, "Here is what I can do:"), unmatched=True)
         parts = _Parser(index, req).best(0, len(req.toks), 0)[0]
+        parts, verdict = by_meaning(index, req, parts)
+        if verdict is not None:
+            return Plan(reply=verdict)
         if not parts or parts[0].score < WEAK:
             return Plan(reply=capabilities(index, "Sorry, I don't know how to do that. Here is what I can do:"), unmatched=True)
 
@@ -100,10 +114,11 @@ class OfflinePlanner:
             else:
                 # Not sure of any: the best few, to confirm or choose from.
                 options = [m for m in part.ranked[:MAX_OPTIONS] if m.score >= WEAK]
-            as_steps = tuple(_step(index, m) for m in options)
+            as_steps = tuple(_step(index, m, req) for m in options)
+            several = len({index.tools[m.tool].tool.agent for m in options}) > 1
             for m in options:
                 tool = index.tools[m.tool].tool
-                facts[tool.name] = FunctionFacts.of(tool)
+                facts[tool.name] = _facts(tool, several)
             steps.append(as_steps[0])
             # A single option kept as a choice means "not sure": the user is asked to confirm the guess.
             choices.append(as_steps if len(as_steps) > 1 or top.score < ACCEPT else ())
@@ -114,9 +129,82 @@ class OfflinePlanner:
         return advance(partial)
 
 
-def _step(index: Index, m: Match) -> Step:
+def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Part], str | None]:
+    """The parts re-scored by meaning (meaning.py), or a reply when the request is for no installed agent."""
+    tools = [info.tool for info in index.tools]
+    out: list[_Part] = []
+    for part in parts:
+        closeness = Closeness(req.span_text(part.a, part.b), tools)
+        ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN)
+        if closeness.ok:  # a doubtful fit is offered only when its meaning is near too
+            ranked = [m for m in ranked if m.score >= ACCEPT or closeness.by_tool[m.tool] >= GUESS_CLOSENESS]
+        senior = senior_by_meaning(ranked, closeness, tools)
+        fit = _fit_alone(index, req, senior, part.a, part.b) if senior is not None else None
+        if fit is not None:
+            ranked = sorted([replace(fit, score=max(fit.score, ranked[0].score)), *(
+                replace(m, score=m.score - NEWCOMER) if m.tool == ranked[0].tool else m
+                for m in ranked if m.tool != senior)], key=lambda m: m.score, reverse=True)
+        if len(parts) == 1:
+            if ranked and outside(ranked[0], closeness):
+                return [], OUT_OF_SCOPE
+            if not ranked or ranked[0].score < WEAK:
+                found = rescue_tool(closeness)
+                fit = _fit_alone(index, req, found, part.a, part.b) if found is not None else None
+                if fit is not None:
+                    ranked = [fit]
+                elif closeness.ok and closeness.outside > max(closeness.by_tool, default=0.0) + OUTSIDE_GAP:
+                    return [], OUT_OF_SCOPE
+        out.append(_Part(part.a, part.b, ranked))
+    return out, None
+
+
+def _whole_request(index: Index, req: Request, m: Match) -> Match:
+    """A fit whose function takes the whole request in a parameter is not missing that parameter."""
+    whole = [name for name in m.missing if _takes_whole(index.tools[m.tool].tool, name)]
+    if not whole:
+        return m
+    args = {**m.args, **{name: req.span_text(m.a, m.b) for name in whole}}
+    missing = [name for name in m.missing if name not in whole]
+    return replace(m, args=args, missing=missing, score=min(1.0, m.score / MISSING_FACTOR ** len(whole)))
+
+
+def _takes_whole(tool: Tool, name: str) -> bool:
+    schema = tool.properties.get(name)
+    return isinstance(schema, dict) and schema.get("x-whole-request") is True
+
+
+def _fit_alone(index: Index, req: Request, tool: int, a: int, b: int) -> Match | None:
+    """The best fit of one function's patterns to toks[a:b], scored as a guess to confirm at least."""
+    best: Match | None = None
+    for p in index.patterns:
+        if p.tool != tool:
+            continue
+        m = align(index, req, p, a, b)
+        if m is not None and (best is None or m.score > best.score):
+            best = m
+    if best is None:
+        return None
+    return replace(best, score=max(best.score, WEAK))
+
+
+def _facts(tool: Tool, name_agent: bool) -> FunctionFacts:
+    """What a question shows of a function: among several agents' functions, which agent and publisher."""
+    facts = FunctionFacts.of(tool)
+    if not name_agent:
+        return facts
+    by = f" by {tool.publisher}" if tool.publisher else ""
+    return replace(facts, summary=f"{facts.summary} (the {tool.agent} agent{by})")
+
+
+def _step(index: Index, m: Match, req: Request) -> Step:
     tool = index.tools[m.tool].tool
-    return Step(tool.agent, tool.function, dict(m.args))
+    args = dict(m.args)
+    for name in tool.properties:
+        # A parameter that wants the user's whole request (sql-explorer's question) gets all of this
+        # part's words: "how many people in sales took sick leave" is the question, not "sales took ...".
+        if _takes_whole(tool, name) and name in args:
+            args[name] = " ".join(req.span_text(m.a, m.b).split())
+    return Step(tool.agent, tool.function, args)
 
 
 class _Parser:

@@ -107,7 +107,8 @@ _lock = threading.Lock()
 def spec_hash(tools: Sequence[Tool]) -> str:
     """A digest of everything the index is built from (repr: several times cheaper than JSON here;
     the same specs with their keys in another order only cost one rebuild)."""
-    blob = repr([(t.agent, t.function, t.description, t.parameters, tuple(t.examples), t.confirm) for t in tools])
+    blob = repr([(t.agent, t.function, t.description, t.parameters, tuple(t.examples), t.confirm, t.publisher,
+                  t.installed_at) for t in tools])
     return hashlib.blake2b(blob.encode(), digest_size=16).hexdigest()
 
 

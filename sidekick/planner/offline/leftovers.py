@@ -1,7 +1,8 @@
 """Giving the words a pattern left over to the function's other parameters.
 
 After an alignment, a day or time said anywhere, a number next to a word of a
-parameter's name ("in 20 minutes"), an enumeration value, an address, or a
+parameter's name ("in 20 minutes"), an enumeration value or one of a text
+parameter's example values ("a vegetarian dinner"), an address, or a
 clause naming a yes/no parameter ("... and add the ingredients to my grocery
 list" sets add_to_grocery_list) still count. Each function changes `args`,
 `spans` and `explained` in place.
@@ -81,6 +82,8 @@ def fill_leftovers(
             _address(left, name, slot)
         elif slot.kind == "bool":
             _flag(left, name)
+        elif slot.kind == "text" and slot.choices:
+            _choice(left, name, SlotType("enum", slot.choices, required=slot.required))
 
 
 def _time(left: _Left, name: str, slot: SlotType) -> None:

@@ -24,7 +24,6 @@ no snake_case names, no exception names or tracebacks, no raw JSON.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import tempfile
@@ -43,7 +42,8 @@ from kernelproc import KernelProc, start_kernel  # noqa: E402
 
 DUMP = [
     re.compile(r"\b[a-z]+_[a-z_]+\b\s*[:=]"),  # "already_there: none"
-    re.compile(r"(?:\b\w+: [^;\n]*; ){2,}"),  # "date: ...; weekday: ...; timezone: ..."
+    re.compile(r"(?:\b\w[\w ]*: [^;\n]*; ){2,}"),  # "date: ...; weekday: ...; already there: ..."
+    re.compile(r"[✓✗]"),  # the old one-line-per-call marks
     re.compile(r"[{\[]\s*\""),  # JSON
     re.compile(r"\b(?:Traceback|KeyError|ValueError|TypeError|AttributeError|Exception)\b"),
     re.compile(r"\b\d+ fields\b"),

@@ -34,7 +34,7 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["user_id"], ["users.id"], name=op.f("fk_learned_examples_user_id_users"),
                                 ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_learned_examples")),
-        sa.UniqueConstraint("user_id", "key", "agent", "function", name=op.f("uq_learned_examples_user_id")),
+        sa.UniqueConstraint("user_id", "key", "agent", "function", name=op.f("uq_learned_examples_user_id_key_agent_function")),
     )
     op.create_index(op.f("ix_learned_examples_user_id"), "learned_examples", ["user_id"])
 

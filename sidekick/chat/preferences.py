@@ -1,0 +1,91 @@
+"""What the user told Sidekick, applied to a call: "I'm vegetarian" fills recipes' `diet`.
+
+A parameter opts in with `"x-from-memory": true` in its JSON schema and lists its
+values in `examples` (recipes' diet: vegetarian, vegan, ...). When the planned
+call leaves it empty and one of the user's own remembered facts (not an agent's)
+names one of those values, the value fills it, but only if the agent may read
+Sidekick's memory (the grant memory:read): otherwise the fact would reach an
+agent the user did not allow to see it. Then Sidekick says once per
+conversation what to grant, with the exact command.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from dreamer.kernel.install.registry import grants_of
+from dreamer.kernel.memory.service import memories
+from dreamer.kernel.store.db import Store
+from dreamer.sidekick.planner import Step, Tool
+
+SCOPE = "memory:read"
+USER_SOURCES = ("user",)  # facts the user stated themselves (agents' facts never fill anything)
+
+
+@dataclass(frozen=True)
+class Applied:
+    steps: tuple[Step, ...]
+    hints: tuple[str, ...]  # one sentence per agent that would need memory:read to honour a fact
+
+
+def hint(agent: str, fact: str) -> str:
+    return (f"{agent} could take into account that you told me \"{fact}\" if you let it read what you "
+            f"told me: run `dreamer grant {agent} {SCOPE}`.")
+
+
+def _value_in(fact: str, values: Sequence[str]) -> str | None:
+    said = fact.casefold().replace("-", " ")
+    for value in sorted(values, key=len, reverse=True):
+        wanted = value.casefold().replace("-", " ")
+        if wanted and re.search(rf"(?<![\w]){re.escape(wanted)}(?![\w])", said):
+            return value
+    return None
+
+
+def apply_preferences(
+    store: Store, user_id: int, steps: Sequence[Step], tools: Mapping[str, Tool], hinted: set[str]
+) -> Applied:
+    """The steps with remembered preferences filled in where allowed; hints for the rest.
+
+    `hinted` holds the agents already told about in this conversation (updated here).
+    """
+    wanting = [(s, t) for s in steps if (t := tools.get(s.name)) is not None and _preference_params(t, s)]
+    if not wanting:
+        return Applied(tuple(steps), ())
+    facts = [f.text for f in memories(store, user_id) if f.source in USER_SOURCES]
+    if not facts:
+        return Applied(tuple(steps), ())
+    with store.session() as s:
+        allowed = {t.agent for _, t in wanting if any(g.scope == SCOPE for g in grants_of(s, user_id, t.agent))}
+    out: list[Step] = []
+    hints: list[str] = []
+    for step in steps:
+        tool = tools.get(step.name)
+        params = _preference_params(tool, step) if tool is not None else {}
+        args = dict(step.args)
+        for name, values in params.items():
+            for fact in facts:
+                value = _value_in(fact, values)
+                if value is None:
+                    continue
+                if step.agent in allowed:
+                    args[name] = value
+                elif step.agent not in hinted:
+                    hinted.add(step.agent)
+                    hints.append(hint(step.agent, fact))
+                break
+        out.append(replace(step, args=args) if args != dict(step.args) else step)
+    return Applied(tuple(out), tuple(hints))
+
+
+def _preference_params(tool: Tool, step: Step) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for name, schema in tool.properties.items():
+        if name in step.args or not isinstance(schema, Mapping) or schema.get("x-from-memory") is not True:
+            continue
+        values = schema.get("examples")
+        if isinstance(values, list):
+            found[name] = [v for v in values if isinstance(v, str)][:200]
+    return found

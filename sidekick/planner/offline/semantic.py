@@ -1,0 +1,126 @@
+"""Matching by meaning: how close a message is to each function's description and examples.
+
+Each function is represented by a few unit vectors (its description's first
+sentence and its examples with the slots left out, each from wordllama's static
+embeddings); a message's closeness to a function is its best cosine with them.
+Vectors are cached per function (a digest of its agent, name, description and
+examples), so installing one agent embeds only that agent's functions.
+
+Requests no installed agent can serve are recognised the same way: OUTSIDE holds
+everyday requests of other kinds (lights, weather, travel, timers, music...). A
+message much closer to those than to any function is not a request for these
+agents. An agent that does serve them (a weather agent) has its own examples,
+which are closer still, so the outside class never hides a real function.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+from dreamer.sidekick.planner.base import Tool
+from dreamer.sidekick.planner.language import embeddings
+from dreamer.sidekick.planner.language.outside import OUTSIDE
+from dreamer.sidekick.planner.offline.templates import expand
+
+MAX_TEXTS_PER_TOOL = 24  # vectors per function: the description and its first examples' expansions
+CACHE_SIZE = 20000  # functions whose vectors are kept
+
+_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+_lock = threading.Lock()
+_outside: np.ndarray | None = None
+
+
+def tool_key(tool: Tool) -> str:
+    blob = repr((tool.agent, tool.function, tool.description, tuple(tool.examples)))
+    return hashlib.blake2b(blob.encode(), digest_size=16).hexdigest()
+
+
+def tool_texts(tool: Tool) -> list[str]:
+    """What a function is said to do, as plain phrases: its summary, then its examples without slots."""
+    texts = [tool.summary]
+    for example in tool.examples:
+        for pieces in expand(example[:300])[:2]:
+            words: list[str] = []
+            for p in pieces:
+                if p.slot:
+                    continue
+                words.append(p.choices[0] if p.choices else (p.text or ""))
+            phrase = " ".join(" ".join(words).split())
+            if phrase and phrase not in texts:
+                texts.append(phrase)
+        if len(texts) >= MAX_TEXTS_PER_TOOL:
+            break
+    return texts[:MAX_TEXTS_PER_TOOL]
+
+
+def tool_vectors(tool: Tool) -> np.ndarray:
+    key = tool_key(tool)
+    with _lock:
+        found = _cache.get(key)
+        if found is not None:
+            _cache.move_to_end(key)
+            return found
+    vectors = embeddings.embed(tool_texts(tool))
+    with _lock:
+        _cache[key] = vectors
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return vectors
+
+
+def outside_vectors() -> np.ndarray:
+    global _outside
+    if _outside is None:
+        _outside = embeddings.embed(list(OUTSIDE))
+    return _outside
+
+
+_spaces: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+
+
+def space(tools: Sequence[Tool]) -> tuple[np.ndarray, np.ndarray]:
+    """All vectors of a tool list in one matrix, and where each tool's rows start (cached per list)."""
+    keys = [tool_key(t) for t in tools]
+    digest = hashlib.blake2b("".join(keys).encode(), digest_size=16).hexdigest()
+    with _lock:
+        found = _spaces.get(digest)
+        if found is not None:
+            _spaces.move_to_end(digest)
+            return found
+    blocks = [tool_vectors(t) for t in tools]
+    sizes = [max(len(b), 1) for b in blocks]
+    blocks = [b if len(b) else np.zeros((1, embeddings.DIM), dtype=np.float32) for b in blocks]
+    matrix = np.vstack(blocks) if blocks else np.zeros((0, embeddings.DIM), dtype=np.float32)
+    starts = np.cumsum([0, *sizes[:-1]]).astype(np.intp)
+    with _lock:
+        _spaces[digest] = (matrix, starts)
+        while len(_spaces) > 16:
+            _spaces.popitem(last=False)
+    return matrix, starts
+
+
+class Closeness:
+    """A message's closeness by meaning to each tool (by position in the tool list) and to OUTSIDE."""
+
+    def __init__(self, text: str, tools: Sequence[Tool]) -> None:
+        self.ok = embeddings.available()
+        self.by_tool: list[float] = [0.0] * len(tools)
+        self.outside = 0.0
+        if not self.ok or not text.strip() or not tools:
+            return
+        vector = embeddings.embed([text])[0]
+        matrix, starts = space(tools)
+        self.by_tool = [float(v) for v in np.maximum.reduceat(matrix @ vector, starts)]
+        self.outside = float(np.max(outside_vectors() @ vector))
+
+    def best(self) -> tuple[int, float, float]:
+        """The closest tool, its closeness, and the next closest tool's (of another function)."""
+        if not self.by_tool:
+            return -1, 0.0, 0.0
+        order = sorted(range(len(self.by_tool)), key=lambda n: self.by_tool[n], reverse=True)
+        second = self.by_tool[order[1]] if len(order) > 1 else 0.0
+        return order[0], self.by_tool[order[0]], second

@@ -1,0 +1,64 @@
+"""A remembered preference fills a parameter that asks for it, only for an agent allowed to read memory
+(issue 16 item 5): "I'm vegetarian" then "plan dinner" plans a vegetarian dinner, or says once what to grant."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from dreamer.kernel.memory.service import remember
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.models import Grant
+from dreamer.sidekick.chat.preferences import apply_preferences
+from dreamer.sidekick.planner import Step, Tool, tools_from_agents
+from memory_testkit import new_user
+
+TOOLS = Path(__file__).resolve().parents[1] / "sidekick" / "tools.json"
+
+
+@pytest.fixture
+def tools() -> dict[str, Tool]:
+    return {t.name: t for t in tools_from_agents(json.loads(TOOLS.read_text()))}
+
+
+def _grant(store: Store, user_id: int, agent: str, scope: str) -> None:
+    with store.session() as s:
+        s.add(Grant(user_id=user_id, agent=agent, scope=scope))
+
+
+def test_a_granted_agent_gets_the_remembered_diet(sqlite_store: Store, tools: dict[str, Tool]) -> None:
+    user = new_user(sqlite_store, "ada")
+    remember(sqlite_store, user, "ada", "I'm vegetarian")
+    _grant(sqlite_store, user, "recipes", "memory:read")
+    got = apply_preferences(sqlite_store, user, [Step("recipes", "plan_dinner", {"day": "friday"})], tools, set())
+    assert got.steps[0].args == {"day": "friday", "diet": "vegetarian"} and got.hints == ()
+
+
+def test_without_the_grant_sidekick_says_once_what_to_run(sqlite_store: Store, tools: dict[str, Tool]) -> None:
+    user = new_user(sqlite_store, "ada")
+    remember(sqlite_store, user, "ada", "I'm vegan")
+    hinted: set[str] = set()
+    first = apply_preferences(sqlite_store, user, [Step("recipes", "plan_dinner", {})], tools, hinted)
+    assert first.steps[0].args == {}  # the fact does not reach an agent the user did not allow to read it
+    (hint,) = first.hints
+    assert "`dreamer grant recipes memory:read`" in hint and "I'm vegan" in hint and "\n" not in hint
+    again = apply_preferences(sqlite_store, user, [Step("recipes", "suggest", {})], tools, hinted)
+    assert again.hints == ()  # once per conversation
+
+
+def test_what_the_user_said_wins_and_agents_facts_never_fill(sqlite_store: Store, tools: dict[str, Tool]) -> None:
+    user = new_user(sqlite_store, "ada")
+    remember(sqlite_store, user, "agent:spammer", "The user is vegan", source="agent:spammer")
+    _grant(sqlite_store, user, "recipes", "memory:read")
+    said = apply_preferences(sqlite_store, user, [Step("recipes", "suggest", {"diet": "pescatarian"})], tools, set())
+    assert said.steps[0].args == {"diet": "pescatarian"}
+    unsaid = apply_preferences(sqlite_store, user, [Step("recipes", "suggest", {})], tools, set())
+    assert unsaid.steps[0].args == {} and unsaid.hints == ()
+
+
+def test_functions_without_such_a_parameter_are_left_alone(sqlite_store: Store, tools: dict[str, Tool]) -> None:
+    user = new_user(sqlite_store, "ada")
+    remember(sqlite_store, user, "ada", "I'm vegetarian")
+    step = Step("grocery", "add_items", {"items": ["milk"]})
+    assert apply_preferences(sqlite_store, user, [step], tools, set()).steps == (step,)
