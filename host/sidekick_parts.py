@@ -9,7 +9,8 @@ from typing import Any
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.ports import TaskPlan
-from dreamer.sidekick.chat.conversations import conversation_view, list_conversations
+from dreamer.sidekick.chat.conversation_index import delete_conversation, find_conversations
+from dreamer.sidekick.chat.conversations import conversation_view
 from dreamer.sidekick.chat.sidekick import Sidekick
 from dreamer.sidekick.chat.tasks import run_task
 from dreamer.sidekick.planner import Tool
@@ -22,11 +23,16 @@ class SidekickChat:
     def turn(self, who: Principal, message: str, conversation_id: str | None) -> AsyncIterator[dict[str, Any]]:
         return self.sidekick.turn(who, message, conversation_id)
 
-    def conversations(self, who: Principal, limit: int) -> list[dict[str, Any]]:
-        return list_conversations(self.sidekick.store, who.user_id, limit)
+    def conversations(
+        self, who: Principal, limit: int, offset: int = 0, query: str | None = None
+    ) -> list[dict[str, Any]]:
+        return find_conversations(self.sidekick.store, who.user_id, limit, offset, query)
 
     def conversation(self, who: Principal, conversation_id: str) -> dict[str, Any]:
         return conversation_view(self.sidekick.store, who.user_id, conversation_id)
+
+    def delete_conversation(self, who: Principal, conversation_id: str) -> dict[str, Any]:
+        return delete_conversation(self.sidekick.store, who.user_id, conversation_id)
 
 
 @dataclass(frozen=True)

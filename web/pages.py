@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from dreamer.kernel.api.routes import agents as agents_api
@@ -23,6 +23,7 @@ from dreamer.web.auth import (
     from_localhost, login_cookie, login_token, page_session, principal_of, set_session_cookie, sign_in, sign_out,
 )
 from dreamer.web.render import _plain, page
+from dreamer.web.wording import group_runs
 
 router = APIRouter(include_in_schema=False)
 
@@ -99,7 +100,7 @@ def _chat(request: Request, conversation_id: str | None) -> Response:
     model = k.invoker.llm.describe() if getattr(k.invoker, "llm", None) is not None else {"available": False}
     return page(
         request, "chat.html", who,
-        conversations=chat_api.conversations(k, p, 30), conversation=conversation,
+        conversations=chat_api.conversations(k, p, 30, 0, None), conversation=conversation,
         offline=not model.get("available"), examples=_examples(k, p),
     )
 
@@ -180,12 +181,25 @@ def feed_page(request: Request, agent: str | None = None) -> Response:
     return page(request, "feed.html", who, posts=posts, agent=agent)
 
 
+ACTIVITY_PAGE = 25
+OUTCOMES = ("succeeded", "failed", "running", "queued", "cancelled")
+
+
 @router.get("/activity", response_class=HTMLResponse)
-def activity_page(request: Request) -> Response:
+def activity_page(
+    request: Request, agent: str | None = None, outcome: str | None = None, shown: str = Query("1", alias="page")
+) -> Response:
+    """What ran, a page at a time, by agent and outcome; the audit chain is checked only on demand."""
     who = page_session(request)
     k, p = _kernel(request), principal_of(who)
-    return page(request, "activity.html", who, invocations=invocations_api.invocations(k, p, None, 50),
-                audit=audit_api.entries(k, p, 50, None), chain=audit_api.verify_chain(k, p))
+    agent = agent or None
+    outcome = outcome if outcome in OUTCOMES else None
+    page_no = max(1, min(int(shown), 10_000)) if shown.isdigit() else 1
+    runs = invocations_api.invocations(k, p, agent, ACTIVITY_PAGE + 1, outcome, (page_no - 1) * ACTIVITY_PAGE)
+    return page(request, "activity.html", who, groups=group_runs(runs[:ACTIVITY_PAGE]), more=len(runs) > ACTIVITY_PAGE,
+                page_no=page_no, agent=agent, outcome=outcome, outcomes=OUTCOMES,
+                agents=sorted(a["name"] for a in agents_api.agents(k, p)),
+                audit=audit_api.entries(k, p, 20, agent))
 
 
 @router.get("/activity/{invocation_id}", response_class=HTMLResponse)
@@ -201,7 +215,18 @@ def account_page(request: Request) -> Response:
     return page(request, "account.html", who, sessions=sessions_api.sessions(_kernel(request), principal_of(who)))
 
 
+# What a person reads for each kind of failure; the kernel's own sentence is folded below it.
+_IN_WORDS = {
+    404: ("We couldn't find that page", "There is nothing at this address: it may have been deleted, or the link may be mistyped."),
+    403: ("That isn't yours to open", "Your account may not see or change this. Sign in as its owner, or go back."),
+    409: ("That changed meanwhile", "Something else changed it while you were here. Reload the page and try again."),
+}
+_SOMETHING_WRONG = ("Something went wrong", "The page could not be shown. Try again in a moment; if it keeps happening, "
+                    "`dreamer doctor` on the machine that runs dreamer says what is wrong.")
+
+
 def error_page(request: Request, exc: DreamerError) -> Response:
     who = getattr(request.state, "web_session", None)
-    title = "Not found" if exc.status == 404 else "Something went wrong"
-    return page(request, "error.html", who, title=title, message=exc.message, status=exc.status)
+    title, message = _IN_WORDS.get(exc.status, _SOMETHING_WRONG if exc.status >= 500 else
+                                   ("That didn't work", "The request was refused; the reason is below."))
+    return page(request, "error.html", who, title=title, message=message, detail=exc.message, status=exc.status)

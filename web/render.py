@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
 from dreamer.kernel.users.sessions import SignedIn
+from dreamer.web import wording
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html
@@ -48,6 +49,10 @@ def _plain(examples: list[str]) -> list[str]:
 templates.env.filters["when"] = _when
 templates.env.filters["plain"] = _plain
 templates.env.filters["pretty"] = _pretty
+templates.env.filters["call_sentence"] = wording.call_sentence
+templates.env.filters["calls_summary"] = wording.calls_summary
+templates.env.filters["run_sentence"] = wording.run_sentence
+templates.env.filters["outcome"] = wording.outcome_word
 
 
 def page(request: Request, name: str, who: SignedIn | None, status: int = 200, **context: Any) -> HTMLResponse:

@@ -6,17 +6,19 @@ import json
 import time
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 import typer
 from rich.markup import escape
 
-from dreamer.cli.client import Client
+from dreamer.cli.client import CLIError, Client
 from dreamer.cli.commands.common import JsonOpt, UserOpt, client, guarded
 from dreamer.cli.config import load_config
 from dreamer.cli.output import Output
 
-# A one-shot `dreamer chat "yes"` answers the question the previous one left open,
-# so the CLI remembers that conversation for a while.
+# One-shots a little apart are one session of use: `dreamer chat "…"` continues the
+# conversation the previous one used (so "yes" answers its open question, and the web's
+# history gains one entry, not one per command) until it has been quiet this long.
 FOLLOW_UP_SECONDS = 30 * 60
 
 
@@ -24,14 +26,22 @@ def _state_file(user: str | None) -> Path:
     return load_config().home / f"cli-chat-{user or 'self'}.json"
 
 
-def _open_question(user: str | None) -> str | None:
+def _recent_conversation(user: str | None) -> str | None:
+    """The conversation the last one-shot used, if it was used in the last FOLLOW_UP_SECONDS."""
     try:
         state = json.loads(_state_file(user).read_text())
-    except (OSError, ValueError):
+        recent = time.time() - float(state.get("at", 0)) < FOLLOW_UP_SECONDS
+    except (OSError, ValueError, TypeError):
         return None
-    if state.get("waiting") and time.time() - float(state.get("at", 0)) < FOLLOW_UP_SECONDS:
-        return str(state.get("conversation_id"))
-    return None
+    found = state.get("conversation_id")
+    return found if recent and isinstance(found, str) and found else None
+
+
+def _forget(user: str | None) -> None:
+    try:
+        _state_file(user).unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def _remember(user: str | None, done: dict[str, Any]) -> None:
@@ -68,18 +78,32 @@ def _stream_turn(api: Client, out: Output, text: str, conversation: str | None) 
     return done
 
 
+def _exists(api: Client, conversation_id: str) -> bool:
+    try:
+        api.get(f"/v1/conversations/{quote(conversation_id, safe='')}")
+    except CLIError as exc:
+        if exc.code == "not_found":
+            return False
+        raise
+    return True
+
+
 def chat(
     text: Annotated[str | None, typer.Argument(help="What to ask; omit it for a conversation in the terminal.")] = None,
     conversation: Annotated[str | None, typer.Option("--conversation", help="Continue this conversation id.")] = None,
-    new: Annotated[bool, typer.Option("--new", help="Start a new conversation even if a question is open.")] = False,
+    new: Annotated[bool, typer.Option("--new", help="Start a new conversation instead of continuing the recent one.")] = False,
     json_out: JsonOpt = False,
     user: UserOpt = None,
 ) -> None:
     """Talk to Sidekick: it turns what you say into calls of your agents' functions."""
     out = Output(json_out)
-    conversation = conversation or (None if new else _open_question(user))
+    remembered = None if (new or conversation) else _recent_conversation(user)
+    conversation = conversation or remembered
     with client(user) as api:
         if text is not None:
+            if remembered is not None and not _exists(api, remembered):
+                _forget(user)  # deleted meanwhile (in the web app, say): this one starts afresh
+                conversation = None
             if json_out:
                 done = api.chat(text, conversation)
                 _remember(user, done)

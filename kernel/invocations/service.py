@@ -462,7 +462,8 @@ class Invoker:
                 handler = self.syscalls.get(method)
                 if handler is None:
                     raise DreamerError("not_available", f"syscall {method} is not available in this kernel")
-                return await handler(SyscallContext(self, who, inner, run.id), params)
+                unattended = run.background or run.trigger is not None
+                return await handler(SyscallContext(self, who, inner, run.id, unattended), params)
             except DreamerError as exc:
                 span.set_status(Status(StatusCode.ERROR, exc.message))
                 span.set_attribute("error.type", exc.code)

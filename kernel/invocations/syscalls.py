@@ -24,6 +24,7 @@ from dreamer.kernel.invocations.rewards import rewards_emit
 from dreamer.kernel.permissions.gate import decide
 from dreamer.kernel.permissions.scopes import parse_scope
 from dreamer.kernel.posts.feed import posts_create
+from dreamer.kernel.posts.notices import missing_grant_notice
 from dreamer.kernel.tools.syscall import tools_call, tools_list
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ class SyscallContext:
     who: "Principal"
     caller: "Caller"  # the running agent as a caller: its name, the chain, its invocation, the deadline
     invocation_id: str
+    unattended: bool = False  # a background or trigger run: nobody sees its errors as they happen
 
     @property
     def agent(self) -> str:
@@ -52,6 +54,9 @@ class SyscallContext:
             conn, user_id=who.user_id, actor=f"agent:{decision.agent}", action=action, target=target,
             detail=detail or {}, invocation_id=invocation_id,
         ))
+        if not decision.allowed and self.unattended:  # the refusal would reach only the run's log: tell the user
+            missing_grant_notice(self.invoker.store, user_id=who.user_id, agent=self.agent, scope=scope,
+                                 action=action, target=target, invocation_id=invocation_id)
         return decision.require(f"{action.split('.')[-1]} {target}")
 
     def record(self, *, action: str, target: str, decision: str = "allow", detail: dict[str, Any] | None = None) -> None:

@@ -15,6 +15,7 @@ from sqlalchemy import delete, func, select
 
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.store.db import Store
+from dreamer.kernel.posts.notices import offers_grant
 from dreamer.kernel.store.models import Post
 from dreamer.kernel.users.quotas import exceeded
 
@@ -73,6 +74,8 @@ async def posts_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
         raise DreamerError(
             "payload_too_large", f"ctx.post: the attachments are {size} bytes as JSON; at most {MAX_ATTACHMENT_BYTES} are kept"
         )
+    if any(offers_grant(a) for a in body.attachments):
+        raise DreamerError("invalid_argument", "ctx.post: an attachment may not carry 'grant'; only the kernel offers grants")
     ctx.require("notify", action="posts.create", target="your feed", detail={"priority": body.priority})
     quota = ctx.invoker.settings.quotas.feed_posts
     with ctx.invoker.store.session() as s:

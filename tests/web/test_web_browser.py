@@ -18,7 +18,8 @@ from kernelproc import KernelProc, start_kernel, write_bundle
 from dreamer.kernel.bundles.archive import pack
 
 why = chromium_missing()
-pytestmark = pytest.mark.skipif(why is not None, reason=why or "")
+# The first test also waits for the kernel, minutes on a crowded machine.
+pytestmark = [pytest.mark.skipif(why is not None, reason=why or ""), pytest.mark.timeout(400)]
 
 PASSWORD = "a long enough password"
 PEEK = '''
@@ -34,7 +35,7 @@ def peek(ctx: Context) -> dict:
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str]]:
-    k = start_kernel(tmp_path_factory.mktemp("home"))
+    k = start_kernel(tmp_path_factory.mktemp("home"), wait_s=240)  # a crowded machine starts it slowly
     with k.client() as admin:
         token = admin.post("/v1/users", json={"name": "ann"}).json()["token"]
         assert admin.put("/v1/users/ann/password", json={"password": PASSWORD}).status_code == 200
@@ -110,7 +111,8 @@ def test_chat_calls_grocery_and_shows_the_card(page: object, kernel: tuple[Kerne
     page.goto("/")  # type: ignore[attr-defined]
     assert page.is_visible("#offline-banner")  # type: ignore[attr-defined]
     answer = say(page, "add milk to my grocery list")
-    card = answer.locator("details.call")
+    answer.locator("details.details > summary").click()
+    card = answer.locator("li.call")
     assert card.locator(".fn").inner_text() == "grocery.add_items"
     assert "ok" in (card.get_attribute("class") or "")
     card.locator("summary").click()
@@ -120,7 +122,7 @@ def test_chat_calls_grocery_and_shows_the_card(page: object, kernel: tuple[Kerne
     assert "/chat/conv_" in page.url  # type: ignore[attr-defined]
     # The conversation persists: reloading shows the same card from history.
     page.reload()  # type: ignore[attr-defined]
-    assert page.locator("details.call .fn").first.inner_text() == "grocery.add_items"  # type: ignore[attr-defined]
+    assert page.locator("li.call .fn").first.text_content() == "grocery.add_items"  # type: ignore[attr-defined]
     with ann(kernel) as c:
         assert "milk" in json.dumps(c.post("/v1/agents/grocery/functions/list_items", json={"args": {}}).json()).lower()
 
@@ -135,21 +137,21 @@ def test_clarification_answered_by_a_button(page: object) -> None:
     grocery.click()
     page.wait_for_function("() => !document.getElementById('send').disabled")  # type: ignore[attr-defined]
     last = page.locator(".msg.assistant").last  # type: ignore[attr-defined]
-    last.locator("details.call").wait_for()
-    assert last.locator(".fn").inner_text() == "grocery.list_items"
+    last.locator("li.call").wait_for(state="attached")
+    assert last.locator(".fn").text_content() == "grocery.list_items"
 
 
 def test_confirmation_approved(page: object, kernel: tuple[KernelProc, str]) -> None:
     page.goto("/")  # type: ignore[attr-defined]
     answer = say(page, "clear my grocery list")
-    assert answer.locator("details.call").count() == 0  # nothing ran before the yes
+    assert answer.locator("li.call").count() == 0  # nothing ran before the yes
     approve = answer.locator(".ask button", has_text="Approve")
     assert answer.locator(".ask button", has_text="Decline").is_visible()
     shot(page, "04-confirmation")
     approve.click()
     page.wait_for_function("() => !document.getElementById('send').disabled")  # type: ignore[attr-defined]
     last = page.locator(".msg.assistant").last  # type: ignore[attr-defined]
-    assert last.locator(".fn").inner_text() == "grocery.clear"
+    assert last.locator(".fn").text_content() == "grocery.clear"
     with ann(kernel) as c:
         assert c.post("/v1/agents/grocery/functions/list_items", json={"args": {}}).json()["result"]["items"] == []
 
@@ -199,8 +201,9 @@ def test_install_review_with_an_optional_scope_off_then_revoke(
 
     # The refusal shows in Activity, and its trace opens.
     page.goto("/activity")  # type: ignore[attr-defined]
-    assert page.locator("#chain").inner_text().startswith("chain verified")  # type: ignore[attr-defined]
-    page.locator("a", has_text="peeker.peek").first.click()  # type: ignore[attr-defined]
+    page.click("#verify-chain")  # type: ignore[attr-defined]
+    page.wait_for_function("document.getElementById('chain').textContent.startsWith('chain verified')")  # type: ignore[attr-defined]
+    page.locator("a", has_text="asked peeker to peek").first.click()  # type: ignore[attr-defined]
     page.wait_for_selector(".spans li")  # type: ignore[attr-defined]
     assert "failed" in page.inner_text(".status-tag")  # type: ignore[attr-defined]
     assert "permission" in page.inner_text(".alert.error").lower()  # type: ignore[attr-defined]

@@ -42,11 +42,17 @@ function el(tag, attrs = {}, ...children) {
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button[data-action]");
   if (!button) return;
-  const row = button.closest("tr[data-agent]");
+  const row = button.closest("[data-agent][data-scope]");
   if (!row) return;
   const { agent, scope } = row.dataset;
   button.disabled = true;
   try {
+    if (button.dataset.action === "grant-offer") {  // a feed notice's one-click grant
+      await api("POST", `/v1/agents/${encodeURIComponent(agent)}/grants`, { scope });
+      row.replaceChildren(el("span", { class: "tag ok", text: `Granted ${scope} to ${agent}` }));
+      toast(`Granted ${scope} to ${agent}. Its next run may use it.`);
+      return;
+    }
     if (button.dataset.action === "revoke") {
       await api("DELETE", `/v1/agents/${encodeURIComponent(agent)}/grants?scope=${encodeURIComponent(scope)}`);
       row.querySelector(".state").innerHTML = '<span class="muted">not granted</span>';
@@ -81,3 +87,46 @@ document.addEventListener("click", async (event) => {
     button.disabled = false;
   }
 });
+
+// Phones: the navigation folds into a menu.
+document.querySelector(".top .menu")?.addEventListener("click", (event) => {
+  const top = event.currentTarget.closest(".top");
+  const open = top.classList.toggle("open");
+  event.currentTarget.setAttribute("aria-expanded", String(open));
+});
+
+// Urgent posts raise a notice on whatever page is open, once each. The feed page marks
+// what it shows as seen (data-seen-up-to); elsewhere the feed is read every 20 s.
+const seenKey = () => `dreamer-urgent-seen:${document.querySelector(".who .name")?.textContent || ""}`;
+const seenUpTo = () => Number(localStorage.getItem(seenKey()) || 0);
+const markSeen = (id) => { if (id > seenUpTo()) localStorage.setItem(seenKey(), String(id)); };
+const NOTICE_MAX_AGE_MS = 2 * 24 * 3600 * 1000;
+
+function showNotice(slot, post) {
+  const text = post.text.length > 220 ? `${post.text.slice(0, 219)}…` : post.text;
+  const open = el("a", { class: "button primary", href: `/feed#post-${post.id}`, text: "Open the feed" });
+  const dismiss = el("button", { type: "button", text: "Dismiss" });
+  const box = el("div", { class: "notice", role: "alert" },
+    el("p", {}, ...(text.startsWith(post.agent) ? [] : [el("strong", { text: `${post.agent}: ` })]), text), el("div", { class: "actions" }, open, dismiss));
+  const done = () => { markSeen(post.id); box.remove(); };
+  dismiss.addEventListener("click", done);
+  open.addEventListener("click", () => markSeen(post.id));
+  slot.replaceChildren(box);
+}
+
+async function watchFeed(slot) {
+  try {
+    const posts = await api("GET", "/v1/feed?limit=20");
+    const fresh = posts.filter((p) => p.priority === "urgent" && p.id > seenUpTo()
+      && Date.now() - Date.parse(p.created_at) < NOTICE_MAX_AGE_MS);
+    if (fresh.length && !slot.querySelector(".notice")) showNotice(slot, fresh[0]);
+  } catch { /* offline or signed out: the next round tries again */ }
+}
+
+const feedSeen = document.querySelector("[data-seen-up-to]");
+if (feedSeen) markSeen(Number(feedSeen.dataset.seenUpTo));
+const noticeSlot = document.querySelector("[data-watch-feed]");
+if (noticeSlot) {
+  watchFeed(noticeSlot);
+  setInterval(() => watchFeed(noticeSlot), 20_000);
+}

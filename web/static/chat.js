@@ -1,4 +1,5 @@
-// Chat with Sidekick: POST /v1/chat and render its event stream as it arrives.
+// Chat with Sidekick: POST /v1/chat and render its event stream as it arrives; the
+// conversation history on the left pages, searches and deletes through /v1/conversations.
 "use strict";
 
 const chat = document.querySelector(".chat");
@@ -10,38 +11,77 @@ let conversationId = chat.dataset.conversation || null;
 let busy = false;
 
 const scrollDown = () => { list.scrollTop = list.scrollHeight; };
+// Held at the newest message while the reader is there, even as the list's box changes
+// (a notice or banner arriving above it, the phone keyboard opening); not once they scroll up.
+let atBottom = true;
+list.addEventListener("scroll", () => { atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 48; });
+new ResizeObserver(() => { if (atBottom) scrollDown(); }).observe(list);
 
-function userMessage(text) {
-  document.getElementById("welcome")?.remove();
-  list.append(el("li", { class: "msg user" }, el("div", { class: "bubble", text })));
+// --- answers: the sentence first, what ran folded under it -------------------------------
+
+// The same wording as web/wording.py's call_sentence.
+function argsPhrase(args) {
+  if (!args || typeof args !== "object") return "";
+  const shown = (v) => (Array.isArray(v) ? v.map(shown).join(", ")
+    : v && typeof v === "object" ? Object.entries(v).map(([k, x]) => `${k} ${shown(x)}`).join(", ") : String(v));
+  const text = Object.values(args).filter((v) => v !== null && v !== "" && !(Array.isArray(v) && !v.length))
+    .map(shown).join("; ");
+  return text.length <= 60 ? text : `${text.slice(0, 59).trimEnd()}…`;
+}
+const callSentence = (call) => {
+  const said = argsPhrase(call.args);
+  return `Asked ${call.agent} to ${String(call.function).replaceAll("_", " ")}${said ? `: ${said}` : ""}`;
+};
+
+function detailsBox() {
+  const box = el("details", { class: "details" }, el("summary"), el("ul"));
+  return box;
 }
 
-function callCard(event) {
-  const card = document.getElementById("call-card").content.firstElementChild.cloneNode(true);
-  card.querySelector(".fn").textContent = `${event.agent}.${event.function}`;
-  card.querySelector(".state").textContent = "running…";
-  card.querySelector(".args").textContent = JSON.stringify(event.args, null, 2);
-  return card;
+function summarize(box) {
+  const calls = [...box.querySelectorAll(":scope > ul > li")];
+  const agents = [...new Set(calls.map((c) => c.dataset.agent))].sort();
+  const failed = calls.filter((c) => c.classList.contains("failed")).length;
+  box.querySelector("summary").textContent =
+    `Details: ${calls.length} call${calls.length === 1 ? "" : "s"} to ${agents.join(", ")}${failed ? `, ${failed} failed` : ""}`;
 }
 
-function finishCard(card, event) {
-  card.classList.add(event.ok ? "ok" : "failed");
-  card.querySelector(".state").textContent = event.ok ? "done" : "failed";
-  card.querySelector(".result").textContent = JSON.stringify(event.ok ? event.result : event.error, null, 2);
+function callItem(event) {
+  const io = el("details", {}, el("summary", { text: "Arguments and result" }),
+    el("pre", { class: "args", text: JSON.stringify(event.args ?? {}, null, 2) }), el("pre", { class: "result", text: "…" }));
+  const item = el("li", { class: "call" },
+    el("div", { class: "what" }, el("span", { class: "dot", "aria-hidden": "true" }),
+      el("span", { text: callSentence(event) }), el("span", { class: "fn", text: `${event.agent}.${event.function}` })),
+    io);
+  item.dataset.agent = event.agent;
+  return item;
+}
+
+function finishCall(item, event) {
+  item.classList.add(event.ok ? "ok" : "failed");
+  item.querySelector(".result").textContent = JSON.stringify(event.ok ? event.result : event.error, null, 2);
+  if (!event.ok && event.error) {
+    const why = typeof event.error === "string" ? event.error : event.error.message;
+    if (why) item.querySelector(".what").after(el("p", { class: "why", text: why }));
+  }
   if (event.invocation_id) {
-    const link = card.querySelector(".trace");
-    link.href = `/activity/${encodeURIComponent(event.invocation_id)}`;
-    link.hidden = false;
+    item.append(el("a", { class: "small trace", href: `/activity/${encodeURIComponent(event.invocation_id)}`, text: "Open the trace" }));
   }
 }
 
 // A question from Sidekick: choices as buttons, a confirmation as Approve / Decline.
+const YES_NO = /\s*\(\s*yes\s*\/\s*no\s*\)\s*$/i;
 function askBox(pending) {
   const box = el("div", { class: "ask", role: "group", "aria-label": "Sidekick asks" });
   const buttons = el("div", { class: "actions" });
-  const answer = (text, shown) => { box.querySelectorAll("button").forEach((b) => (b.disabled = true)); say(text, shown); };
+  const answer = (text, shown) => {
+    box.querySelectorAll("button").forEach((b) => (b.disabled = true));
+    box.classList.add("answered");
+    say(text, shown);
+  };
+  const question = String(pending.question || "").split("\n")[0].replace(YES_NO, "");
   if (pending.kind === "confirm") {
-    box.append(el("p", { text: pending.question }));
+    box.append(el("p", { text: question }));
     const approve = el("button", { class: "primary", type: "button", text: "Approve" });
     const decline = el("button", { type: "button", text: "Decline" });
     approve.onclick = () => answer("yes", "Approve");
@@ -50,7 +90,7 @@ function askBox(pending) {
   } else {
     const options = (pending.options || []).map((o) => (typeof o === "string" ? o : o.label));
     if (!options.length) return null; // a value to type: the composer answers it
-    box.append(el("p", { text: pending.question.split("\n")[0] })); // the options are the buttons
+    box.append(el("p", { text: question })); // the options are the buttons
     options.forEach((label, i) => {
       const b = el("button", { class: "chip", type: "button", text: label });
       b.onclick = () => answer(String(i + 1), label); // by number: labels may share words
@@ -61,18 +101,151 @@ function askBox(pending) {
   return box;
 }
 
-// A new conversation joins the list on the left at once.
-function addToHistory(id, title) {
-  const aside = document.querySelector(".history");
-  if (!aside) return;
-  aside.querySelector("p.muted")?.remove();
-  let ul = aside.querySelector("ul");
-  if (!ul) { ul = el("ul"); aside.append(ul); }
-  ul.querySelectorAll("a[aria-current]").forEach((a) => a.removeAttribute("aria-current"));
-  const link = el("a", { href: `/chat/${encodeURIComponent(id)}`, "aria-current": "page" },
-    el("span", { class: "title", text: title.slice(0, 80) }), el("span", { class: "muted small", text: "just now" }));
-  ul.prepend(el("li", {}, link));
+// The box asks the question; the bubble keeps only what came before it (never the prompt twice).
+function placeAsk(item, bubble, pending) {
+  const box = askBox(pending);
+  if (!box) return null;
+  if (bubble) {
+    const whole = String(pending.question || "");
+    for (const q of [whole, whole.split("\n")[0], whole.replace(YES_NO, "")]) {
+      const at = q ? bubble.textContent.indexOf(q) : -1;
+      if (at >= 0) { bubble.textContent = bubble.textContent.slice(0, at).trim(); break; }
+    }
+    if (!bubble.textContent.trim()) bubble.remove();
+  }
+  const details = item.querySelector(":scope > .details");
+  if (details) item.insertBefore(box, details); else item.append(box);
+  return box;
 }
+
+// --- history: grouped by day, paged, searchable, each one deletable -----------------------
+
+const historyList = document.getElementById("history-list");
+const historyState = JSON.parse(document.getElementById("history-data").textContent);
+let historyQuery = "";
+
+function when(iso) {
+  const at = new Date(iso), seconds = (Date.now() - at) / 1000;
+  if (seconds < 60) return "just now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return at.toLocaleDateString(undefined, { day: "numeric", month: "short" });
+}
+
+function dayLabel(iso) {
+  const at = new Date(iso), today = new Date();
+  const days = Math.round((new Date(today.toDateString()) - new Date(at.toDateString())) / 86400000);
+  if (days <= 0) return "Today";
+  if (days === 1) return "Yesterday";
+  if (days < 7) return at.toLocaleDateString(undefined, { weekday: "long" });
+  return at.toLocaleDateString(undefined, { day: "numeric", month: "long", year: "numeric" });
+}
+
+function historyRow(c) {
+  const link = el("a", { href: `/chat/${encodeURIComponent(c.id)}` },
+    el("span", { class: "title", text: c.title }),
+    el("span", { class: "muted small", text: `${when(c.updated_at)}${c.waiting ? " · waiting for you" : ""}` }));
+  if (c.id === conversationId) link.setAttribute("aria-current", "page");
+  const forget = el("button", { type: "button", class: "forget", "aria-label": `Delete the conversation “${c.title}”`, title: "Delete", text: "✕" });
+  const row = el("li", {}, link, forget);
+  forget.addEventListener("click", () => askToDelete(row, c));
+  return row;
+}
+
+function askToDelete(row, c) {
+  const keep = el("button", { type: "button", class: "small", text: "Keep" });
+  const sure = el("button", { type: "button", class: "small danger", text: "Delete" });
+  const original = [...row.childNodes];
+  row.replaceChildren(el("div", { class: "sure" }, el("span", { text: "Delete this conversation?" }), sure, keep));
+  sure.focus();
+  keep.addEventListener("click", () => { row.replaceChildren(...original); original[1].focus(); });
+  sure.addEventListener("click", async () => {
+    sure.disabled = true;
+    try {
+      await api("DELETE", `/v1/conversations/${encodeURIComponent(c.id)}`);
+      if (c.id === conversationId) { location.href = "/"; return; }
+      const group = row.parentElement;
+      row.remove();
+      if (!group.children.length) { group.previousElementSibling?.remove(); group.remove(); }
+      toast("The conversation is deleted.");
+    } catch (error) {
+      toast(error.message);
+      sure.disabled = false;
+    }
+  });
+}
+
+function renderHistory(rows, append) {
+  if (!append) historyList.replaceChildren();
+  historyList.querySelector(".more")?.remove();
+  for (const c of rows) {
+    const label = dayLabel(c.updated_at);
+    let group = [...historyList.querySelectorAll("ul")].find((u) => u.dataset.day === label);
+    if (!group) {
+      group = el("ul");
+      group.dataset.day = label;
+      historyList.append(el("h3", { text: label }), group);
+    }
+    group.append(historyRow(c));
+  }
+  if (!historyList.querySelector("li")) {
+    historyList.append(el("p", { class: "muted small", text: historyQuery
+      ? `No conversation mentions “${historyQuery}”.` : "Your conversations will appear here." }));
+  }
+  historyState.shown = (append ? historyState.shown : 0) + rows.length;
+  if (rows.length >= historyState.page) {
+    const more = el("button", { type: "button", class: "small more", text: "Show older conversations" });
+    more.addEventListener("click", () => loadHistory(true));
+    historyList.append(more);
+  }
+}
+
+async function loadHistory(append) {
+  const params = new URLSearchParams({ limit: historyState.page, offset: append ? historyState.shown : 0 });
+  if (historyQuery) params.set("q", historyQuery);
+  try {
+    renderHistory(await api("GET", `/v1/conversations?${params}`), append);
+  } catch (error) {
+    toast(error.message);
+  }
+}
+
+document.getElementById("history-search").addEventListener("submit", (event) => {
+  event.preventDefault();
+  historyQuery = document.getElementById("history-q").value.trim();
+  loadHistory(false);
+});
+document.getElementById("history-q").addEventListener("search", (event) => {
+  if (!event.target.value && historyQuery) { historyQuery = ""; loadHistory(false); }
+});
+
+// Phones: the history is a panel over the chat, opened from the bar above the messages.
+const historyPanel = document.getElementById("history");
+const historyToggle = document.getElementById("history-toggle");
+function showHistory(open) {
+  historyPanel.classList.toggle("open", open);
+  historyPanel.parentElement.classList.toggle("history-open", open);
+  historyToggle.setAttribute("aria-expanded", String(open));
+  (open ? document.getElementById("history-q") : historyToggle).focus();
+}
+historyToggle.addEventListener("click", () => showHistory(!historyPanel.classList.contains("open")));
+document.getElementById("history-close").addEventListener("click", () => showHistory(false));
+
+// A new conversation joins the history at once.
+function addToHistory(id, title) {
+  historyList.querySelectorAll("a[aria-current]").forEach((a) => a.removeAttribute("aria-current"));
+  historyList.querySelector("p.muted")?.remove();
+  let today = historyList.querySelector('ul[data-day="Today"]');
+  if (!today) {
+    today = el("ul");
+    today.dataset.day = "Today";
+    historyList.prepend(el("h3", { text: "Today" }), today);
+  }
+  today.prepend(historyRow({ id, title: title.slice(0, 80), updated_at: new Date().toISOString(), waiting: false }));
+  document.querySelector(".chat-bar .here").textContent = title.slice(0, 80);
+}
+
+// --- sending ------------------------------------------------------------------------------
 
 function parseBlock(block) {
   let name = "message", data = "";
@@ -87,13 +260,15 @@ async function say(text, shown = text) {
   if (busy || !text.trim()) return;
   busy = true; send.disabled = true;
   document.querySelectorAll(".ask button").forEach((b) => (b.disabled = true));
-  userMessage(shown);
+  document.getElementById("welcome")?.remove();
+  list.append(el("li", { class: "msg user" }, el("div", { class: "bubble", text: shown })));
   const item = el("li", { class: "msg assistant" });
-  const bubble = el("div", { class: "bubble" });
+  const bubble = el("div", { class: "bubble streaming" });
   item.append(bubble);
   list.append(item);
   scrollDown();
-  const cards = [];
+  let details = null;
+  const open = [];
   let asked = null;
   try {
     const response = await api("POST", "/v1/chat", { message: text, conversation_id: conversationId }, { raw: true });
@@ -115,44 +290,40 @@ async function say(text, shown = text) {
           if (!conversationId && event.conversation_id) {
             conversationId = event.conversation_id;
             history.replaceState(null, "", `/chat/${conversationId}`);
+            document.title = `${text.slice(0, 80)} · dreamer`;
             addToHistory(conversationId, text);
           }
-        } else if (name === "tool_call") {
-          const card = callCard(event);
-          cards.push(card);
-          item.insertBefore(card, bubble);
-        } else if (name === "tool_result") {
-          const card = cards.find((c) => !c.classList.contains("ok") && !c.classList.contains("failed")) || callCard(event);
-          if (!card.isConnected) item.insertBefore(card, bubble);
-          finishCard(card, event);
+        } else if (name === "tool_call" || name === "tool_result") {
+          if (!details) { details = detailsBox(); item.append(details); }
+          let call = name === "tool_result" ? open.shift() : null;
+          if (!call) {
+            call = callItem(event);
+            details.querySelector("ul").append(call);
+            if (name === "tool_call") open.push(call);
+          }
+          if (name === "tool_result") finishCall(call, event);
+          summarize(details);
         } else if (name === "text") {
           bubble.textContent += event.delta || "";
         } else if (name === "clarification" || name === "confirmation") {
           asked = event;
         } else if (name === "error") {
           bubble.classList.add("error");
-          bubble.textContent = event.message || "Something went wrong.";
+          bubble.textContent = `Sidekick could not finish that: ${event.message || "something went wrong."}`;
         }
         scrollDown();
       }
     }
-    if (asked) {
-      const box = askBox(asked);
-      if (box) {
-        // The box asks the question; the bubble keeps only what ran before it.
-        const at = bubble.textContent.indexOf(asked.question);
-        if (at >= 0) bubble.textContent = bubble.textContent.slice(0, at).trim();
-        if (!bubble.textContent) bubble.remove();
-        item.append(box);
-      }
-    }
+    if (!bubble.textContent.trim() && !asked) bubble.textContent = "Done.";
+    if (asked) placeAsk(item, bubble, asked)?.querySelector("button")?.focus();
   } catch (error) {
     bubble.classList.add("error");
-    bubble.textContent = error.message;
+    bubble.textContent = `Sidekick could not answer: ${error.message}`;
   } finally {
+    bubble.classList.remove("streaming");
     busy = false; send.disabled = false;
     scrollDown();
-    input.focus();
+    if (!item.querySelector(".ask")) input.focus();
   }
 }
 
@@ -170,23 +341,19 @@ document.addEventListener("click", (event) => {
   if (chip) say(chip.dataset.say);
 });
 
+// --- arrival ------------------------------------------------------------------------------
+
+renderHistory(historyState.rows, false);
+historyList.querySelector("a[aria-current]")?.scrollIntoView({ block: "nearest" });
 // A conversation that waits on a question shows its buttons again.
 const stored = document.getElementById("pending");
 if (stored) {
   try {
-    const pending = JSON.parse(stored.textContent);
-    const box = askBox(pending);
     const last = list.querySelector(".msg.assistant:last-child");
-    if (box && last) {
-      const bubble = last.querySelector(".bubble");
-      const at = bubble ? bubble.textContent.indexOf(pending.question) : -1;
-      if (at >= 0) bubble.textContent = bubble.textContent.slice(0, at).trim();
-      if (bubble && !bubble.textContent) bubble.remove();
-      last.append(box);
-    }
+    if (last) placeAsk(last, last.querySelector(".bubble"), JSON.parse(stored.textContent));
   } catch { /* an unreadable stored question: the composer still answers it */ }
 }
 const preset = new URLSearchParams(location.search).get("say");
 if (preset) input.value = preset;
 scrollDown();
-input.focus();
+input.focus({ preventScroll: true });

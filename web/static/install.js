@@ -3,7 +3,23 @@
 
 const uploadForm = document.getElementById("upload-form");
 const reviewBox = document.getElementById("review");
+const fileInput = document.getElementById("bundle");
+const drop = document.getElementById("drop");
 let staged = null;
+
+// The drop zone: a dropped file becomes the input's file, as if chosen.
+const showChosen = () => { document.getElementById("chosen").textContent = fileInput.files[0]?.name || ""; };
+fileInput.addEventListener("change", showChosen);
+for (const name of ["dragenter", "dragover"]) {
+  drop.addEventListener(name, (event) => { event.preventDefault(); drop.classList.add("over"); });
+}
+for (const name of ["dragleave", "drop"]) drop.addEventListener(name, () => drop.classList.remove("over"));
+drop.addEventListener("drop", (event) => {
+  event.preventDefault();
+  if (!event.dataTransfer?.files.length) return;
+  fileInput.files = event.dataTransfer.files;
+  showChosen();
+});
 
 function scopeRow(row, optional) {
   const li = document.getElementById("scope-row").content.firstElementChild.cloneNode(true);
@@ -57,8 +73,13 @@ function showReview(data) {
   for (const f of r.functions.filter((f) => f.exported)) {
     fns.append(el("li", {}, el("code", { text: f.name }), " ", el("span", { class: "muted small", text: f.description || "" })));
   }
+  // The review is the page now: what was there before steps aside until it is decided.
+  document.getElementById("upload").hidden = true;
+  const gallery = document.getElementById("from-gallery");
+  if (gallery) gallery.hidden = true;
   reviewBox.hidden = false;
-  reviewBox.scrollIntoView({ behavior: "smooth" });
+  reviewBox.scrollIntoView({ block: "start" });
+  document.getElementById("approve").focus({ preventScroll: true });
 }
 
 uploadForm.addEventListener("submit", async (event) => {
@@ -131,6 +152,10 @@ document.getElementById("approve").addEventListener("click", async () => {
 document.getElementById("decline").addEventListener("click", () => {
   staged = null;
   reviewBox.hidden = true;
+  document.getElementById("upload").hidden = false;
+  const gallery = document.getElementById("from-gallery");
+  if (gallery) gallery.hidden = false;
   uploadForm.reset();
+  showChosen();
   toast("Nothing was installed.");
 });

@@ -66,10 +66,20 @@ async def chat(body: ChatBody, request: Request, k: KernelDep, who: PrincipalDep
 
 
 @router.get("/conversations")
-def conversations(k: KernelDep, who: PrincipalDep, limit: int = Query(50, ge=1, le=500)) -> list[dict[str, Any]]:
-    return _chat(k).conversations(who, limit)
+def conversations(
+    k: KernelDep, who: PrincipalDep, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0),
+    q: str | None = Query(None, max_length=200),
+) -> list[dict[str, Any]]:
+    """The user's conversations, most recent first; `q` keeps those whose title or messages contain it."""
+    return _chat(k).conversations(who, limit, offset, q)
 
 
 @router.get("/conversations/{conversation_id}")
 def conversation(conversation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     return _chat(k).conversation(who, conversation_id)
+
+
+@router.delete("/conversations/{conversation_id}")
+def delete(conversation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
+    """Delete one of your conversations with all its messages."""
+    return _chat(k).delete_conversation(who, conversation_id)

@@ -64,15 +64,16 @@ def _own(s: Any, who: Any, invocation_id: str) -> Invocation:
 @router.get("/invocations")
 def invocations(
     k: KernelDep, who: PrincipalDep, agent: str | None = None, limit: int = Query(50, ge=1, le=1000),
-    status: str | None = None,
+    status: str | None = None, offset: int = Query(0, ge=0),
 ) -> list[dict[str, Any]]:
+    """The user's invocations, newest first; `offset` pages back through them."""
     with k.store.session() as s:
         q = select(Invocation).where(Invocation.user_id == who.user_id)
         if agent:
             q = q.where(Invocation.agent == agent)
         if status:
             q = q.where(Invocation.status == status)
-        return [_view(r) for r in s.scalars(q.order_by(Invocation.created_at.desc()).limit(limit))]
+        return [_view(r) for r in s.scalars(q.order_by(Invocation.created_at.desc(), Invocation.id).offset(offset).limit(limit))]
 
 
 @router.get("/invocations/{invocation_id}")
