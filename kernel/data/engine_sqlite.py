@@ -27,7 +27,6 @@ import logging
 import sqlite3
 from typing import Any
 from collections.abc import Callable, Iterable
-from typing import Any
 from pathlib import Path
 
 from sqlglot import exp
