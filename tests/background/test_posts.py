@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from dreamer.kernel.config import Settings, load_settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.invocations.service import Caller, Principal
@@ -31,6 +32,7 @@ class Kernel:
     store: Store
     cache: InstallCache
     syscalls: dict[str, Any] = field(default_factory=default_table)
+    settings: Settings = field(default_factory=load_settings)  # posts.create reads the feed quota
     writer: GroupWriter = field(init=False)
 
     def __post_init__(self) -> None:

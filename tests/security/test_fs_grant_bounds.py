@@ -44,7 +44,7 @@ class Site:
     def roots_env(self) -> str:
         return f"{self.root}/homes/{{user}} {self.root}/share"
 
-    def grant(self, token: str | None, scope: str, agent: str = "files") -> Answer:
+    def grant(self, token: str | None, scope: str, agent: str = "folders") -> Answer:
         """Over HTTP (a CLI process per grant is slow on a busy machine); the CLI is used below too."""
         with self.kernel.client(token) as c:
             r = c.post(f"/v1/agents/{agent}/grants", json={"scope": scope})
@@ -75,7 +75,7 @@ def _bundle(root: Path, name: str, **scopes: list[str]) -> Path:
 
 
 def _install(site: Site, token: str | None) -> None:
-    bundle = _bundle(site.root / "bundles", "files", optional=["fs:*"])
+    bundle = _bundle(site.root / "bundles", "folders", optional=["fs:*"])
     done = site.kernel.cli("install", str(bundle), "--yes", token=token)
     assert done.returncode == 0, done.stderr + done.stdout
 
@@ -162,12 +162,12 @@ def test_own_root_and_share_are_granted_and_say_what_they_open(site: Site) -> No
     share = site.root / "share" / "common"
     assert site.grant(site.alice, f"fs.ro:{share}").returncode == 0
     assert site.grant(site.bob, f"fs.ro:{share}").returncode == 0
-    said = site.kernel.cli("grant", "files", f"fs.ro:{share}", token=site.alice)
+    said = site.kernel.cli("grant", "folders", f"fs.ro:{share}", token=site.alice)
     assert said.returncode == 0 and f"The agent can read every file in {share}." in said.stdout
 
 
 def test_an_admin_acting_as_alice_is_held_to_her_bounds(site: Site) -> None:
-    done = site.kernel.cli("grant", "files", f"fs:{site.root / 'elsewhere'}", "--user", "alice", "--json")
+    done = site.kernel.cli("grant", "folders", f"fs:{site.root / 'elsewhere'}", "--user", "alice", "--json")
     _refused(done, "outside the folders")
 
 
