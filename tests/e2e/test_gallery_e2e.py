@@ -21,6 +21,11 @@ from kernelproc import DREAMER, KernelProc, free_port, start_kernel
 
 
 @pytest.fixture(scope="module")
+def _version_line(yaml: str) -> str:
+    """The starter's own version line, whatever version it is at now."""
+    return next(line for line in yaml.splitlines() if line.startswith("version:"))
+
+
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str, Path]]:
     root = tmp_path_factory.mktemp("gallery-e2e")
     port = free_port()
@@ -77,7 +82,7 @@ def test_publish_search_install_verified(setup: tuple[KernelProc, str, Path]) ->
     shutil.copytree(Path(__file__).resolve().parents[2] / "agents" / "notes", starter,
                     ignore=shutil.ignore_patterns("__pycache__", "functions.json"))
     yaml = (starter / "agent.yaml").read_text()
-    (starter / "agent.yaml").write_text(yaml.replace("publisher: dreamer", "publisher: acme").replace("version: 1.0.0", "version: 9.0.0"))
+    (starter / "agent.yaml").write_text(yaml.replace("publisher: dreamer", "publisher: acme").replace(_version_line(yaml), "version: 9.0.0"))
     assert "Published notes 9.0.0" in _ok(kernel.cli("publish", str(starter)))
     assert "notes" in [h["name"] for h in kernel.cli_json("search", "notes")]
 
