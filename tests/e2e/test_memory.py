@@ -120,7 +120,10 @@ def test_the_whole_story(kernel: KernelProc) -> None:
     # Sidekick plans the same way.
     planned = chat(kernel, "plan dinner for tomorrow")
     assert [(c["agent"], c["function"], c["ok"]) for c in planned["calls"]] == [("recipes", "plan_dinner", True)]
-    assert planned["calls"][0]["result"]["respecting"] == ["I'm vegetarian"]
+    # Sidekick also fills the diet from the user's own fact (recipes holds memory:read now), so the
+    # dinner may name the preference twice; what matters is that it is respected.
+    assert "I'm vegetarian" in planned["calls"][0]["result"]["respecting"]
+    assert conflicts(BY_NAME[planned["calls"][0]["result"]["recipe"]["name"]], MEAT_OR_FISH) == []
 
     # Forgetting it by id: gone from the list and from what agents read.
     gone = kernel.cli_json("memory", "forget", str(fact["id"]))
