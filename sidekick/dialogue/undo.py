@@ -15,13 +15,15 @@ from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, inverse_s
 from dreamer.sidekick.planner.base import Step, Tool, addressed
 
 UNDO = re.compile(
-    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|hmm|ah|argh)\W*)*+"
+    # At most two filler words ("oops, sorry, undo that"), each optional: no repeated group
+    # around a quantifier, so nothing here can backtrack.
+    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|hmm|ah|argh)[\s,.!?;:-]+)?(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|hmm|ah|argh)[\s,.!?;:-]+)?"
     r"(?:(?:please\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back)"
     r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?did|my last (?:change|request)))?"
     r"|take (?:that|it|those|them) (?:off|out|back)(?: again)?"
     r"|put (?:that|it|them) back|never mind that|i didn't mean that|i did not mean that"
     r"|that was a mistake|change (?:it|that) back|scratch that)"
-    r"(?:\s+(?:again|please|now))*\s*[.!]*\s*(?:please)?\s*[.!]*\s*$",
+    r"(?:[\s,]+(?:again|please|now)){0,3}[\s.!]*$",
     re.IGNORECASE,
 )
 
