@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from dreamer.kernel.config import Settings
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.permissions.scopes import Scope
-from dreamer.kernel.sandbox.mounts import SYSTEM_TREES, checked_folder, program_folders
+from dreamer.kernel.sandbox.mounts import SYSTEM_TREES, checked_folder, program_folders, relation
 from dreamer.kernel.store.models import User
 
 USER_PLACEHOLDER = "{user}"
@@ -78,17 +78,6 @@ def identity(folder: Path, mounts: list[tuple[str, str, str]]) -> tuple[str, Pat
         return ("", folder)
     rest = folder.relative_to(best[2])
     return (best[0], Path(best[1]) / rest)
-
-
-def relation(a: Path, b: Path) -> str | None:
-    """How folder a stands to folder b, in words, when one is in the other."""
-    if a == b:
-        return "is"
-    if b.is_relative_to(a):
-        return "holds"
-    if a.is_relative_to(b):
-        return "is inside"
-    return None
 
 
 def _related(folder: Path, other: Path, mounts: list[tuple[str, str, str]]) -> str | None:

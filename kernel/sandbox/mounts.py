@@ -56,7 +56,7 @@ SHARED_FOLDERS = frozenset(
 )
 
 
-def _relation(a: Path, b: Path) -> str | None:
+def relation(a: Path, b: Path) -> str | None:
     """How folder a stands to folder b, in words, when one is in the other."""
     if a == b:
         return "is"
@@ -121,17 +121,17 @@ def checked_folder(scope: Scope, home: Path) -> Path:
     if any(real == tree or real.is_relative_to(tree) for tree in SYSTEM_TREES):
         raise _refuse("permission_denied", scope, f"{real} is a system folder")
     dreamer_home = home.resolve()
-    if relation := _relation(real, dreamer_home):
+    if how := relation(real, dreamer_home):
         raise _refuse(
             "permission_denied", scope,
-            f"{real} {relation} dreamer's own data folder {dreamer_home}, which agents never see",
+            f"{real} {how} dreamer's own data folder {dreamer_home}, which agents never see",
         )
     if scope.kind == "fs":
         for folder in program_folders():
-            if relation := _relation(real, folder):
+            if how := relation(real, folder):
                 raise _refuse(
                     "permission_denied", scope,
-                    f"{real} {relation} dreamer's own program folder {folder}; grant it read-only (fs.ro:) instead",
+                    f"{real} {how} dreamer's own program folder {folder}; grant it read-only (fs.ro:) instead",
                 )
     return real
 
