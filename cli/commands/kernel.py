@@ -23,7 +23,9 @@ from dreamer.cli.commands.common import JsonOpt, UserOpt, guarded
 from dreamer.cli.config import CLIConfig, host_port, load_config
 from dreamer.cli.output import Output
 
-START_TIMEOUT_S = 30.0
+# A first start installs the starter agents and loads the meaning model: on a busy two-core
+# machine that has taken over 30 s. The wait shows a spinner, and the kernel log is named on failure.
+START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 15.0
 LOG_TAIL_LINES = 20
 

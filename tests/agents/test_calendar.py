@@ -75,14 +75,14 @@ def refused(worker: Worker, function: str, args: dict) -> str:
 
 def test_describe_matches_the_contract(calendar: Worker) -> None:
     specs = calendar.describe()
-    assert set(specs) == {"add_event", "agenda", "briefing", "delete_event"}
+    assert set(specs) == {"add_event", "agenda", "briefing", "remove_event"}
     assert all(s["exported"] and not s["confirm"] and not s["background"] and s["description"] for s in specs.values())
     # Sidekick's "undo that": adding is undone by deleting the new event, deleting by adding it back.
-    assert specs["add_event"]["undo"] == {"function": "delete_event", "args": {"event_id": "result.event.id"},
+    assert specs["add_event"]["undo"] == {"function": "remove_event", "args": {"event_id": "result.event.id"},
                                           "when": "result.added"}
-    assert specs["delete_event"]["undo"]["function"] == "add_event"
+    assert specs["remove_event"]["undo"]["function"] == "add_event"
     assert specs["agenda"]["undo"] is False
-    specs.pop("delete_event")
+    specs.pop("remove_event")
     add = specs["add_event"]["parameters"]
     assert add["required"] == ["title", "start"] and set(add["properties"]) == {"title", "start", "end", "location"}
     assert specs["agenda"]["parameters"]["properties"]["day"]["default"] == "today"
@@ -481,9 +481,9 @@ def test_briefing_is_for_tomorrow_unless_told(calendar: Worker, notes: Worker, g
         assert datetime.fromisoformat(out["events"][0]["start"]).timetz().replace(tzinfo=None) == time(9, 0)
 
 
-def test_delete_event_returns_what_add_event_needs_to_put_it_back(calendar: Worker) -> None:
+def test_remove_event_returns_what_add_event_needs_to_put_it_back(calendar: Worker) -> None:
     added = calendar.invoke("add_event", {"title": "Dentist", "start": "2026-12-03 09:30", "location": "Main St"}, user=PARIS)
-    gone = calendar.invoke("delete_event", {"event_id": added["event"]["id"]}, user=PARIS)
+    gone = calendar.invoke("remove_event", {"event_id": added["event"]["id"]}, user=PARIS)
     assert gone["deleted"] is True and gone["event"]["title"] == "Dentist"
     assert calendar.invoke("agenda", {"day": "2026-12-03"}, user=PARIS)["count"] == 0
     back = calendar.invoke("add_event", {"title": gone["event"]["title"], "start": gone["restore_start"],
@@ -491,9 +491,9 @@ def test_delete_event_returns_what_add_event_needs_to_put_it_back(calendar: Work
     assert back["added"] is True and back["event"]["start"] == added["event"]["start"]
     assert back["event"]["end"] == added["event"]["end"] and back["event"]["location"] == "Main St"
     day = calendar.invoke("add_event", {"title": "Holiday", "start": "december 24"}, user=PARIS)
-    undone = calendar.invoke("delete_event", {"event_id": day["event"]["id"]}, user=PARIS)
+    undone = calendar.invoke("remove_event", {"event_id": day["event"]["id"]}, user=PARIS)
     again = calendar.invoke("add_event", {"title": "Holiday", "start": undone["restore_start"]}, user=PARIS)
     assert again["event"]["all_day"] is True and again["event"]["start"] == day["event"]["start"]
     with pytest.raises(WorkerFailed) as err:
-        calendar.invoke("delete_event", {"event_id": 999}, user=PARIS)
+        calendar.invoke("remove_event", {"event_id": 999}, user=PARIS)
     assert err.value.kind == "invalid_argument" and "no event 999" in err.value.message

@@ -20,12 +20,12 @@ from dreamer.gallery.signing import load_key, public_key_text
 from kernelproc import DREAMER, KernelProc, free_port, start_kernel
 
 
-@pytest.fixture(scope="module")
 def _version_line(yaml: str) -> str:
     """The starter's own version line, whatever version it is at now."""
     return next(line for line in yaml.splitlines() if line.startswith("version:"))
 
 
+@pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str, Path]]:
     root = tmp_path_factory.mktemp("gallery-e2e")
     port = free_port()

@@ -197,16 +197,16 @@ def test_bounds_are_checked_again_when_the_worker_binds(site: Site) -> None:
     proj = site.root / "homes" / "alice" / "proj"
     assert site.grant(site.alice, f"fs:{proj}").returncode == 0
     with site.kernel.client(site.alice) as c:
-        ok = c.post("/v1/agents/files/functions/write", json={"args": {"path": "/mnt/proj/a.txt", "text": "x"}})
+        ok = c.post("/v1/agents/folders/functions/write", json={"args": {"path": "/mnt/proj/a.txt", "text": "x"}})
         assert ok.status_code == 200, ok.text
     assert (proj / "a.txt").read_text() == "x"
     site.kernel.stop()
     site.kernel = start_kernel(site.kernel.home, {"DREAMER_FS_ROOTS": f"{site.root}/share"}, wait_s=240)
     with site.kernel.client(site.alice) as c:
-        refused = c.post("/v1/agents/files/functions/write", json={"args": {"path": "/mnt/proj/a.txt", "text": "y"}})
+        refused = c.post("/v1/agents/folders/functions/write", json={"args": {"path": "/mnt/proj/a.txt", "text": "y"}})
     assert refused.status_code >= 400
     message = refused.json()["error"]["message"]
-    assert "files cannot start" in message and "outside the folders" in message
+    assert "folders cannot start" in message and "outside the folders" in message
     assert (proj / "a.txt").read_text() == "x"
 
 

@@ -267,10 +267,11 @@ def test_agent_data_on_disk_is_capped_per_user(k: tuple[KernelProc, str], attack
     assert kernel.cli_json("users", "show")["used"]["data_mb"] > 8
     doctor = kernel.cli_json("doctor")["quotas"]
     assert doctor["per_user"]["data_mb"] == 8 and {u["user"] for u in doctor["users"]} == {"me", "bob"}
-    # Freeing space (here by hand, as `dreamer uninstall --purge` would) lets work start again.
+    # Freeing space (here by hand) lets work start again. The folder's contents go, not the
+    # folder: a warm worker holds it bound as /data, and a folder made anew would be another.
     import shutil
 
-    shutil.rmtree(data_dir(kernel.home, "hog"))
-    data_dir(kernel.home, "hog").mkdir()
+    for entry in data_dir(kernel.home, "hog").iterdir():
+        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
     time.sleep(1.2)  # the meter's moment
     assert _call(kernel, "hog", "ok", {}).status_code == 200

@@ -58,14 +58,14 @@ def groceries(k: KernelProc, token: str) -> list[str]:
 
 def test_a_follow_up_then_an_undo_in_the_web_chat(signed_in: tuple[KernelProc, str, object]) -> None:
     k, token, page = signed_in
-    say(page, "add milk to my grocery list").locator("details.call").wait_for()  # type: ignore[attr-defined]
+    say(page, "add milk to my grocery list").locator("li.call").wait_for(state="attached")  # type: ignore[attr-defined]
     more = say(page, "and bread too")
-    more.locator("details.call").wait_for()  # type: ignore[attr-defined]
-    assert more.locator(".fn").inner_text() == "grocery.add_items"  # type: ignore[attr-defined]
+    more.locator("li.call").wait_for(state="attached")  # type: ignore[attr-defined]
+    assert more.locator(".fn").text_content() == "grocery.add_items"  # type: ignore[attr-defined]
     assert more.locator(".bubble").inner_text().strip() == "Added bread to your grocery list."  # type: ignore[attr-defined]
     assert groceries(k, token) == ["milk", "bread"]
     undone = say(page, "undo that")
-    undone.locator("details.call").wait_for()  # type: ignore[attr-defined]
-    assert undone.locator(".fn").inner_text() == "grocery.remove_items"  # type: ignore[attr-defined]
+    undone.locator("li.call").wait_for(state="attached")  # type: ignore[attr-defined]
+    assert undone.locator(".fn").text_content() == "grocery.remove_items"  # type: ignore[attr-defined]
     assert "Undone. Removed bread" in undone.locator(".bubble").inner_text()  # type: ignore[attr-defined]
     assert groceries(k, token) == ["milk"]

@@ -75,13 +75,17 @@ def _day(ctx: Context, day: str) -> tuple[date, datetime, str]:
 
 @function(
     exported=True,
-    undo="delete_event",
+    undo="remove_event",
     undo_args={"event_id": "result.event.id"},
     undo_when="result.added",
     examples=[
         "add {title} to my calendar {start}",
-        "add {title} to my calendar on {start}",
-        "put {title} on my calendar {start}",
+        "add {title} (to|in|on) my (calendar|agenda|schedule) [on|for] {start}",
+        "put {title} (on|in|into) my (calendar|agenda|schedule) [on|for] {start}",
+        "remind me to {title} {start}",
+        "remind me (about|of) {title} {start}",
+        "set a reminder (to|for) {title} {start}",
+        "don't [let me] forget (to|about) {title} {start}",
         "schedule {title} {start}",
         "schedule {title} for {start}",
         "add {title} {start} at {location}",
@@ -159,7 +163,7 @@ def add_event(ctx: Context, title: str, start: str, end: str | None = None, loca
     reply=["Deleted {event.title} ({event.time}) from your calendar."],
     examples=["delete event {event_id}", "(delete|remove|cancel) [calendar] event [number] {event_id}"],
 )
-def delete_event(ctx: Context, event_id: int) -> dict:
+def remove_event(ctx: Context, event_id: int) -> dict:
     """Delete one event from the user's calendar by its id. Returns the event, so it can be added again."""
     if isinstance(event_id, bool) or not isinstance(event_id, int) or event_id < 1:
         raise BadRequest("Give the id of the event to delete, a whole number such as 3.")
