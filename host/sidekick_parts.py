@@ -34,6 +34,9 @@ class SidekickChat:
     def delete_conversation(self, who: Principal, conversation_id: str) -> dict[str, Any]:
         return delete_conversation(self.sidekick.store, who.user_id, conversation_id)
 
+    def close(self) -> None:
+        self.sidekick.planning.close()
+
 
 @dataclass(frozen=True)
 class SidekickTaskPlan:

@@ -130,6 +130,8 @@ class Kernel:
         if self.triggers.cron is not None:
             self.triggers.cron.stop()
         await self.runner.stop()
+        if self.chat is not None:
+            self.chat.close()
         await self.pool.close()
         if self.tools is not None:
             await self.tools.close()

@@ -32,6 +32,9 @@ class ChatService(Protocol):
 
     def delete_conversation(self, who: Principal, conversation_id: str) -> dict[str, Any]: ...
 
+    def close(self) -> None:
+        """The kernel is stopping: end what the service started (processes, threads)."""
+
 
 class TaskPlan(Protocol):
     """A task's tools, chosen by the runner for one agent's `ctx.task` (opaque to the kernel)."""

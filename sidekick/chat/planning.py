@@ -16,8 +16,12 @@ work, so it does end).
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import multiprocessing
+import os
+import signal
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -31,6 +35,7 @@ T = TypeVar("T")
 WORKERS = 4
 PROCESSES = 2  # planning processes (each holds its own embedding model, about 40 MB, and indexes)
 BUDGET_S = 10.0
+PR_SET_PDEATHSIG = 1  # prctl(2)
 TOO_SLOW = "That message took too long to read. Try saying it in fewer words, or one request at a time."
 
 
@@ -111,6 +116,7 @@ class PlanningPool:
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+        close_processes()
 
 
 # One pool of planning processes per kernel process, shared by every Sidekick in it (tests make many).
@@ -124,8 +130,17 @@ def _shared_pool(processes: int) -> ProcessPoolExecutor:
         if _POOL is None:
             # spawn, not fork: the kernel has threads, and a forked child would inherit their locks.
             _POOL = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_warm_worker)
+                                        initializer=_warm_worker, initargs=(os.getpid(),))
         return _POOL
+
+
+def close_processes() -> None:
+    """Stop the planning processes (the kernel is shutting down): they would otherwise outlive it."""
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _forget(pool: ProcessPoolExecutor) -> None:
@@ -138,13 +153,33 @@ def _forget(pool: ProcessPoolExecutor) -> None:
 _WORKER_PLANNER: OfflinePlanner | None = None
 
 
-def _warm_worker() -> None:
-    """A planning process loads the embedding model once, before its first message."""
+def _warm_worker(kernel_pid: int) -> None:
+    """A planning process loads the embedding model once, before its first message, and ends
+    when the kernel does, however the kernel ended (killed, crashed: no shutdown ran)."""
     global _WORKER_PLANNER
+    _end_with_parent(kernel_pid)
     from dreamer.sidekick.planner.language import embeddings
 
     embeddings.available()
     _WORKER_PLANNER = OfflinePlanner()
+
+
+def _end_with_parent(kernel_pid: int) -> None:
+    # Linux: the kernel's death sends this process SIGTERM. The kernel may have died while this
+    # process was still starting (before the request), and elsewhere there is no such request:
+    # a thread notices this process was handed to another parent.
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+    def watch() -> None:
+        while os.getppid() == kernel_pid:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="planner-parent-watch", daemon=True).start()
 
 
 def _ready() -> bool:
