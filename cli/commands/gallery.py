@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 from dreamer.cli.client import CLIError
-from dreamer.cli.commands.bundles import MAX_ARCHIVE_BYTES, pack_folder, read_archive, write_functions
+from dreamer.cli.commands.bundles import MAX_ARCHIVE_BYTES, needs_build, pack_folder, read_archive, write_functions
 from dreamer.cli.commands.common import JsonOpt, UserOpt, YesOpt, client, guarded
 from dreamer.cli.output import Output, cell_text, make_table
 from dreamer.cli.progress import transfer
@@ -111,14 +111,6 @@ def login(
 # --------------------------------------------------------------------- publish
 
 
-def _needs_build(folder: Path) -> bool:
-    functions = folder / "functions.json"
-    if not functions.is_file():
-        return True
-    built = functions.stat().st_mtime
-    return any(p.stat().st_mtime > built for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
-
-
 def publish(
     path: Annotated[Path, typer.Argument(help="The bundle folder or .tar.gz (default: the current folder).")] = Path("."),
     gallery: GalleryOpt = None, json_out: JsonOpt = False, user: UserOpt = None,
@@ -132,7 +124,7 @@ def publish(
     out = Output(json_out)
     url, login_info = login_for(gallery)
     if path.is_dir():
-        if _needs_build(path):
+        if needs_build(path):
             out.note(f"Building {escape(str(path))} (functions.json is missing or older than the code)...")
             write_functions(path, user)
         data = pack_folder(path)
