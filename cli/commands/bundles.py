@@ -29,7 +29,7 @@ def pack_folder(folder: Path) -> bytes:
 
     # A bundle's own packed archives (`dreamer pack` writes NAME-VERSION.tar.gz next to
     # agent.yaml) never go inside the next one.
-    name = _manifest_fields(folder).get("name")
+    name = manifest_fields(folder).get("name")
     own = (f"{name}-*.tar.gz",) if isinstance(name, str) and re.fullmatch(r"[a-z][a-z0-9-]*", name) else ()
     try:
         return pack(folder, exclude=(*DEFAULT_EXCLUDES, *own))
@@ -37,7 +37,7 @@ def pack_folder(folder: Path) -> bytes:
         raise CLIError(exc.code, exc.message) from None
 
 
-def _manifest_fields(folder: Path) -> dict[str, Any]:
+def manifest_fields(folder: Path) -> dict[str, Any]:
     """agent.yaml's top-level fields, or {} when it cannot be read (the kernel then says why)."""
     import yaml
 
@@ -51,7 +51,7 @@ def _manifest_fields(folder: Path) -> dict[str, Any]:
 def needs_build(folder: Path) -> bool:
     """Whether functions.json (tools.json for a tool bundle) is missing or older than the code
     or agent.yaml: publish and pack build it first then."""
-    kind = _manifest_fields(folder).get("kind")
+    kind = manifest_fields(folder).get("kind")
     built_file = folder / ("tools.json" if kind == "tool" else "functions.json")
     if not built_file.is_file():
         return True
@@ -201,7 +201,7 @@ def pack(
         raise CLIError("invalid_argument", f"{path} is not a folder; `dreamer pack` takes a bundle folder.")
     if not (path / "agent.yaml").is_file():
         raise CLIError("invalid_bundle", f"there is no agent.yaml in {path}; `dreamer init NAME` makes a bundle folder.")
-    fields = _manifest_fields(path)
+    fields = manifest_fields(path)
     name, version = fields.get("name"), fields.get("version")
     if not isinstance(name, str) or not isinstance(version, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+-]*", f"{name}-{version}"):
         raise CLIError("invalid_bundle", f"{path}/agent.yaml needs a `name:` and a `version:` such as 0.1.0.")
