@@ -229,3 +229,33 @@ def test_publish_refuses_the_scaffolds_placeholders(cli: Callable[..., Result], 
     done = cli("publish", str(notebook))
     # Past the placeholders: now it is the login that is missing.
     assert done.exit_code == 1 and "description" not in done.stderr and "publisher:" not in done.stderr
+
+
+# -- what the docs say ----------------------------------------------------------------------
+
+
+def test_the_readme_names_the_starters_installed_and_the_builder_path() -> None:
+    from dreamer.agents.bundles import STARTERS, TOOLS
+    from dreamer.kernel.bundles.manifest import load_manifest as manifest_of
+
+    readme = (PROJECT / "README.md").read_text()
+    names = [manifest_of(PROJECT / "agents" / folder).name for folder in STARTERS]
+    intro = readme[: readme.index("## The web app")]
+    assert all(f"`{name}`" in intro for name in names) and all(f"`{tool}`" in intro for tool in TOOLS)
+    section = readme[readme.index("## Publish an agent"):]
+    steps = ["dreamer init", "dreamer test", "dreamer build", "dreamer pack", "dreamer publish", "dreamer install hello"]
+    assert [section.index(step) for step in steps] == sorted(section.index(step) for step in steps)
+    for template in TEMPLATES:
+        assert f"`{template}`" in readme
+
+
+def test_the_web_install_page_names_dreamer_pack() -> None:
+    page = (PROJECT / "web" / "templates" / "install.html").read_text()
+    assert "dreamer pack" in page and "dreamer build" not in page
+
+
+def test_setup_says_each_step_and_what_to_do_next() -> None:
+    script = (PROJECT / "scripts" / "setup.sh").read_text()
+    steps = [line for line in script.splitlines() if 'echo "setup: ' in line and "/3 " in line]
+    assert {line.split("setup: ")[1][:3] for line in steps} == {"1/3", "2/3", "3/3"}
+    assert script.count("next: ") == 2 and "pip install -q" in script
