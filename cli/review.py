@@ -299,7 +299,7 @@ def source_line(review: Review, source: str | None) -> str:
         where = f"the gallery {review.gallery}" if review.gallery else "a gallery"
         verified = "publisher verified" if review.publisher_verified else "publisher not verified"
         return f"{where} ({verified})"
-    return "an uploaded bundle (not verified)"
+    return "a bundle from this machine (not verified)"
 
 
 def _shown(value: float) -> str:
