@@ -260,10 +260,10 @@ def install(
     out = Output(json_out)
     left_out = list(dict.fromkeys(without or []))
     turned_on = list(dict.fromkeys(grant or []))
-    local = is_local_source(path)
+    # A bare word is judged before the kernel is asked anything.
+    package = None if is_local_source(path) else _package_ref(path)
     with client(user) as api:
-        if not local:
-            package = _package_ref(path)
+        if package is not None:
             folder_here = Path(path).is_dir()
             if folder_here:
                 out.note(f"{escape(path)} is a gallery name here; to install the folder, say ./{escape(path)}")
