@@ -107,7 +107,7 @@ def init(
         out.say(f"  cd {escape(shown)}")
     out.say("  dreamer test       # its tests, in the sandbox")
     out.say("  dreamer build      # check it and write functions.json")
-    out.say("  dreamer install ./ --yes")
+    out.say("  dreamer install . --yes  # a path: ./ or a slash; a bare name means the gallery")
     out.say("  dreamer pack       # the .tar.gz to share; fill in description and publisher before `dreamer publish`")
 
 
