@@ -93,3 +93,20 @@ def test_init_to_a_second_users_call(world: tuple[KernelProc, str, Path]) -> Non
     assert added["result"]["text"] == "from bob"
     listed = kernel.cli_json("call", "notebook", "list_notes", "--user", "bob")
     assert [n["text"] for n in listed["result"]] == ["from bob"]  # bob's own database, not the first user's
+
+
+@pytest.mark.parametrize("template", ["plain", "calls", "background", "tool"])
+def test_every_other_template_tests_builds_and_installs_unchanged(world: tuple[KernelProc, str, Path], template: str) -> None:
+    kernel, _, root = world
+    name = f"made-{template}"
+    _ok(kernel.cli("init", name, "--template", template, "--dir", str(root / name)))
+    folder = root / name
+    tested = kernel.cli_json("test", cwd=folder)
+    assert tested["passed"] is True and " passed" in tested["output"], tested
+    built = kernel.cli_json("build", cwd=folder)
+    assert built.get("tools" if template == "tool" else "functions"), built
+    installed = _ok(kernel.cli("install", ".", "--yes", cwd=folder))
+    assert f"Installed {name} 0.1.0" in installed and "From: the local folder ." in installed
+    if template == "calls":  # the grocery starter is installed: the call goes through the kernel
+        done = kernel.cli_json("call", name, "remember_to_buy", '{"item": "oat milk"}')
+        assert done["result"]["item"] == "oat milk"
