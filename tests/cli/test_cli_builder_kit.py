@@ -105,7 +105,11 @@ def test_pack_builds_first_then_packs_the_same_bytes(cli: Callable[..., Result],
     assert target.read_bytes() == first
 
     names = _names(first)
-    assert names == sorted(names, key=lambda n: n.split("/")) or names  # depth-first in name order
+    # Sorted entries: within each folder the children come in name order, whatever the disk says.
+    by_parent: dict[str, list[str]] = {}
+    for entry in names:
+        by_parent.setdefault(entry.rpartition("/")[0], []).append(entry.rpartition("/")[2])
+    assert all(children == sorted(children) for children in by_parent.values()) and len(by_parent) >= 3
     assert "functions.json" in names and "tests/test_server.py" in names
     assert not any("__pycache__" in n or n.endswith(".tar.gz") for n in names)  # nor its own archive
     with tarfile.open(fileobj=io.BytesIO(gzip.decompress(first))) as tar:
@@ -122,6 +126,16 @@ def test_pack_writes_where_it_is_told(cli: Callable[..., Result], against: Scrip
     assert "Wrote" in done.stdout and (tmp_path / "out" / "nb.tar.gz").is_file()
     assert against.requests("POST", "/v1/build") == [] and not (notebook / "notebook-0.1.0.tar.gz").exists()
     assert not list((tmp_path / "out").glob(".*.tmp"))
+
+
+def test_a_tool_bundle_packs_with_its_tools_json(cli: Callable[..., Result], against: ScriptedKernel, tmp_path: Path) -> None:
+    assert cli("init", "counter", "-t", "tool", "--dir", str(tmp_path / "counter")).exit_code == 0
+    against.on("POST", "/v1/build", (200, {"tools": [{"name": "count_words"}]}))
+    first = cli("pack", str(tmp_path / "counter"), "--json")
+    assert json.loads(first.stdout)["built"] is True and (tmp_path / "counter" / "tools.json").is_file()
+    second = cli("pack", str(tmp_path / "counter"), "--json")
+    assert json.loads(second.stdout)["built"] is False and len(against.requests("POST", "/v1/build")) == 1
+    assert "tools.json" in _names((tmp_path / "counter" / "counter-0.1.0.tar.gz").read_bytes())
 
 
 def test_pack_refuses_what_is_not_a_bundle(cli: Callable[..., Result], against: ScriptedKernel, tmp_path: Path) -> None:
