@@ -1,4 +1,4 @@
-"""How the CLI speaks: rich for people, plain JSON on stdout for `--json`, errors on stderr.
+"""How the CLI speaks: rich for people, plain JSON on stdout for `--json` (errors too), other errors on stderr.
 
 Consoles are made per invocation, not at import, so they follow whatever
 sys.stdout / sys.stderr are at the time (test runners swap them).
@@ -103,12 +103,9 @@ class Output:
 
     def error(self, code: str, message: str) -> None:
         if self.json_mode:
-            # The JSON goes to stdout (where --json output always is) and, as one line,
-            # to stderr (where errors always are), so a script finds it on either stream.
-            body = {"error": {"code": code, "message": message}}
-            self.json(body)
-            sys.stderr.write(_json_safe(json.dumps(body, ensure_ascii=False)) + "\n")
-            sys.stderr.flush()
+            # On stdout only, where --json output always is: a script reading both streams
+            # would otherwise see the error twice (decision 0043). The exit code says it failed.
+            self.json({"error": {"code": code, "message": message}})
             return
         self.err.print(f"[bold red]error:[/] {escape(message)}")
 

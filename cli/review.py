@@ -249,7 +249,11 @@ def read_review(staged: dict[str, Any]) -> Review:
     )
 
 
-def render_review(console: Console, review: Review, without: list[str], grant: list[str] | tuple[str, ...] = ()) -> None:
+def render_review(
+    console: Console, review: Review, without: list[str], grant: list[str] | tuple[str, ...] = (), *, source: str | None = None,
+) -> None:
+    """`source` names where a local bundle comes from ("the local folder ./hello"); a gallery's
+    review names its gallery itself."""
     head = Text()
     head.append(safe_text(f"{review.name} {review.version}"), style="bold")
     if review.title and review.title != review.name:
@@ -261,6 +265,7 @@ def render_review(console: Console, review: Review, without: list[str], grant: l
             where = f" on {escape(review.gallery)}" if review.gallery else ""
             claim = f" [green](verified, key fingerprint {escape(review.publisher_fingerprint)}{where})[/]"
         console.print(f"Published by [bold]{escape(review.publisher)}[/]{claim}")
+    console.print(f"From: {escape(source_line(review, source))}")
     if review.yanked:
         console.print(f"[bold yellow]This version was yanked by its publisher:[/] {escape(review.yanked)}")
     if review.description:
@@ -286,6 +291,17 @@ def render_review(console: Console, review: Review, without: list[str], grant: l
     console.print(make_table(["permission", "what it allows", "risk", "need", "granted"], rows, title="Permissions"))
 
 
+def source_line(review: Review, source: str | None) -> str:
+    """Where the bundle comes from, and whether anyone vouches for it."""
+    if source:
+        return f"{source} (not verified: it is not signed by a publisher)"
+    if review.gallery or review.publisher_verified is not None:
+        where = f"the gallery {review.gallery}" if review.gallery else "a gallery"
+        verified = "publisher verified" if review.publisher_verified else "publisher not verified"
+        return f"{where} ({verified})"
+    return "a bundle from this machine (not verified)"
+
+
 def _shown(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
@@ -306,7 +322,10 @@ def _render_limits(console: Console, rows: list[LimitRow]) -> None:
 
 
 def _render_upgrade(console: Console, upgrade: Upgrade) -> None:
-    console.print(f"Upgrade from [bold]{escape(upgrade.from_version)}[/] to [bold]{escape(upgrade.to_version)}[/]")
+    if upgrade.from_version == upgrade.to_version:
+        console.print(f"Reinstall [bold]{escape(upgrade.to_version)}[/] (the version installed now)")
+    else:
+        console.print(f"Upgrade from [bold]{escape(upgrade.from_version)}[/] to [bold]{escape(upgrade.to_version)}[/]")
     for label, items in (
         ("New permissions", upgrade.added_scopes),
         ("Dropped permissions", upgrade.removed_scopes),

@@ -1,4 +1,4 @@
-"""`dreamer init NAME`: write a new agent bundle from the template in sdk/templates.py."""
+"""`dreamer init NAME [--template T]`: write a new agent bundle from a template in sdk/templates.py."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from dreamer.contracts.names import NAME_RE
-from dreamer.sdk.templates import bundle_files, module_name, title_for
+from dreamer.sdk.templates import TEMPLATES, bundle_files, module_name, package_name, title_for
 
-__all__ = ["ScaffoldError", "module_name", "scaffold", "title_for"]
+__all__ = ["TEMPLATES", "ScaffoldError", "module_name", "package_name", "scaffold", "title_for"]
 
 
 class ScaffoldError(ValueError):
@@ -20,7 +20,7 @@ class ScaffoldError(ValueError):
         self.message = message
 
 
-def scaffold(name: str, dest: Path) -> Path:
+def scaffold(name: str, dest: Path, template: str = "plain") -> Path:
     """Write a new agent bundle named `name` into the folder `dest` and return that folder.
 
     `dest` may not exist yet or may be an empty folder; anything else is refused
@@ -32,6 +32,8 @@ def scaffold(name: str, dest: Path) -> Path:
             f"{name!r} is not a valid agent name: use 2 to 63 lowercase letters, digits and dashes, "
             "starting with a letter (for example 'my-agent').",
         )
+    if template not in TEMPLATES:
+        raise ScaffoldError("invalid_argument", f"there is no template {template!r}; choose one of {', '.join(TEMPLATES)}.")
     dest = Path(dest)
     if dest.exists() and not dest.is_dir():
         raise ScaffoldError("conflict", f"{dest} already exists and is not a folder.")
@@ -39,7 +41,7 @@ def scaffold(name: str, dest: Path) -> Path:
         raise ScaffoldError("conflict", f"{dest} already exists and is not empty; choose a new folder.")
     try:
         dest.mkdir(parents=True, exist_ok=True)
-        for rel, text in bundle_files(name).items():
+        for rel, text in bundle_files(name, template=template, module=package_name(name)).items():
             path = dest / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")

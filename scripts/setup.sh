@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "setup: 1/3 checking for bubblewrap (the sandbox)"
 need_apt=()
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -19,7 +20,18 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 
-[ -x .venv/bin/python ] || python3 -m venv .venv
+if [ -x .venv/bin/python ]; then
+  echo "setup: 2/3 using the virtual environment in .venv"
+else
+  echo "setup: 2/3 making a virtual environment in .venv"
+  python3 -m venv .venv
+fi
 extra=""
 [ "${1:-}" = "--test" ] && extra="[test]"
+echo "setup: 3/3 installing dreamer${extra:+ with its test tools} into .venv (pip, about a minute on a first run)"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extra}"
+if [ -n "$extra" ]; then
+  echo "setup: done. next: .venv/bin/python -m pytest -q   (or .venv/bin/dreamer up to start the kernel)"
+else
+  echo "setup: done. next: .venv/bin/dreamer up   (starts the kernel on http://127.0.0.1:8700 with the starter agents)"
+fi

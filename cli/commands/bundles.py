@@ -15,6 +15,7 @@ from dreamer.cli.client import CLIError
 from dreamer.cli.commands.common import JsonOpt, UserOpt, YesOpt, client, confirm, guarded
 from dreamer.cli.review import Review, read_review, render_review, render_tool_review
 from dreamer.cli.output import Output, cell_text, make_table
+from dreamer.sdk.templates import TEMPLATES
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_ARCHIVE_BYTES = 50 * 1024 * 1024
@@ -23,13 +24,40 @@ MAX_ARCHIVE_BYTES = 50 * 1024 * 1024
 def pack_folder(folder: Path) -> bytes:
     """The bundle folder as .tar.gz bytes, packed exactly as the kernel expects."""
     # The packer is pure code shared with the kernel; reusing it keeps one archive format.
-    from dreamer.contracts.archive import pack
+    from dreamer.contracts.archive import DEFAULT_EXCLUDES, pack
     from dreamer.contracts.errors import DreamerError
 
+    # A bundle's own packed archives (`dreamer pack` writes NAME-VERSION.tar.gz next to
+    # agent.yaml) never go inside the next one.
+    name = manifest_fields(folder).get("name")
+    own = (f"{name}-*.tar.gz",) if isinstance(name, str) and re.fullmatch(r"[a-z][a-z0-9-]*", name) else ()
     try:
-        return pack(folder)
+        return pack(folder, exclude=(*DEFAULT_EXCLUDES, *own))
     except DreamerError as exc:
         raise CLIError(exc.code, exc.message) from None
+
+
+def manifest_fields(folder: Path) -> dict[str, Any]:
+    """agent.yaml's top-level fields, or {} when it cannot be read (the kernel then says why)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load((folder / "agent.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def needs_build(folder: Path) -> bool:
+    """Whether functions.json (tools.json for a tool bundle) is missing or older than the code
+    or agent.yaml: publish and pack build it first then."""
+    kind = manifest_fields(folder).get("kind")
+    built_file = folder / ("tools.json" if kind == "tool" else "functions.json")
+    if not built_file.is_file():
+        return True
+    built = built_file.stat().st_mtime
+    sources = [folder / "agent.yaml", *(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)]
+    return any(p.stat().st_mtime > built for p in sources if p.is_file())
 
 
 def read_archive(path: Path) -> bytes:
@@ -50,31 +78,37 @@ def init(
     folder: Annotated[
         Path | None, typer.Option("--dir", help="Folder to create (default: ./NAME).", file_okay=False)
     ] = None,
+    template: Annotated[
+        str, typer.Option("--template", "-t", metavar="|".join(TEMPLATES),
+                          help="plain (a greeting), database (notes in ctx.db), calls (calls the grocery agent), "
+                               "background (a cron-triggered background run), tool (an MCP tool server).")
+    ] = "plain",
     json_out: JsonOpt = False,
     user: UserOpt = None,
 ) -> None:
-    """Create a new agent bundle folder from the starter template."""
-    from dreamer.cli.scaffold import scaffold
-    from dreamer.contracts.errors import DreamerError
+    """Create a new agent bundle folder, with tests, from a template."""
+    from dreamer.cli.scaffold import ScaffoldError, scaffold
 
     out = Output(json_out)
     dest = folder if folder is not None else Path.cwd() / name
     try:
-        made = scaffold(name, dest)
-    except DreamerError as exc:
+        made = scaffold(name, dest, template)
+    except ScaffoldError as exc:
         raise CLIError(exc.code, exc.message) from None
-    except (ValueError, FileExistsError) as exc:
-        raise CLIError("invalid_argument", str(exc)) from None
     except OSError as exc:
         raise CLIError("invalid_argument", f"cannot create {dest}: {exc.strerror or exc}") from None
     shown = _relative(made)
     if json_out:
-        out.json({"name": name, "path": str(made.resolve())})
+        out.json({"name": name, "template": template, "path": str(made.resolve())})
         return
-    out.say(f"Created the agent [bold]{escape(name)}[/] in {escape(shown)}.")
+    out.say(f"Created the agent [bold]{escape(name)}[/] ({escape(template)} template) in {escape(shown)}.")
     out.say("Next steps:")
-    out.say(f"  dreamer install {escape(shown)} --yes")
-    out.say(f"  dreamer call {escape(name)} hello")
+    if shown != ".":
+        out.say(f"  cd {escape(shown)}")
+    out.say("  dreamer test       # its tests, in the sandbox")
+    out.say("  dreamer build      # check it and write functions.json")
+    out.say("  dreamer install . --yes  # a path: ./ or a slash; a bare name means the gallery")
+    out.say("  dreamer pack       # the .tar.gz to share; fill in description and publisher before `dreamer publish`")
 
 
 def _relative(path: Path) -> str:
@@ -144,6 +178,64 @@ def functions_table(functions: list[Any]) -> Any:
     return make_table(["function", "flags", "description"], rows)
 
 
+# ---------------------------------------------------------------------- pack
+
+
+def pack(
+    path: Annotated[Path, typer.Argument(help="The bundle folder (default: the current folder).")] = Path("."),
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Where to write it (default: NAME-VERSION.tar.gz in the bundle folder).")
+    ] = None,
+    json_out: JsonOpt = False,
+    user: UserOpt = None,
+) -> None:
+    """Pack a bundle folder as the .tar.gz that `dreamer install FILE` and the web install page take.
+
+    The same folder always gives the same bytes. functions.json is built first when it is
+    missing or older than the code, as `dreamer publish` does.
+    """
+    import hashlib
+
+    out = Output(json_out)
+    if not path.is_dir():
+        raise CLIError("invalid_argument", f"{path} is not a folder; `dreamer pack` takes a bundle folder.")
+    if not (path / "agent.yaml").is_file():
+        raise CLIError("invalid_bundle", f"there is no agent.yaml in {path}; `dreamer init NAME` makes a bundle folder.")
+    fields = manifest_fields(path)
+    name, version = fields.get("name"), fields.get("version")
+    if not isinstance(name, str) or not isinstance(version, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.+-]*", f"{name}-{version}"):
+        raise CLIError("invalid_bundle", f"{path}/agent.yaml needs a `name:` and a `version:` such as 0.1.0.")
+    built = needs_build(path)
+    if built:
+        out.note(f"Building {escape(str(path))} (functions.json is missing or older than the code)...")
+        write_functions(path, user)
+    data = pack_folder(path)
+    if len(data) > MAX_ARCHIVE_BYTES:
+        raise CLIError("payload_too_large", f"the packed bundle is {len(data)} bytes; bundles may be at most {MAX_ARCHIVE_BYTES} bytes, so leave large files out.")
+    target = output if output is not None else path / f"{name}-{version}.tar.gz"
+    if target.is_dir():
+        target = target / f"{name}-{version}.tar.gz"
+    _write_atomically(target, data)
+    sha256 = hashlib.sha256(data).hexdigest()
+    if json_out:
+        out.json({"path": str(target.resolve()), "name": name, "version": version, "bytes": len(data), "sha256": sha256, "built": built})
+        return
+    out.say(f"Wrote {escape(_relative(target))} ({len(data)} bytes, sha256 {sha256[:16]}...).")
+    out.say(f"Install it with `dreamer install {escape(_relative(target))}`, or upload it on the web app's install page.")
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    """Write through a temporary sibling and rename, so a half-written archive is never left."""
+    tmp = target.with_name(f".{target.name}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        tmp.replace(target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise CLIError("invalid_argument", f"cannot write {target}: {exc.strerror or exc}") from None
+
+
 # ------------------------------------------------------------------- install
 
 
@@ -168,21 +260,33 @@ def install(
     out = Output(json_out)
     left_out = list(dict.fromkeys(without or []))
     turned_on = list(dict.fromkeys(grant or []))
-    package = _package_ref(path)
+    # A bare word is judged before the kernel is asked anything.
+    package = None if is_local_source(path) else _package_ref(path)
     with client(user) as api:
         if package is not None:
+            folder_here = Path(path).is_dir()
+            if folder_here:
+                out.note(f"{escape(path)} is a gallery name here; to install the folder, say ./{escape(path)}")
             # The kernel downloads and verifies; the transfer happens there, so a spinner here.
-            with out.err.status(f"Downloading and verifying {path} from the gallery..."):
-                staged = api.gallery_install(*package, accept_new_key)
+            try:
+                with out.err.status(f"Downloading and verifying {path} from the gallery..."):
+                    staged = api.gallery_install(*package, accept_new_key)
+            except CLIError as exc:
+                if folder_here and exc.code == "not_found":
+                    raise CLIError(exc.code, f"{exc.message.rstrip('.')}; to install the folder {path}, say ./{path}") from None
+                raise
+            source = None  # the gallery's own line (render_review) names it and its verification
         else:
-            staged = api.stage_bundle(_archive_for(Path(path), path))
+            local_path = Path(path).expanduser()
+            staged = api.stage_bundle(_archive_for(local_path, path))
+            source = _local_source_label(local_path, path)
         if not isinstance(staged, dict) or "bundle_id" not in staged:
             raise CLIError("protocol_error", "The kernel's answer to the upload has no bundle_id.")
         review = read_review(staged)
         _check_without(review, left_out)
         _check_grant(review, turned_on, left_out)
         # In --json mode the review still goes to the person, on stderr.
-        render_review(out.err if json_out else out.out, review, left_out, turned_on)
+        render_review(out.err if json_out else out.out, review, left_out, turned_on, source=source)
         if review.kind == "tool":
             render_tool_review(out.err if json_out else out.out, staged.get("review"))
         if review.needs_approval:
@@ -197,7 +301,9 @@ def install(
     agent = installed if isinstance(installed, dict) else {}
     name = cell_text(agent.get("name") or review.name)
     version = cell_text(agent.get("version") or review.version)
-    verb = "Upgraded" if review.upgrade else "Installed"
+    verb = "Installed"
+    if review.upgrade:
+        verb = "Reinstalled" if review.upgrade.from_version == review.upgrade.to_version else "Upgraded"
     out.say(f"{verb} [bold]{escape(name)}[/] {escape(version)}.")
     functions = [f.get("name") for f in agent.get("functions", []) if isinstance(f, dict) and f.get("name")]
     if functions:
@@ -205,14 +311,35 @@ def install(
 
 
 _PACKAGE_REF = re.compile(r"^([a-z][a-z0-9-]{1,62})(?:@(\d+\.\d+\.\d+[0-9A-Za-z.+-]*))?$")
+_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
 
 
-def _package_ref(text: str) -> tuple[str, str | None] | None:
-    """NAME or NAME@VERSION when no such file or folder exists here; else None (a path)."""
-    if Path(text).exists():
-        return None
+def is_local_source(text: str) -> bool:
+    """`./x`, `../x`, `.`, `~/x`, an absolute path, anything with a slash, a .tar.gz or a .json
+    file: a path on this machine. Anything else is a gallery name, even when a folder of that
+    name exists here (decision 0043), so `dreamer install hello` means one thing everywhere."""
+    return (
+        text in (".", "..") or "/" in text or text.startswith("~")
+        or text.endswith((*_ARCHIVE_SUFFIXES, ".json"))
+    )
+
+
+def _package_ref(text: str) -> tuple[str, str | None]:
+    """NAME or NAME@VERSION, for a source that is not a path."""
     match = _PACKAGE_REF.match(text)
-    return (match[1], match[2]) if match else None
+    if match is None:
+        hint = f"; to install the folder, say ./{text}" if Path(text).exists() else ""
+        raise CLIError("invalid_argument", f"{text!r} is neither a path (./folder, a .tar.gz) nor a gallery name "
+                                           f"like grocery or grocery@1.0.0{hint}.")
+    return match[1], match[2]
+
+
+def _local_source_label(path: Path, shown: str) -> str:
+    if path.is_dir():
+        return f"the local folder {shown}"
+    if path.name.endswith(".json"):
+        return f"the MCP registry file {shown}"
+    return f"the archive {shown}"
 
 
 def _archive_for(path: Path, shown: str) -> bytes:
@@ -224,7 +351,7 @@ def _archive_for(path: Path, shown: str) -> bytes:
         return read_archive(path)
     if path.exists():
         raise CLIError("invalid_argument", f"{shown} is neither a bundle folder nor a .tar.gz archive.")
-    raise CLIError("not_found", f"no such file or folder: {shown}, and it is not a package name like grocery or grocery@1.0.0")
+    raise CLIError("not_found", f"no such file or folder: {shown}; a gallery name is written without a slash, like grocery or grocery@1.0.0.")
 
 
 def _server_json_archive(path: Path) -> bytes:
@@ -327,6 +454,7 @@ def rollback(
 def register(app: typer.Typer) -> None:
     app.command("init")(guarded(init))
     app.command("build")(guarded(build))
+    app.command("pack")(guarded(pack))
     app.command("install")(guarded(install))
     app.command("uninstall")(guarded(uninstall))
     app.command("rollback")(guarded(rollback))

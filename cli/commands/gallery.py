@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 from dreamer.cli.client import CLIError
-from dreamer.cli.commands.bundles import MAX_ARCHIVE_BYTES, pack_folder, read_archive, write_functions
+from dreamer.cli.commands.bundles import MAX_ARCHIVE_BYTES, manifest_fields, needs_build, pack_folder, read_archive, write_functions
 from dreamer.cli.commands.common import JsonOpt, UserOpt, YesOpt, client, guarded
 from dreamer.cli.output import Output, cell_text, make_table
 from dreamer.cli.progress import transfer
@@ -111,12 +111,19 @@ def login(
 # --------------------------------------------------------------------- publish
 
 
-def _needs_build(folder: Path) -> bool:
-    functions = folder / "functions.json"
-    if not functions.is_file():
-        return True
-    built = functions.stat().st_mtime
-    return any(p.stat().st_mtime > built for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+def _refuse_placeholders(manifest: dict[str, Any], where: Path) -> None:
+    """A gallery listing shows these fields to everyone: the scaffold's placeholders may not go out."""
+    from dreamer.sdk.templates import PLACEHOLDER_PUBLISHER, placeholder_fields
+
+    problems = placeholder_fields(manifest)
+    if "description" in problems:
+        raise CLIError("invalid_bundle", f"fill in `description:` in {where}: one or two sentences saying what the agent "
+                                         "does for the person who installs it (it is what the gallery shows).")
+    if "publisher" in problems:
+        raise CLIError("invalid_bundle", f"set `publisher:` in {where} to your publisher name on the gallery "
+                                         f"(the --name you gave `dreamer login`), not {PLACEHOLDER_PUBLISHER!r}.")
+    if "title" in problems:
+        raise CLIError("invalid_bundle", f"fill in `title:` in {where}: the agent's name as people read it.")
 
 
 def publish(
@@ -130,9 +137,11 @@ def publish(
     from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
+    if path.is_dir():
+        _refuse_placeholders(manifest_fields(path), path / "agent.yaml")
     url, login_info = login_for(gallery)
     if path.is_dir():
-        if _needs_build(path):
+        if needs_build(path):
             out.note(f"Building {escape(str(path))} (functions.json is missing or older than the code)...")
             write_functions(path, user)
         data = pack_folder(path)
@@ -147,6 +156,7 @@ def publish(
         upload, facts = signed_upload(data, key)
     except DreamerError as exc:
         raise _cli_error(exc) from None
+    _refuse_placeholders(facts.manifest, Path("agent.yaml"))
     if facts.publisher != login_info.get("publisher"):
         raise CLIError(
             "invalid_bundle", f"agent.yaml says publisher {facts.publisher!r}, but you are publisher "

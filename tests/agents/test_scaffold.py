@@ -8,22 +8,38 @@ from pathlib import Path
 import pytest
 from agent_worker import Worker
 
-from dreamer.cli.scaffold import ScaffoldError, module_name, scaffold
+from dreamer.cli.scaffold import ScaffoldError, module_name, package_name, scaffold
 from dreamer.kernel.bundles.manifest import load_manifest
+from dreamer.sdk.templates import bundle_files
 
 
 def test_scaffold_writes_a_valid_bundle(tmp_path: Path) -> None:
     made = scaffold("my-agent", tmp_path / "my-agent")
     assert made == tmp_path / "my-agent"
     files = sorted(str(p.relative_to(made)) for p in made.rglob("*") if p.is_file())
-    assert files == ["README.md", "agent.yaml", "my_agent/__init__.py", "my_agent/server.py"]
+    assert files == ["README.md", "agent.yaml", "my_agent/__init__.py", "my_agent/server.py", "tests/conftest.py", "tests/test_server.py"]
     for path in made.rglob("*"):
         if path.is_file():
             assert "{{" not in path.read_text(), path
     manifest = load_manifest(made)
     assert (manifest.name, manifest.entry, manifest.kind, manifest.title) == ("my-agent", "my_agent.server", "agent", "My Agent")
     assert manifest.permissions.all == []
-    assert "dreamer call my-agent hello" in (made / "README.md").read_text()
+    assert "dreamer test" in (made / "README.md").read_text() and "dreamer pack" in (made / "README.md").read_text()
+
+
+def test_the_package_is_never_spelled_like_the_bundle(tmp_path: Path) -> None:
+    """So that inside the bundle folder `dreamer install hello` cannot be mistaken for a path."""
+    assert package_name("hello") == "hello_agent" and package_name("my-agent") == "my_agent"
+    assert package_name("calendar") == "calendar_agent" and module_name("hello") == "hello"
+    made = scaffold("hello", tmp_path / "hello")
+    assert load_manifest(made).entry == "hello_agent.server" and not (made / "hello").exists()
+
+
+def test_the_coders_starting_point_is_unchanged() -> None:
+    """The coder agent's scaffold starts from the plain files without tests, its package named by module_name."""
+    files = bundle_files("echo")
+    assert sorted(files) == ["README.md", "agent.yaml", "echo/__init__.py", "echo/server.py"]
+    assert "import keyword" not in files["echo/server.py"] and "_TAKEN" not in files["echo/server.py"]
 
 
 def test_the_scaffolded_function_runs_in_the_worker(tmp_path: Path, start_worker: Callable[..., Worker]) -> None:

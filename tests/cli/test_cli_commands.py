@@ -138,7 +138,7 @@ def test_install_of_a_missing_path_or_a_non_archive(cli: Callable[..., Result], 
     done = cli("install", "missing/grocery", "--yes", "--json")
     assert done.exit_code == 1
     assert json.loads(done.stdout)["error"]["message"] == (
-        "no such file or folder: missing/grocery, and it is not a package name like grocery or grocery@1.0.0"
+        "no such file or folder: missing/grocery; a gallery name is written without a slash, like grocery or grocery@1.0.0."
     )
     text = tmp_path / "notes.txt"
     text.write_text("hello")
@@ -179,7 +179,7 @@ def test_init_makes_a_bundle_and_says_what_next(cli: Callable[..., Result], tmp_
     done = cli("init", "hello-agent", "--dir", str(dest))
     assert done.exit_code == 0, done.output
     assert (dest / "agent.yaml").is_file()
-    assert "dreamer install" in done.stdout and "dreamer call hello-agent hello" in done.stdout
+    assert "dreamer install" in done.stdout and "dreamer test" in done.stdout and "dreamer pack" in done.stdout
     again = cli("init", "hello-agent", "--dir", str(dest), "--json")
     assert again.exit_code == 1 and "not empty" in json.loads(again.stdout)["error"]["message"]
     bad = cli("init", "Bad_Name", "--dir", str(tmp_path / "x"))

@@ -45,17 +45,18 @@ class KernelProc:
             base_url=self.url, headers={"Authorization": f"Bearer {token or self.token}"}, timeout=60
         )
 
-    def cli(self, *args: str, token: str | None = None, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def cli(self, *args: str, token: str | None = None, input: str | None = None,
+            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         env = dict(self.env)
         # rich wraps tables to the terminal; without one its width depends on how pytest
         # runs (serially or under xdist), so fix it for output the tests read.
         env["COLUMNS"] = "200"
         if token:
             env["DREAMER_TOKEN"] = token
-        return subprocess.run([DREAMER, *args], env=env, capture_output=True, text=True, input=input, timeout=120)
+        return subprocess.run([DREAMER, *args], env=env, capture_output=True, text=True, input=input, timeout=120, cwd=cwd)
 
-    def cli_json(self, *args: str, token: str | None = None) -> object:
-        done = self.cli(*args, "--json", token=token)
+    def cli_json(self, *args: str, token: str | None = None, cwd: Path | None = None) -> object:
+        done = self.cli(*args, "--json", token=token, cwd=cwd)
         assert done.returncode == 0, done.stderr + done.stdout
         return json.loads(done.stdout)
 
@@ -121,3 +122,29 @@ def write_bundle(root: Path, name: str, code: str, *, required: list[str] | None
         + "\n"
     )
     return folder
+
+
+def start_gallery(root: Path, wait_s: float = 30) -> tuple[subprocess.Popen[bytes], str]:
+    """`dreamer gallery serve` on a free port with its home in root/gallery; returns (process, URL).
+    The caller terminates the process."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")}
+    log = open(root / "gallery.log", "ab")  # noqa: SIM115 - the gallery process writes to it until it ends
+    gallery = subprocess.Popen(
+        [DREAMER, "gallery", "serve", "--port", str(port), "--home", str(root / "gallery")],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    deadline = time.monotonic() + wait_s
+    while True:
+        if gallery.poll() is not None:
+            raise RuntimeError("the gallery exited at start:\n" + (root / "gallery.log").read_text()[-3000:])
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return gallery, url
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            gallery.terminate()
+            raise RuntimeError(f"the gallery did not answer /healthz within {wait_s:g} s")
+        time.sleep(0.1)

@@ -4,7 +4,6 @@ and the real CLI: init → login → publish (which builds) → search → insta
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -13,11 +12,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from dreamer.gallery.signing import fingerprint as fingerprint_of
 from dreamer.gallery.signing import load_key, public_key_text
-from kernelproc import DREAMER, KernelProc, free_port, start_kernel
+from kernelproc import DREAMER, KernelProc, start_gallery, start_kernel
 
 
 def _version_line(yaml: str) -> str:
@@ -28,25 +26,8 @@ def _version_line(yaml: str) -> str:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str, Path]]:
     root = tmp_path_factory.mktemp("gallery-e2e")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")}
-    log = open(root / "gallery.log", "ab")  # noqa: SIM115 - the gallery process writes to it until teardown
-    gallery = subprocess.Popen(
-        [DREAMER, "gallery", "serve", "--port", str(port), "--home", str(root / "gallery")],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
+    gallery, url = start_gallery(root)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert gallery.poll() is None, (root / "gallery.log").read_text()
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the gallery did not start"
-            time.sleep(0.1)
         kernel = start_kernel(root / "home", {"DREAMER_GALLERIES": url, "DREAMER_CONFIG_DIR": str(root / "config")})
         try:
             yield kernel, url, root
@@ -55,6 +36,15 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc
     finally:
         gallery.terminate()
         gallery.wait(20)
+
+
+def _fill(manifest: Path, **fields: str) -> None:
+    """Replace the scaffold's placeholder description and publisher, as a builder does before publishing."""
+    lines = manifest.read_text().splitlines()
+    fields = {"description": "Greets people by name.", "publisher": "acme"} | fields
+    manifest.write_text("\n".join(
+        next((f"{key}: {value}" for key, value in fields.items() if line.startswith(f"{key}: ")), line) for line in lines
+    ) + "\n")
 
 
 def _ok(done: subprocess.CompletedProcess[str]) -> str:
@@ -67,7 +57,7 @@ def test_publish_search_install_verified(setup: tuple[KernelProc, str, Path]) ->
     folder = root / "weather"
     _ok(kernel.cli("init", "weather", "--dir", str(folder)))
     manifest = folder / "agent.yaml"
-    manifest.write_text(manifest.read_text().replace("publisher: me", "publisher: acme"))
+    _fill(manifest)
     assert "Logged in" in _ok(kernel.cli("login", url, "--name", "acme"))
     assert (root / "config" / "publisher.key").stat().st_mode & 0o777 == 0o600
 
@@ -137,9 +127,9 @@ def test_agent_tests_run_in_the_sandbox(setup: tuple[KernelProc, str, Path]) -> 
     kernel, _, root = setup
     folder = root / "tested"
     _ok(kernel.cli("init", "tested", "--dir", str(folder)))
-    (folder / "tests").mkdir()
+    (folder / "tests" / "test_server.py").unlink()  # init's own tests; these are written here
     (folder / "tests" / "test_own.py").write_text(
-        "import pytest\nfrom tested.server import hello\n\n"
+        "import pytest\nfrom tested_agent.server import hello\n\n"
         "class Ctx:\n    def log(self, *a, **k):\n        pass\n\n"
         "def test_hello():\n    assert hello(Ctx(), 'x') == 'Hello, x!'\n\n"
         "def test_bundle_is_read_only():\n    with pytest.raises(OSError):\n        open('/agent/new-file', 'w')\n"
@@ -173,7 +163,7 @@ def test_dev_reinstalls_on_change_and_shows_calls(setup: tuple[KernelProc, str, 
                 return True
 
             installed = wait_for("Hello, dev!")
-            server = folder / "devloop" / "server.py"
+            server = folder / "devloop_agent" / "server.py"
             server.write_text(server.read_text().replace('f"Hello, {name}!"', 'f"Howdy, {name}!"'))
             reloaded = installed and wait_for("Howdy, dev!")
             time.sleep(1.5)  # one more look, so the last call is printed
@@ -200,7 +190,8 @@ def test_the_web_app_installs_from_the_gallery_with_the_verified_review(
     folder = root / "sunshine"
     _ok(kernel.cli("init", "sunshine", "--dir", str(folder)))
     manifest = folder / "agent.yaml"
-    text = manifest.read_text().replace("publisher: me", "publisher: acme")
+    _fill(manifest, description="Sunny greetings.")
+    text = manifest.read_text()
     manifest.write_text(re.sub(r"optional: \[[^\]]*\]", "optional: [notify]", text))
     assert "optional: [notify]" in manifest.read_text(), manifest.read_text()
     login = kernel.cli("login", url, "--name", "acme")

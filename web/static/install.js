@@ -60,7 +60,9 @@ function showReview(data) {
   const upgradeNote = document.getElementById("r-upgrade");
   if (up) {
     upgradeNote.hidden = false;
-    upgradeNote.textContent = `Upgrade from ${up.from_version} to ${up.to_version}. ` +
+    const same = up.from_version === up.to_version;
+    upgradeNote.textContent = (same ? `Reinstall ${up.to_version} (the version installed now). `
+      : `Upgrade from ${up.from_version} to ${up.to_version}. `) +
       (up.scopes_added.length ? "It asks for new permissions below." : "It asks for no new permissions.") +
       (up.scopes_removed.length ? ` No longer needs: ${up.scopes_removed.join(", ")}.` : "") +
       (up.functions_added.length ? ` New functions: ${up.functions_added.join(", ")}.` : "");
