@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sys
 
-from dreamer.host.build import create_app
-from dreamer.kernel import server
-
 
 def serve(host: str, port: int) -> None:
+    # Imported here, not at the top: Sidekick's planning processes are spawned, and a spawned
+    # process imports the main module again; this one must cost them nothing.
+    from dreamer.host.build import create_app
+    from dreamer.kernel import server
+
     server.serve(host, port, create_app)
 
 
