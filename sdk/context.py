@@ -178,8 +178,11 @@ class Context:
     def log(self, message: str, level: str = "info", **fields: Any) -> None:
         """Write a line to this invocation's log (`dreamer logs --run ID`).
 
-        `level` is one of debug, info, warning, error; `fields` are kept as
-        structured data (values that are not JSON are stored as their repr).
+        `level` is one of debug, info, warning, error. `fields` go on the line as
+        `name=value` (`ctx.log("greeting someone", name="Ada")` reads
+        `greeting someone name=Ada` in `dreamer logs` and `dreamer dev`); a value
+        that is not a plain word is written as JSON, one that is not JSON as its repr.
+        Needs no grant.
         """
         self._check_active("ctx.log")
         if level not in LOG_LEVELS:

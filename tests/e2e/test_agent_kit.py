@@ -1,4 +1,4 @@
-"""`dreamer test` with the test kit: a bundle's tests take the `kit` fixture and run in the
+"""`dreamer test` with the test kit (and `dreamer dev` showing log fields): a bundle's tests take the `kit` fixture and run in the
 real sandbox, against a fake whose contract is a copy of grocery's functions, and against the
 real grocery agent started from a folder inside the bundle."""
 
@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
 import textwrap
+import time
 from pathlib import Path
 
-from kernelproc import KernelProc
+from kernelproc import DREAMER, KernelProc, write_bundle
 
 GROCERY = Path(__file__).resolve().parents[2] / "agents" / "grocery"
 
@@ -103,3 +106,35 @@ def test_dreamer_test_runs_the_kit_in_the_sandbox(kernel: KernelProc, tmp_path: 
     assert "1 failed, 3 passed" in output, output
     assert "FAILED" in output and "test_contract_unchecked" in output
     assert "planner called grocery.add_items with arguments that do not fit grocery's parameters" in output
+
+
+GREETER = '''
+from dreamer.sdk import Context, function
+
+
+@function(exported=True, examples=["greet {name} warmly"])
+def greet(ctx: Context, name: str) -> str:
+    """Greets someone, and logs whom."""
+    ctx.log("greeting someone", name=name, times=2, note="two words")
+    return f"Hello, {name}!"
+'''
+
+
+def test_dev_shows_the_fields_of_each_log_line(kernel: KernelProc, tmp_path: Path) -> None:
+    folder = write_bundle(tmp_path, "greeter", textwrap.dedent(GREETER))
+    dev = subprocess.Popen([DREAMER, "dev", str(folder), "--interval", "0.3", "--stop-after", "90"],
+                           env=dict(kernel.env, COLUMNS="200", PYTHONUNBUFFERED="1"),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        with kernel.client() as api:
+            deadline = time.monotonic() + 120
+            while dev.poll() is None and time.monotonic() < deadline:
+                r = api.post("/v1/agents/greeter/functions/greet", json={"args": {"name": "Ada"}})
+                if r.status_code == 200:
+                    break
+                time.sleep(1.0)
+            time.sleep(2.0)  # a look or two more, so the call is printed
+    finally:
+        dev.send_signal(signal.SIGINT)
+        output = dev.communicate(timeout=60)[0]
+    assert 'greeting someone name=Ada times=2 note="two words"' in output, output
