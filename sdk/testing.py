@@ -48,7 +48,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from dreamer.sdk import protocol
 from dreamer.sdk.database import FILENAME as DB_FILENAME
@@ -183,12 +183,12 @@ class _Worker:
         self._functions: list[dict[str, Any]] | None = None
 
     @property
-    def _in(self) -> BinaryIO:
+    def _in(self) -> IO[bytes]:
         assert self.process.stdin is not None
         return self.process.stdin
 
     @property
-    def _out(self) -> BinaryIO:
+    def _out(self) -> IO[bytes]:
         assert self.process.stdout is not None
         return self.process.stdout
 
@@ -208,7 +208,7 @@ class _Worker:
         id_ = f"k{next(self._ids)}"
         self._send(protocol.request(id_, method, params))
         while True:
-            line = protocol.read_line(self._out)
+            line = self._out.readline() or None
             if line is None:
                 raise RuntimeError(f"{self.name}'s worker exited during {method}; what it printed:\n{self.stderr()}")
             message = protocol.decode(line)
@@ -421,6 +421,7 @@ class AgentKit:
         return last
 
     def assert_not_called(self, agent: str, function: str | None = None) -> None:
+        """No call was made to `agent` (or to agent.function)."""
         made = self.calls_to(agent, function)
         if made:
             raise AssertionError(f"{agent}{'.' + function if function else ''} was called: {made[-1].args!r}")
