@@ -358,10 +358,13 @@ class AgentKit:
             file = path if path.is_file() else path / "functions.json"
             if file.is_file():
                 return list(json.loads(file.read_text(encoding="utf-8"))["functions"])
-            if (path / "agent.yaml").is_file() and contract is not None:
-                # A whole bundle without functions.json: ask its own worker.
-                self.install(path)
-                return self._workers[agent].functions()
+            if (path / "agent.yaml").is_file():
+                # A whole bundle without functions.json: its own worker describes it, and stops.
+                describer = _Worker(self, path.resolve(), _manifest(path))
+                try:
+                    return describer.functions()
+                finally:
+                    describer.close()
         if contract is not None:
             raise FileNotFoundError(f"no functions.json at {contract}; pass the callee's bundle folder or its functions.json")
         return None

@@ -169,3 +169,15 @@ def test_an_undeclared_call_names_the_line_to_add_and_a_revoked_one_the_grant(pl
 def test_a_call_to_an_agent_neither_installed_nor_faked_says_how_to_provide_it(kit: AgentKit) -> None:
     with pytest.raises(CallError, match=r"use kit.install\(folder\) or kit.fake\('grocery', 'add_items'"):
         kit.call("plan", dish="soup", needs=["leek"])
+
+
+def test_a_callee_bundle_kept_in_tests_callees_is_the_contract(kit: AgentKit, planner: Path) -> None:
+    import shutil
+
+    shutil.copytree(GROCERY, planner / "tests" / "callees" / "grocery", ignore=shutil.ignore_patterns("__pycache__"))
+    with pytest.raises(ContractError, match="it has no function 'add_item'"):
+        kit.fake("grocery", "add_item", returns={})
+    with pytest.raises(ContractError, match="list_item"):
+        kit.fake("grocery", "list_item", returns={})
+    kit.fake("grocery", "add_items", returns={"added": ["leek"], "already_there": [], "items": ["leek"]})
+    assert kit.call("plan", dish="soup", needs=["leek"])["added"] == ["leek"]
