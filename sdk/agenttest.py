@@ -2,6 +2,8 @@
 
 Started by the kernel as `python -S -m dreamer.sdk.agenttest` with the bundle read-only
 at /agent; everything pytest prints goes to stdout/stderr, the exit code says how it went.
+The test kit (dreamer.sdk.testing) is loaded as a plugin, so every test can take the `kit`
+fixture: the agent in a real worker, inside this same sandbox.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def main() -> int:
         return NO_PYTEST
     sys.path.insert(0, agent)
     os.chdir(os.environ.get("TMPDIR", "/tmp"))
-    return int(pytest.main(["-q", "-p", "no:cacheprovider", "--rootdir", agent, tests]))
+    return int(pytest.main(["-q", "-p", "no:cacheprovider", "-p", "dreamer.sdk.testing", "--rootdir", agent, tests]))
 
 
 if __name__ == "__main__":

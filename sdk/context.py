@@ -25,6 +25,29 @@ from dreamer.sdk.memory import read_answer, read_params, write_params
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
+# The grant each Context member needs, as agent.yaml lists it under `permissions:` (and the
+# user grants it at install or with `dreamer grant`). "" means none. docs/SDK.md shows this
+# column; tests/sdk/test_sdk_doc.py checks that every public member is listed.
+GRANTS: dict[str, str] = {
+    "user": "", "invocation_id": "", "agent": "", "caller": "", "function": "", "attempt": "", "trigger": "",
+    "db": "",
+    "call": "`agent:<agent>` or `agent:<agent>.<function>`",
+    "granted": "",
+    "log": "",
+    "tools": "`tool:<server>` or `tool:<server>.<tool>` (per tool)",
+    "data": "`data:<connection>`",
+    "mounts": "`fs:<folder>` / `fs.ro:<folder>` (ask for `fs:*`; the user picks the folder)",
+    "llm": "`llm`",
+    "llm_tools": "`llm`",
+    "sidekick": "`memory:read`",
+    "remember": "`memory:write`",
+    "post": "`notify`",
+    "task": "`llm` (and `tool:` grants for the tools named)",
+    "fetch": "`net:<host>` (or a pattern such as `net:*.example.com`)",
+    "emit_reward": "",
+    "emit_event": "none; the event is listed under `events:` in agent.yaml",
+}
+
 class Kernel(Protocol):
     """The worker side of the syscall channel (see dreamer.sdk.worker)."""
 
@@ -178,8 +201,11 @@ class Context:
     def log(self, message: str, level: str = "info", **fields: Any) -> None:
         """Write a line to this invocation's log (`dreamer logs --run ID`).
 
-        `level` is one of debug, info, warning, error; `fields` are kept as
-        structured data (values that are not JSON are stored as their repr).
+        `level` is one of debug, info, warning, error. `fields` go on the line as
+        `name=value` (`ctx.log("greeting someone", name="Ada")` reads
+        `greeting someone name=Ada` in `dreamer logs` and `dreamer dev`); a value
+        that is not a plain word is written as JSON, one that is not JSON as its repr.
+        Needs no grant.
         """
         self._check_active("ctx.log")
         if level not in LOG_LEVELS:

@@ -41,6 +41,14 @@ def _scopes(values: list[str]) -> list[str]:
 
 
 class Permissions(_Strict):
+    """`permissions:` — the scopes the agent asks for.
+
+    required: granted at install or the install does not happen (the user approves them all).
+    optional: shown at install with a switch each; the agent checks `ctx.granted(scope)`
+        and does without. A scope neither lists can never be granted, so a call needing it
+        is refused with the line to add here.
+    """
+
     required: list[str] = Field(default_factory=list, max_length=100)
     optional: list[str] = Field(default_factory=list, max_length=100)
 
@@ -70,8 +78,17 @@ def _limit(low: float, high: float) -> Any:
 
 
 class AgentLimits(_Strict):
-    """What the agent asks for; each value is capped at the installation's ceiling
-    (DREAMER_LIMIT_<NAME>), so asking for more than that gets the ceiling."""
+    """`limits:` — what the agent asks for; each value is capped at the installation's
+    ceiling (DREAMER_LIMIT_<NAME>), so asking for more than that gets the ceiling.
+
+    memory_mb: the worker's memory (address space), in MB.
+    cpu_seconds: CPU time per worker.
+    file_mb: the largest file it may write, in MB.
+    open_files: open file descriptors.
+    processes: processes and threads.
+    call_timeout_s: one call's wall-clock limit.
+    background_timeout_s: the same for a background function.
+    """
 
     memory_mb: int | None = _limit(64, 1024 * 1024)
     cpu_seconds: int | None = _limit(1, 7 * 24 * 3600)
@@ -86,8 +103,15 @@ TRIGGER_FIELDS = {"cron": {"schedule"}, "webhook": set(), "input": {"content_typ
 
 
 class Trigger(_Strict):
-    """cron: `schedule` (crontab, the user's time zone); webhook: nothing more;
-    input: `content_types` it accepts; event: `event` as AGENT.EVENT."""
+    """One entry of `triggers:` (needs the `schedule` permission).
+
+    type: cron, webhook, input or event.
+    entrypoint: the function it runs (in the background).
+    name: how the user sees it.
+    schedule: (cron) a crontab line, in the user's time zone.
+    event: (event) the `AGENT.EVENT` it listens for.
+    content_types: (input) the MIME types it accepts.
+    """
 
     type: Literal["cron", "webhook", "input", "event"]
     entrypoint: Annotated[str, Field(pattern=IDENT_RE)]
@@ -118,9 +142,13 @@ class Trigger(_Strict):
 
 
 class Server(_Strict):
-    """How to reach a tool bundle's MCP server: a command run inside the user's sandbox
-    (stdio), or the URL of a remote streamable-HTTP server. Headers and secrets for a
-    remote server are set by the user in the kernel, never written in a bundle."""
+    """`server:` (tool bundles) — how to reach the MCP server: exactly one of them.
+
+    command: a command run inside the user's sandbox (stdio).
+    url: a remote streamable-HTTP server (its headers and secrets are set by the user
+        in the kernel, never in a bundle).
+    builtin: a server the kernel provides (`web`).
+    """
 
     command: Annotated[list[Annotated[str, Field(min_length=1, max_length=1000)]], Field(min_length=1, max_length=64)] | None = None
     url: Annotated[str, Field(pattern=r"^https?://[^\s]+$", max_length=2000)] | None = None
@@ -137,6 +165,22 @@ class Server(_Strict):
 
 
 class Manifest(_Strict):
+    """agent.yaml, at the top of a bundle.
+
+    name: the agent's name (lowercase letters, digits, dashes), unique per user.
+    version: semver; installing a higher one is an upgrade.
+    kind: `agent` (the default) or `tool`.
+    title: how people see it.
+    description: what it does, in a sentence or two (shown at install and in the gallery).
+    publisher: who publishes it (a gallery account).
+    entry: the module defining the `@function`s (`hello.server`); agents only.
+    server: how to run a tool bundle's MCP server; tool bundles only.
+    permissions: what it asks for (required and optional scopes).
+    limits: the resources it asks for.
+    triggers: cron, webhook, input and event triggers.
+    events: the events it may emit with `ctx.emit_event`.
+    """
+
     name: Annotated[str, Field(pattern=NAME_RE)]
     version: Annotated[str, Field(pattern=SEMVER_RE)]
     kind: Literal["agent", "tool"] = "agent"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 
 from dreamer.kernel.install.registry import InstalledAgent, find_installed, grants_of
+from dreamer.kernel.permissions.gate import Decision, decide
 from dreamer.kernel.store.db import Store
 
 
@@ -51,6 +52,16 @@ class InstallCache:
             if self._generation.get(key, 0) == seen:
                 self._grants[key] = held
         return held
+
+    def declared(self, user_id: int, agent: str) -> frozenset[str] | None:
+        """The scopes the installed agent's manifest asks for (required and optional), or
+        None when it is not installed; refusals use it to say which fix applies."""
+        found = self.agent(user_id, agent)
+        return None if found is None else frozenset([*found.required, *found.optional])
+
+    def decide(self, user_id: int, agent: str, wanted: str) -> Decision:
+        """The permission gate for an installed agent: its grants, and its manifest for the hint."""
+        return decide(self.grants(user_id, agent), agent, wanted, self.declared(user_id, agent))
 
     def forget(self, user_id: int, agent: str) -> None:
         """Call after any change to this user's installation of `agent` or its grants,

@@ -353,7 +353,7 @@ class Invoker:
             return installed
 
         assert caller.agent is not None
-        decision = decide(self.cache.grants(who.user_id, caller.agent), caller.agent, f"agent:{agent}.{function}")
+        decision = self.cache.decide(who.user_id, caller.agent, f"agent:{agent}.{function}")
         refusal = self._refusal(who, agent, function, caller, decision)
         actor = f"agent:{caller.agent}"
         if isinstance(refusal, DreamerError):

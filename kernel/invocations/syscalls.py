@@ -47,7 +47,7 @@ class SyscallContext:
     def require(self, scope: str, *, action: str, target: str, detail: dict[str, Any] | None = None) -> str:
         """The grant that allows `scope` for the running agent; audits and raises
         permission_denied when there is none."""
-        decision = decide(self.invoker.cache.grants(self.who.user_id, self.agent), self.agent, scope)
+        decision = self.invoker.cache.decide(self.who.user_id, self.agent, scope)
         who, invocation_id = self.who, self.invocation_id
         # Synchronous on purpose, like _audit's: the entry is committed before the handler goes on.
         self.invoker.writer.write_now(lambda conn: decision.audit(

@@ -5,7 +5,10 @@ Every check of an agent's grants in the kernel goes through `decide` (the syscal
 grants.check). A `Decision` then writes the one audit entry of that check (`audit`,
 inside the caller's own transaction: agents.call commits it with the invocation's
 first row, tools.call with the call's outcome) and makes the one refusal sentence
-(`refusal`), which always says how to grant what was missing.
+(`refusal`), which always says how to get what was missing: `dreamer grant` when the
+agent's manifest asks for the scope and the user has not granted it, or the line to add
+under `permissions:` in agent.yaml when the manifest does not ask for it at all (a grant
+the manifest does not ask for is refused, so that hint would only lead to a second error).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ class Decision:
     agent: str
     wanted: str
     holder: str | None  # the granted scope that covers `wanted`; None: refused
+    # What the agent's manifest asks for (required and optional); None: not known here.
+    declared: frozenset[str] | None = None
 
     @property
     def allowed(self) -> bool:
@@ -39,10 +44,18 @@ class Decision:
         return "allow" if self.holder is not None else "deny"
 
     def refusal(self, doing: str, grant: str | None = None) -> DreamerError:
-        """The refusal: `{agent} may not {doing}: … (grant it with `dreamer grant …`)`.
+        """The refusal: `{agent} may not {doing}: … (grant it with `dreamer grant …`)`, or,
+        when the manifest does not ask for `wanted`, `… (add `SCOPE` under `permissions:` …)`.
 
         `grant` is the scope the hint suggests when a wider one is the usual grant
-        (agents.call suggests `agent:NAME` for a refused `agent:NAME.function`)."""
+        (agents.call suggests `agent:NAME` for a refused `agent:NAME.function`). The
+        manifest hint names `wanted` itself: the narrowest line that makes the call work."""
+        if self.declared is not None and covering(self.declared, self.wanted) is None:
+            return DreamerError(
+                "permission_denied",
+                f"{self.agent} may not {doing}: its agent.yaml does not ask for {self.wanted} "
+                f"(add `{self.wanted}` under `permissions:` in agent.yaml, then reinstall the agent)",
+            )
         return DreamerError(
             "permission_denied",
             f"{self.agent} may not {doing}: the user has not granted {self.wanted} "
@@ -92,6 +105,7 @@ def covering(granted: Iterable[str], wanted: str) -> str | None:
     return None
 
 
-def decide(granted: Iterable[str], agent: str, wanted: str) -> Decision:
-    """The gate: what `agent`, holding `granted`, may do about `wanted`."""
-    return Decision(agent, wanted, covering(granted, wanted))
+def decide(granted: Iterable[str], agent: str, wanted: str, declared: Iterable[str] | None = None) -> Decision:
+    """The gate: what `agent`, holding `granted`, may do about `wanted`. `declared`, the
+    scopes its manifest asks for, only chooses which hint a refusal gives."""
+    return Decision(agent, wanted, covering(granted, wanted), None if declared is None else frozenset(declared))

@@ -66,9 +66,10 @@ async def tasks_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     exported = [spec for spec in installed.functions if spec.get("exported")]
     if names:
         grants = invoker.cache.grants(ctx.who.user_id, ctx.agent)
+        declared = invoker.cache.declared(ctx.who.user_id, ctx.agent)
         for name in names:
             try:
-                decision = decide(grants, ctx.agent, f"tool:{name}")
+                decision = decide(grants, ctx.agent, f"tool:{name}", declared)
             except ValueError:
                 raise DreamerError("invalid_argument", f"{name[:80]!r} is not a tool name (server.tool)") from None
             decision.require(f"give a task the tool {name!r}")

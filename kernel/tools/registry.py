@@ -179,7 +179,7 @@ class ToolRegistry:
         decision = Decision(caller.actor, scope, scope)
         try:
             if caller.agent is not None:
-                decision = decide(self._grants(user_id, caller.agent), caller.agent, scope)
+                decision = decide(self._grants(user_id, caller.agent), caller.agent, scope, self._declared(user_id, caller.agent))
                 decision.require(f"use the tool {name}")
             if not isinstance(args, dict):
                 raise DreamerError("invalid_argument", f"the arguments of {name} must be a JSON object")
@@ -231,6 +231,10 @@ class ToolRegistry:
             return self.cache.grants(user_id, agent)
         with self.store.session() as s:
             return frozenset(s.scalars(select(Grant.scope).where(Grant.user_id == user_id, Grant.agent == agent)))
+
+    def _declared(self, user_id: int, agent: str) -> frozenset[str] | None:
+        # Only with the install cache (the kernel's case): it holds the manifests.
+        return self.cache.declared(user_id, agent) if self.cache is not None else None
 
     def _timeout(self, caller: Caller) -> float:
         timeout = self.settings.tool_call_timeout_s

@@ -20,7 +20,6 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.errors import DreamerError
 from dreamer.kernel.install.registry import find_installed
 from dreamer.kernel.invocations.service import Caller, Outcome, Principal
-from dreamer.kernel.permissions.gate import decide
 from dreamer.kernel.store.models import Trigger, User
 from dreamer.kernel.triggers.grammar import ScheduleError, check_schedule
 
@@ -147,7 +146,7 @@ class TriggerService:
             assert user is not None
             who = Principal(user.id, user.name, user.timezone or "UTC")
             target = f"{row.agent}.{row.name}"[:200]
-            decision = decide(self.kernel.invoker.cache.grants(user.id, row.agent), row.agent, "schedule")
+            decision = self.kernel.invoker.cache.decide(user.id, row.agent, "schedule")
             decision.audit(
                 s, user_id=user.id, actor=f"trigger:{row.type}", action="triggers.fire", target=target,
                 detail={"type": row.type, "manual": manual}, invocation_id=parent_id,

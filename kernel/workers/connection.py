@@ -10,6 +10,7 @@ process group killed and a DreamerError that says so in one sentence.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import signal
 import time
@@ -30,6 +31,21 @@ LINE_COST_BYTES = 128
 
 SyscallHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
 LogSink = Callable[[str, str, str], None]  # (stream, level, message)
+
+
+def log_line(message: Any, fields: Any) -> str:
+    """`ctx.log("greeting someone", name="Ada")` as the stored line `greeting someone name=Ada`.
+
+    The log keeps text lines, so the fields go on the line, where `dreamer logs` and
+    `dreamer dev` show them; a value that is not a plain word is written as JSON."""
+    text = str(message)
+    if not isinstance(fields, dict):
+        return text
+    parts = [text]
+    for name, value in fields.items():
+        plain = isinstance(value, str) and value and not any(c.isspace() or c in "\"=" for c in value)
+        parts.append(f"{name}={value if plain else json.dumps(value, ensure_ascii=False, default=repr)}")
+    return " ".join(parts)
 
 
 @dataclass
@@ -153,7 +169,7 @@ class WorkerConnection:
         if not isinstance(method, str) or not isinstance(params, dict):
             raise self._broken("sent a malformed syscall")
         if method == "log" and mid is None:
-            self._log("log", str(params.get("level", "info")), str(params.get("message", "")))
+            self._log("log", str(params.get("level", "info")), log_line(params.get("message", ""), params.get("fields")))
             return
         if mid is None:
             return  # unknown notifications are ignored, as JSON-RPC allows

@@ -207,12 +207,15 @@ def test_a_scaffolded_agent_builds_tests_and_installs_through_the_review(kernel:
     root.mkdir()
     assert kernel.cli("grant", "coder", f"fs:{root}").returncode == 0
     call(kernel, "open_workspace", source="mine")
-    made = call(kernel, "scaffold_agent", name="reminders", functions=["add_reminder", "list_reminders"])
+    made = call(kernel, "scaffold_agent", name="reminders", functions=["add_reminder", "list_reminders"], workspace="mine")
     assert made["functions"] == ["add_reminder", "list_reminders"] and made["tests"]["passed"], made["tests"]
-    assert made["host_path"] == str(root / "reminders")
+    assert made["host_path"] == str(root / "reminders") and made["workspace"] == "mine"
+    # The examples name the agent: installed, it does not take "add milk" from grocery.
+    spec = json.loads((root / "reminders/functions.json").read_text())["functions"][0]
+    assert spec["examples"] == ["add reminder with reminders: {text}", "ask reminders to add reminder: {text}"]
     assert json.loads((root / "reminders/functions.json").read_text())["format"] == 1
     assert "not a valid agent name" in error(kernel, "scaffold_agent", name="Bad Name")
-    assert "exists already" in error(kernel, "scaffold_agent", name="reminders")
+    assert "exists already" in error(kernel, "scaffold_agent", name="reminders", workspace="mine")
     # The review a person sees: nothing is installed until they approve it.
     reviewed = kernel.cli("install", made["host_path"])
     assert reviewed.returncode != 0 and "Functions: add_reminder, list_reminders" in reviewed.stdout
@@ -221,6 +224,25 @@ def test_a_scaffolded_agent_builds_tests_and_installs_through_the_review(kernel:
     assert approved.returncode == 0, approved.stderr
     installed = kernel.cli_json("call", "reminders", "add_reminder", '{"text": "water the plants"}')
     assert installed["result"] == {"function": "add_reminder", "text": "water the plants"}
+
+
+def test_a_new_agent_goes_to_coders_own_workspace_unless_the_user_names_one(kernel: KernelProc,
+                                                                           tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("repo") / "repo"
+    root.mkdir()
+    assert kernel.cli("grant", "coder", f"fs:{root}").returncode == 0
+    call(kernel, "open_workspace", source="repo")  # the user's repository is the current workspace
+    made = call(kernel, "scaffold_agent", name="birdlog", functions=["log_bird"])
+    assert made["workspace"] == "new-agents" and made["host_path"] is None and made["tests"]["passed"], made
+    assert list(root.iterdir()) == []  # nothing written into the repository
+    own = kernel.home / "users" / "me" / "agents" / "coder" / "data" / "workspaces" / "new-agents" / "birdlog"
+    assert (own / "agent.yaml").is_file()
+    assert "/users/me/agents/coder/data/workspaces/new-agents/birdlog" in made["install"]
+    assert "no workspace 'nowhere'" in error(kernel, "scaffold_agent", name="owls", workspace="nowhere")
+    # From coder's data, on the kernel's machine, the bundle installs through the usual review.
+    installed = kernel.cli("install", str(own), "--yes")
+    assert installed.returncode == 0, installed.stderr
+    assert kernel.cli_json("call", "birdlog", "log_bird", '{"text": "a wren"}')["result"] == {"function": "log_bird", "text": "a wren"}
 
 
 def test_a_local_repository_is_cloned_into_the_agents_data(kernel: KernelProc, repo: Path) -> None:
@@ -248,7 +270,7 @@ def test_create_agent_scaffolds_then_lets_the_model_implement_it(kernel: KernelP
                    Call("edit", {"path": test, "old": '"text": "some text"}', "new": '"text": "SOME TEXT"}'})]),
         ToolCalls([Call("finish", {"summary": "shout answers in capitals"})]),
     )
-    made = call(kernel, "create_agent", description="repeat what I say in capitals")
+    made = call(kernel, "create_agent", description="repeat what I say in capitals", workspace="made")
     assert made["task"]["status"] == "finished" and made["functions"] == ["shout"]
     assert made["tests"]["passed"], made["tests"]
     assert "text.upper()" in (root / server).read_text() and made["host_path"] == str(root / "echo")

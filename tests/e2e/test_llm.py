@@ -124,7 +124,8 @@ def test_an_agent_without_the_grant_is_refused(llm_kernel: KernelProc, fake: Fak
     error = error_of(llm_kernel.cli("call", "no-model", "ask", '{"question": "hi"}', "--json"))
     assert error["code"] == "permission_denied"
     assert error["message"] == (
-        "no-model may not complete small-1: the user has not granted llm (grant it with `dreamer grant no-model llm`)"
+        "no-model may not complete small-1: its agent.yaml does not ask for llm "
+        "(add `llm` under `permissions:` in agent.yaml, then reinstall the agent)"
     )
     assert fake.requests == []  # the provider never heard of it
     assert llm_kernel.cli_json("call", "no-model", "careful")["result"] == "refused: permission_denied"

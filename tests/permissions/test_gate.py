@@ -52,6 +52,28 @@ def test_the_one_refusal_sentence_says_how_to_grant() -> None:
     assert refused.refusal("complete m").message.endswith("(grant it with `dreamer grant sly agent:grocery.add_items`)")
 
 
+@pytest.mark.parametrize(("wanted", "doing"), [
+    ("agent:grocery.add_items", "call grocery.add_items"),
+    ("tool:files.search", "use the tool files.search"),
+    ("data:hr", "query data:hr"),
+])
+def test_a_scope_the_manifest_does_not_ask_for_names_the_agent_yaml_line(wanted: str, doing: str) -> None:
+    # `dreamer grant` would be refused for it too, so the hint is the manifest line.
+    refused = decide([], "sly", wanted, declared=["notify", "agent:notes"])
+    assert refused.refusal(doing, grant="agent:grocery").message == (
+        f"sly may not {doing}: its agent.yaml does not ask for {wanted} "
+        f"(add `{wanted}` under `permissions:` in agent.yaml, then reinstall the agent)"
+    )
+
+
+@pytest.mark.parametrize("declared", [["agent:grocery"], ["agent:grocery.add_items"]])
+def test_a_declared_but_not_granted_scope_keeps_the_grant_hint(declared: list[str]) -> None:
+    refused = decide([], "sly", "agent:grocery.add_items", declared=declared)
+    assert refused.refusal("call grocery.add_items", grant="agent:grocery").message.endswith(
+        "(grant it with `dreamer grant sly agent:grocery`)"
+    )
+
+
 def test_an_allowed_decision_returns_its_grant() -> None:
     assert decide(["tool:files"], "sly", "tool:files.read").require("use the tool files.read") == "tool:files"
 

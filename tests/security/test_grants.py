@@ -22,7 +22,10 @@ def _denial(world: World, invocation: str, target: str) -> dict[str, Any]:
 def test_calling_an_agent_without_a_grant_is_refused_and_audited(world: World) -> None:
     error = world.fail("call", agent="vault", function="peek")
     assert error["code"] == "permission_denied"
-    assert error["message"].startswith("hostile may not call vault.peek: the user has not granted agent:vault.peek")
+    assert error["message"] == (
+        "hostile may not call vault.peek: its agent.yaml does not ask for agent:vault.peek "
+        "(add `agent:vault.peek` under `permissions:` in agent.yaml, then reinstall the agent)"
+    )
     entry = _denial(world, error["details"]["invocation_id"], "vault.peek")
     assert entry["scope"] == "agent:vault.peek" and entry["detail"] == {"reason": "permission_denied"}
     # The vault was never started for it: no invocation of vault exists.
@@ -54,7 +57,10 @@ def test_an_agent_that_does_not_exist_is_refused_like_an_ungranted_one(world: Wo
     """The refusal comes before any lookup, so an agent cannot probe which agents exist."""
     error = world.fail("call", agent="diary", function="peek")
     assert error["code"] == "permission_denied"
-    assert error["message"].startswith("hostile may not call diary.peek: the user has not granted agent:diary.peek")
+    assert error["message"] == (
+        "hostile may not call diary.peek: its agent.yaml does not ask for agent:diary.peek "
+        "(add `agent:diary.peek` under `permissions:` in agent.yaml, then reinstall the agent)"
+    )
     _denial(world, error["details"]["invocation_id"], "diary.peek")
 
 

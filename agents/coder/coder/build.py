@@ -21,7 +21,7 @@ from dreamer.sdk.templates import bundle_files, module_name
 
 from .files import write as write_file
 from .shell import python_argv, run_argv
-from .workspace import ToolError, Workspace
+from .workspace import ToolError, Workspace, all_workspaces, clones_dir, find
 
 AGENT_NAME = re.compile(r"[a-z][a-z0-9-]{1,62}")
 MAX_FUNCTIONS = 30
@@ -36,7 +36,17 @@ print(json.dumps({"format": 1, "functions": REGISTRY.specs()}))
 """
 
 
-def _server_py(functions: list[str]) -> str:
+def examples_for(agent: str, function: str) -> list[str]:
+    """Phrases that ask for `function` of `agent`, naming the agent: a skeleton's examples must
+    not take everyday phrases ("add {text}") away from the agents already installed once it
+    is installed too, so each says whose function it is ("add reminder with reminders: {text}")."""
+    words = function.replace("_", " ")
+    subject = agent.replace("-", " ")
+    return [f"{words} with {subject}: {{text}}", f"ask {subject} to {words}: {{text}}"]
+
+
+def _server_py(functions: list[str], agent: str, purpose: str | None = None) -> str:
+    summary = " ".join((purpose or "").split())[:300].replace('"""', "'") or "say here what this function does for the user"
     parts = ['''"""{{title}}: the functions this agent exports (a skeleton made by the coder agent).
 
 Each function takes the Context first; its docstring is the description people
@@ -49,11 +59,13 @@ from dreamer.sdk import Context, function
 ''']
     for name in functions:
         words = name.replace("_", " ")
+        examples = ", ".join(json.dumps(e) for e in examples_for(agent, name))
         parts.append(f'''
 
-@function(exported=True, examples=["{words} {{text}}"])
+# Examples name this agent, so they never take everyday phrases from other agents.
+@function(exported=True, examples=[{examples}])
 def {name}(ctx: Context, text: str = "") -> dict:
-    """{words.capitalize()}: say here what this function does for the user."""
+    """{words.capitalize()}: {summary}."""
     return {{"function": "{name}", "text": text}}
 ''')
     return "".join(parts)
@@ -94,7 +106,9 @@ def host_path(ws: Workspace, path: Path) -> str | None:
     return str(Path(host) / path.relative_to(ws.root)) if host else None
 
 
-def scaffold(ws: Workspace, name: str, functions: list[str], folder: str | None = None, *, test: bool = True) -> dict:
+def scaffold(ws: Workspace, name: str, functions: list[str], folder: str | None = None, *, test: bool = True,
+             purpose: str | None = None, user: str = "me") -> dict:
+    """Write the bundle into `folder` (default: the agent's name) of the workspace `ws`."""
     ws.check_writable()
     functions = list(functions or [])
     _check(name, functions)
@@ -103,7 +117,7 @@ def scaffold(ws: Workspace, name: str, functions: list[str], folder: str | None 
         raise ToolError("conflict", f"{ws.rel(dest)} exists already and is not an empty folder; choose another folder")
     overrides = {}
     if functions:
-        overrides["{{module}}/server.py"] = _server_py(functions)
+        overrides["{{module}}/server.py"] = _server_py(functions, name, purpose)
         overrides["tests/test_server.py"] = _test_py(functions)
     written = []
     for rel, text in bundle_files(name, overrides).items():
@@ -117,9 +131,34 @@ def scaffold(ws: Workspace, name: str, functions: list[str], folder: str | None 
     else:
         tests = {"passed": True, "summary": "no tests in the bundle"}
     host = host_path(ws, dest)
-    return {"bundle": ws.rel(dest), "files": written, "functions": [f["name"] for f in built["functions"]],
-            "tests": tests, "host_path": host,
-            "install": f"dreamer install {host or '<the bundle folder>'}  (shows the review of its permissions)"}
+    if host is None and ws.source == OWN_SOURCE:
+        # coder's own data, on the kernel's machine: where a local kernel keeps it.
+        where = f'"${{DREAMER_HOME:-$HOME/.dreamer}}/users/{user}/agents/coder/data/workspaces/{ws.name}/{ws.rel(dest)}"'
+    else:
+        where = host or "<the bundle folder>"
+    return {"bundle": ws.rel(dest), "workspace": ws.name, "files": written,
+            "functions": [f["name"] for f in built["functions"]], "tests": tests, "host_path": host,
+            "install": f"dreamer install {where}  (shows the review of its permissions)"}
+
+
+OWN_NAME = "new-agents"
+OWN_SOURCE = "clone:coder's own folder for new agents"
+
+
+def target_workspace(name: str | None) -> Workspace:
+    """Where a new agent is written: the workspace the user names (a granted folder or a
+    clone), else coder's own folder for new agents, never a granted repository unasked."""
+    if name is not None:
+        found = find(name)
+        if found is None:
+            names = ", ".join(w.name for w in all_workspaces()) or "none yet"
+            raise ToolError("not_found", f"coder has no workspace {name!r} (it has: {names}); grant a folder "
+                                         f"(dreamer grant coder fs:/path) or leave workspace out to use its own")
+        return found
+    root = clones_dir() / OWN_NAME
+    root.mkdir(exist_ok=True)
+    (clones_dir() / f".{OWN_NAME}.source").write_text(OWN_SOURCE.removeprefix("clone:"))
+    return Workspace(root=root.resolve(), name=OWN_NAME, source=OWN_SOURCE)
 
 
 def build(ws: Workspace, bundle: Path) -> dict:

@@ -17,6 +17,7 @@ from dreamer.sdk.errors import KINDS, DreamerSDKError
 from pydantic import BaseModel
 
 from . import build, clone, loop, tools, workspace
+from . import workspace as workspace_module  # where a parameter is called `workspace`
 from .workspace import ToolError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -206,10 +207,15 @@ def _task(ctx: Context, instruction: str, max_steps: int, max_tokens: int, secon
 
 @function(exported=True, examples=["make a new agent called {name}"])
 @tool
-def scaffold_agent(ctx: Context, name: str, functions: list[str] | None = None, folder: str | None = None) -> dict:
-    """Write a new agent bundle (the `dreamer init` template, with these functions) into the workspace,
-    build its functions.json and run its tests; then install it with the command it names."""
-    return build.scaffold(ws(), name, list(functions or []), folder)
+def scaffold_agent(ctx: Context, name: str, functions: list[str] | None = None, workspace: str | None = None,
+                   folder: str | None = None) -> dict:
+    """Write a new agent bundle (the `dreamer init` template, with these functions), build its
+    functions.json and run its tests; then install it with the command it names.
+
+    It goes into `folder` (default: the agent's name) of the workspace named `workspace` (a folder
+    you granted coder, or one of its clones); without one, into coder's own workspace for new agents
+    (new-agents), never into a repository of yours you did not name."""
+    return build.scaffold(build.target_workspace(workspace), name, list(functions or []), folder, user=ctx.user.name)
 
 
 class AgentPlan(BaseModel):
@@ -233,14 +239,21 @@ def _plan_agent(ctx: Context, description: str, functions: list[str] | None) -> 
 
 @function(exported=True, examples=["build me an agent that {description}"])
 @tool
-def create_agent(ctx: Context, description: str, name: str | None = None, functions: list[str] | None = None) -> dict:
+def create_agent(ctx: Context, description: str, name: str | None = None, functions: list[str] | None = None,
+                 workspace: str | None = None, folder: str | None = None) -> dict:
     """Write a new agent from a description with the model (grant llm): scaffold it, then let the
-    coding loop implement it and its tests; build and test it; install it with the command it names."""
+    coding loop implement it and its tests; build and test it; install it with the command it names.
+
+    `workspace` and `folder` say where, as for scaffold_agent (default: coder's own workspace for
+    new agents); that workspace becomes the current one, where the coding loop works."""
     if not isinstance(description, str) or not description.strip():
         raise ToolError("invalid_argument", "describe what the new agent should do")
+    target = build.target_workspace(workspace)
     if name is None:
         name, functions = _plan_agent(ctx, description, functions)
-    made = build.scaffold(ws(), name, list(functions or []), test=False)  # tested once it is implemented
+    made = build.scaffold(target, name, list(functions or []), folder, test=False,  # tested once it is implemented
+                          purpose=description, user=ctx.user.name)
+    workspace_module.set_current(target)
     instruction = (
         f"Implement the dreamer agent in the folder {made['bundle']}/ so that it does this: {description.strip()}\n"
         "It uses the dreamer SDK (from dreamer.sdk import Context, function); keep each function's docstring and type hints, "
@@ -248,7 +261,7 @@ def create_agent(ctx: Context, description: str, name: str | None = None, functi
         f"(run them with: test('cd {made['bundle']} && PYTHONPATH=. python -S -m pytest -q tests')). Then call finish."
     )
     result = run_task(ctx, instruction)
-    target = workspace.current().resolve(made["bundle"])
+    target = workspace_module.current().resolve(made["bundle"])
     built = build.build(ws(), target)
     tests = build.run_tests(target)
     return {**made, "functions": [f["name"] for f in built["functions"]], "tests": tests, "task": {
