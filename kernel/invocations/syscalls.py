@@ -54,7 +54,9 @@ class SyscallContext:
             conn, user_id=who.user_id, actor=f"agent:{decision.agent}", action=action, target=target,
             detail=detail or {}, invocation_id=invocation_id,
         ))
-        if not decision.allowed and self.unattended:  # the refusal would reach only the run's log: tell the user
+        # A refusal in a run nobody watches would reach only its log: tell the user, with the grant
+        # offered, when a grant could allow it (an undeclared scope is for the builder to add).
+        if not decision.allowed and decision.grantable and self.unattended:
             missing_grant_notice(self.invoker.store, user_id=who.user_id, agent=self.agent, scope=scope,
                                  action=action, target=target, invocation_id=invocation_id)
         return decision.require(f"{action.split('.')[-1]} {target}")

@@ -43,6 +43,12 @@ class Decision:
     def verdict(self) -> Literal["allow", "deny"]:
         return "allow" if self.holder is not None else "deny"
 
+    @property
+    def grantable(self) -> bool:
+        """Whether the user could allow this with a grant: the manifest asks for `wanted` (or is
+        not known here). An undeclared scope is the builder's to add, not the user's to grant."""
+        return self.declared is None or covering(self.declared, self.wanted) is not None
+
     def refusal(self, doing: str, grant: str | None = None) -> DreamerError:
         """The refusal: `{agent} may not {doing}: … (grant it with `dreamer grant …`)`, or,
         when the manifest does not ask for `wanted`, `… (add `SCOPE` under `permissions:` …)`.
@@ -50,7 +56,7 @@ class Decision:
         `grant` is the scope the hint suggests when a wider one is the usual grant
         (agents.call suggests `agent:NAME` for a refused `agent:NAME.function`). The
         manifest hint names `wanted` itself: the narrowest line that makes the call work."""
-        if self.declared is not None and covering(self.declared, self.wanted) is None:
+        if not self.grantable:
             return DreamerError(
                 "permission_denied",
                 f"{self.agent} may not {doing}: its agent.yaml does not ask for {self.wanted} "

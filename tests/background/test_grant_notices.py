@@ -68,6 +68,22 @@ def test_an_unattended_refusal_posts_one_notice_with_the_grant(world: tuple[Kern
     assert len(feed(kernel.store, ada)) == 3
 
 
+def test_a_scope_the_manifest_does_not_ask_for_posts_no_grant_offer(
+    world: tuple[Kernel, int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grant could not allow it (granting a scope the manifest does not ask for is refused),
+    so no button that would fail: the run's log says to add it to agent.yaml."""
+    kernel, ada, _ = world
+    monkeypatch.setattr(kernel.cache, "declared", lambda user_id, agent: frozenset({"notify", "net:example.org"}))
+    refused = fetch(kernel, ada, unattended=True)
+    assert "add `net:example.com` under `permissions:` in agent.yaml" in refused.message
+    assert feed(kernel.store, ada) == []
+    monkeypatch.setattr(kernel.cache, "declared", lambda user_id, agent: frozenset({"notify", "net:example.com"}))
+    fetch(kernel, ada, unattended=True)  # declared, not granted: the offer is posted
+    (post,) = feed(kernel.store, ada)
+    assert post["attachments"][0]["grant"] == {"agent": "watch", "scope": "net:example.com"}
+
+
 def test_an_agent_cannot_post_a_grant_offer(world: tuple[Kernel, int, int]) -> None:
     kernel, ada, _ = world
     ctx = SyscallContext(kernel, Principal(ada, "ada"), Caller("agent", agent="watch"), "inv_x")  # type: ignore[arg-type]
