@@ -80,8 +80,8 @@ def _day(ctx: Context, day: str) -> tuple[date, datetime, str]:
     undo_when="result.added",
     examples=[
         "add {title} to my calendar {start}",
-        "add {title} (to|in|on) my (calendar|agenda|schedule) [on|for] {start}",
-        "put {title} (on|in|into) my (calendar|agenda|schedule) [on|for] {start}",
+        "add {title} (to|in|on) my calendar [on|for] {start}",
+        "put {title} (on|in|into) my calendar [on|for] {start}",
         "remind me to {title} {start}",
         "remind me (about|of) {title} {start}",
         "set a reminder (to|for) {title} {start}",

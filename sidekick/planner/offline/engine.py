@@ -313,17 +313,22 @@ def candidates(index: Index, req: Request, a: int, b: int, floor: float = 0.0) -
     # A quick estimate per pattern: how much of its words the message has, times how much of
     # the message's example-words it has (so "remove {items}" does not crowd out "remove {items}
     # from my grocery list" when the message says "from my groceries").
-    bound: dict[int, float] = {}
+    # A pattern's words are counted element by element, at the element's own weight: each element
+    # one of the message's words could be earns what it weighs (the best likeness among them).
     weights = index.weights
     said = 0.0
+    earned: dict[tuple[int, int], float] = {}
     for canon, sim in present.items():
-        postings = index.postings.get(canon)
+        postings = index.element_postings.get(canon)
         if not postings:
             continue
-        w = weights.get(canon, 1.0) * sim
-        said += w
-        for pid in postings:
-            bound[pid] = bound.get(pid, 0.0) + w
+        said += weights.get(canon, 1.0) * sim
+        for pid, ei, weight in postings:
+            key = (pid, ei)
+            earned[key] = max(earned.get(key, 0.0), weight * sim)
+    bound: dict[int, float] = {}
+    for (pid, _), value in earned.items():
+        bound[pid] = bound.get(pid, 0.0) + value
     # How much of the message's weight each pattern has words for: the rest costs at least stray_cost.
     total = 0.0
     has: dict[int, float] = {}
@@ -341,7 +346,7 @@ def candidates(index: Index, req: Request, a: int, b: int, floor: float = 0.0) -
         p = index.patterns[pid]
         upper = min((got + p.slot_credit) / max(p.required_weight + p.slot_credit, 1e-9), 1.0) * p.factor
         upper *= 1.0 - p.stray_cost * max(total - has.get(pid, 0.0), 0.0) / max(total, 1e-9)
-        estimate = min(got / max(p.required_weight, 0.2), 1.0) * (0.5 + 0.5 * got / said) * p.factor
+        estimate = min(got / max(p.required_weight, 0.2), 1.0) * (0.5 + 0.5 * min(got / said, 1.0)) * p.factor
         order.append((estimate, upper, pid))
     order.sort(reverse=True)
     uppers = {pid: upper for _, upper, pid in order}

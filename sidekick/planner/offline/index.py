@@ -92,6 +92,10 @@ class Index:
     tools: list[ToolInfo]
     patterns: list[Pattern]
     postings: dict[str, list[int]] = field(default_factory=dict)
+    # canon → (pattern, weight of one of its literal elements that canon can be): what a word of
+    # the message may earn a pattern, element by element, so a pattern saying a word twice
+    # ("remember in my notes": remember ~ note, notes) or in a choice is not under-estimated.
+    element_postings: dict[str, list[tuple[int, int, float]]] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
     known: frozenset[str] = frozenset()  # content words some example uses
     openers: frozenset[str] = frozenset()  # words an example can begin with: where a second request may start
@@ -201,6 +205,9 @@ def build_index(tools: Sequence[Tool]) -> Index:
         p.pid = pid
         for canon in {c for e in p.elems for c in e.canons}:
             index.postings.setdefault(canon, []).append(pid)
+        for ei, e in enumerate(p.elems):
+            for canon in set(e.canons):
+                index.element_postings.setdefault(canon, []).append((pid, ei, e.weight))
     return index
 
 
@@ -219,7 +226,8 @@ def _finish(p: Pattern, index: Index) -> Pattern:
     adjunct = bool(tail) and bool(set(tail[0].canons) & ADJUNCTS)
     for i, e in enumerate(p.elems):
         if not e.slot:
-            e.weight = max(index.weight(c) for c in e.canons)
+            # A choice weighs what its commonest word does: "(on|into)" says no more than "on".
+            e.weight = min(index.weight(c) for c in e.canons)
             e.trailing = adjunct and i > last_slot
             if i + 1 < len(p.elems) and p.elems[i + 1].slot and i > 0:
                 # A small word that tells which slot comes next ("from {start} to {end}") says more
@@ -245,7 +253,9 @@ def _elements(pieces: list[Piece], lex: Lexicon) -> list[Elem]:
             out.append(Elem((), piece.slot, piece.optional))
             continue
         if piece.choices:
-            canons = tuple(dict.fromkeys(lex.canon_word(w) for w in piece.choices))
+            # Read like the words of a message (lower case, "don't" as one word), so "(I|we)"
+            # matches the "I" of "I need milk" as a plain "I need {items}" would.
+            canons = tuple(dict.fromkeys(lex.canon_word(_choice_word(w)) for w in piece.choices))
             out.append(Elem(canons, "", piece.optional))
             continue
         lemmas = [lex.lemma(w.low) for w in tokenize(prepare(piece.text or ""))]
@@ -261,6 +271,11 @@ def _elements(pieces: list[Piece], lex: Lexicon) -> list[Elem]:
                 out.append(Elem((lex.single.get(lemmas[i], lemmas[i]),), "", piece.optional))
                 i += 1
     return out
+
+
+def _choice_word(choice: str) -> str:
+    words = [w.low for w in tokenize(prepare(choice))]
+    return words[0] if len(words) == 1 else choice.lower()
 
 
 def _reorderings(p: Pattern) -> list[Pattern]:
