@@ -54,6 +54,7 @@ MISSING_FACTOR = 0.9  # score factor per required parameter still missing
 FREE_FILL = STRAY_FREE  # words explained only by free text count this much as unexplained
 TIME_IN_TEXT = 1.5  # cost of free text swallowing "friday" or "3pm" when the function takes a day or time
 TIME_IN_LIST = 0.5  # ... of a list of things swallowing it
+TIME_ONLY = 0.5  # a value that is nothing but a day or time ("sunday") in a slot that takes neither
 DANGLING_COST = 0.3  # a value rarely ends in a preposition: "flight to Berlin on"
 # A value rarely ends in a word that points at what follows ("flight to Berlin on", "haircut next"),
 # or starts with a preposition the phrase around it owns ("search [for] pasta").
@@ -161,6 +162,8 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
             cost += TIME_IN_TEXT * (timed[j] - timed[k])
         elif kind == "list":
             cost += TIME_IN_LIST * (timed[j] - timed[k])
+        if kind in ("text", "list") and timed[j] - timed[k] == j - k:
+            cost += TIME_ONLY
         if kind in ("text", "list"):
             if dangling[j - 1]:
                 cost += DANGLING_COST
