@@ -11,6 +11,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,3 +150,19 @@ def start_gallery(root: Path, wait_s: float = 30) -> tuple[subprocess.Popen[byte
             gallery.terminate()
             raise RuntimeError(f"the gallery did not answer /healthz within {wait_s:g} s")
         time.sleep(0.1)
+
+
+@contextmanager
+def gallery_and_kernel(root: Path) -> Iterator[tuple[KernelProc, str]]:
+    """A gallery (start_gallery) and a kernel pointed at it, with its CLI config in root/config;
+    yields (kernel, gallery URL) and stops both."""
+    gallery, url = start_gallery(root)
+    try:
+        kernel = start_kernel(root / "home", {"DREAMER_GALLERIES": url, "DREAMER_CONFIG_DIR": str(root / "config")})
+        try:
+            yield kernel, url
+        finally:
+            kernel.stop()
+    finally:
+        gallery.terminate()
+        gallery.wait(20)

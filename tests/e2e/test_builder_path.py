@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernelproc import KernelProc, start_gallery, start_kernel
+from kernelproc import KernelProc, gallery_and_kernel
 
 # Every step is a real CLI process against a real kernel (the first start installs the starters).
 pytestmark = pytest.mark.timeout(900)
@@ -19,16 +19,8 @@ pytestmark = pytest.mark.timeout(900)
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str, Path]]:
     root = tmp_path_factory.mktemp("builder-path")
-    gallery, url = start_gallery(root)
-    try:
-        kernel = start_kernel(root / "home", {"DREAMER_GALLERIES": url, "DREAMER_CONFIG_DIR": str(root / "config")})
-        try:
-            yield kernel, url, root
-        finally:
-            kernel.stop()
-    finally:
-        gallery.terminate()
-        gallery.wait(20)
+    with gallery_and_kernel(root) as (kernel, url):
+        yield kernel, url, root
 
 
 def _ok(done: subprocess.CompletedProcess[str]) -> str:

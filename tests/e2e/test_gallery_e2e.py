@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from dreamer.gallery.signing import fingerprint as fingerprint_of
 from dreamer.gallery.signing import load_key, public_key_text
-from kernelproc import DREAMER, KernelProc, start_gallery, start_kernel
+from kernelproc import DREAMER, KernelProc, gallery_and_kernel
 
 
 def _version_line(yaml: str) -> str:
@@ -26,16 +26,8 @@ def _version_line(yaml: str) -> str:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str, Path]]:
     root = tmp_path_factory.mktemp("gallery-e2e")
-    gallery, url = start_gallery(root)
-    try:
-        kernel = start_kernel(root / "home", {"DREAMER_GALLERIES": url, "DREAMER_CONFIG_DIR": str(root / "config")})
-        try:
-            yield kernel, url, root
-        finally:
-            kernel.stop()
-    finally:
-        gallery.terminate()
-        gallery.wait(20)
+    with gallery_and_kernel(root) as (kernel, url):
+        yield kernel, url, root
 
 
 def _fill(manifest: Path, **fields: str) -> None:
