@@ -12,7 +12,7 @@ import statistics
 import time
 from pathlib import Path
 
-from dreamer.kernel.bundles.archive import DEFAULT_EXCLUDES, tree_digest
+from dreamer.contracts.archive import DEFAULT_EXCLUDES, tree_digest
 
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
 ROUNDS = 30

@@ -164,7 +164,7 @@ def main() -> None:
                     # An uninstall evicts the agent's workers, so the next call starts a fresh one.
                     c.delete("/v1/agents/grocery")
                     from dreamer.agents.bundles import starter_bundles
-                    from dreamer.kernel.bundles.archive import pack
+                    from dreamer.contracts.archive import pack
 
                     folder = next(p for p in starter_bundles() if p.name == "grocery")
                     staged = c.post("/v1/bundles", content=pack(folder)).json()

@@ -19,11 +19,11 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from dreamer.gallery.publish import signed_upload
+from dreamer.contracts.gallery_upload import signed_upload
 from dreamer.gallery.service import Gallery, GallerySettings
-from dreamer.gallery.signing import public_key_text
+from dreamer.contracts.signing import public_key_text
 from dreamer.gallery.store import Package, Publisher, Version
-from dreamer.kernel.bundles.archive import pack
+from dreamer.contracts.archive import pack
 
 WORDS = ("grocery list notes recipe calendar weather travel budget email music photo fitness sleep "
          "reading garden pets movies news translate summarize invoice meeting reminder").split()

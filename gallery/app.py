@@ -11,9 +11,10 @@ import asyncio
 import json
 from typing import Annotated, Any
 
-from dreamer.gallery.service import Gallery, GallerySettings, Upload
-from dreamer.kernel.api.body import read_limited
-from dreamer.kernel.api.errors import install_handlers
+from dreamer.contracts.gallery_upload import Upload
+from dreamer.gallery.service import Gallery, GallerySettings
+from dreamer.contracts.http import read_limited
+from dreamer.contracts.http import install_handlers
 from dreamer.contracts.errors import DreamerError
 from fastapi import FastAPI, Header, Request
 from fastapi.responses import FileResponse
@@ -52,7 +53,7 @@ def create_app(settings: GallerySettings, gallery: Gallery | None = None) -> Fas
     g = gallery or Gallery(settings)
     app = FastAPI(title="dreamer gallery", version=VERSION,
                   description="Signed agent and tool bundles: publish, search, download, yank.")
-    install_handlers(app)
+    install_handlers(app, service="gallery")
     app.state.gallery = g
 
     @app.get("/healthz")

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dreamer.gallery.bundle import BundleFacts, read_bundle
+from dreamer.contracts.bundle_facts import BundleFacts, read_bundle
 from dreamer.gallery.search import document, rank
-from dreamer.gallery.signing import (
+from dreamer.contracts.signing import (
     fingerprint,
     parse_public_key,
     public_key_text,
@@ -27,11 +27,12 @@ from dreamer.gallery.signing import (
     verify,
 )
 from dreamer.gallery.store import Package, Publisher, Version, bump_changes, catalogue_changes, open_store
-from dreamer.gallery.versions import semver_key
+from dreamer.contracts.versions import semver_key
 from dreamer.contracts.archive import BundleLimits
+from dreamer.contracts.gallery_upload import Upload
 from dreamer.contracts.names import NAME_RE, SEMVER_RE
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.store.db import Store
+from dreamer.contracts.database import Database
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -54,17 +55,6 @@ class GallerySettings:
         return cls(home=home, database_url=database_url or f"sqlite:///{home / 'gallery.db'}", **kw)
 
 
-@dataclass(frozen=True)
-class Upload:
-    """What a publisher sends besides the archive: the claims the archive must match."""
-
-    name: str
-    version: str
-    sha256: str
-    signature: str
-    scopes: list[str]
-
-
 def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -80,7 +70,7 @@ def _check_version(version: str) -> None:
 
 
 class Gallery:
-    def __init__(self, settings: GallerySettings, store: Store | None = None) -> None:
+    def __init__(self, settings: GallerySettings, store: Database | None = None) -> None:
         self.settings = settings
         self.store = store or open_store(settings.database_url)
         self.limits = BundleLimits(max_archive_bytes=settings.max_archive_bytes)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.store.db import Store
-from dreamer.kernel.store.models import NAMING_CONVENTION, utcnow
+from dreamer.contracts.database import Database
+from dreamer.contracts.database import NAMING_CONVENTION, utcnow
 from sqlalchemy import (
     JSON,
     Boolean,
@@ -91,9 +91,9 @@ class Version(GalleryBase):
     package: Mapped[Package] = relationship(back_populates="versions")
 
 
-def open_store(url: str) -> Store:
-    """The kernel's Store class gives engine, SQLite pragmas and sessions; the schema is the gallery's."""
-    store = Store(url)
+def open_store(url: str) -> Database:
+    """The shared Database gives engine, SQLite pragmas and sessions; the schema is the gallery's."""
+    store = Database(url)
     GalleryBase.metadata.create_all(store.engine)
     with store.session() as s:
         row = s.scalar(select(SchemaVersion))

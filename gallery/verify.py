@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dreamer.gallery.bundle import BundleFacts, read_bundle
-from dreamer.gallery.signing import fingerprint, sha256_hex, verify
+from dreamer.contracts.bundle_facts import BundleFacts, read_bundle
+from dreamer.contracts.signing import fingerprint, sha256_hex, verify
 from dreamer.contracts.archive import BundleLimits
 from dreamer.contracts.errors import DreamerError
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dreamer.gallery.client import GalleryClient
+from dreamer.contracts.gallery_client import GalleryClient
 from dreamer.gallery.verify import Verified, verify_download
-from dreamer.kernel.bundles.archive import BundleLimits
+from dreamer.contracts.archive import BundleLimits
 
 
 class GalleryClientAccess:

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.ports import TaskPlan
 from dreamer.sidekick.chat.conversation_index import delete_conversation, find_conversations

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from dreamer.kernel.users.revocation import Revocations
 from dreamer.kernel.config import Settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.data.demo import DEMO_CONNECTION, SCOPES_FILE, build_demo
 from dreamer.kernel.data.scopes import parse_scopes
 from dreamer.kernel.data.service import DataService

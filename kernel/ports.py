@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from dreamer.kernel.bundles.archive import BundleLimits
+    from dreamer.contracts.archive import BundleLimits
     from dreamer.kernel.invocations.service import Principal
 
 

@@ -15,7 +15,7 @@ from fastapi import FastAPI
 
 from dreamer.kernel.config import Settings, load_settings
 from dreamer.kernel.connguard import ConnectionLimits, accept_backlog, connection_cap, guarded_protocol, raise_fd_limit
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 
 def _running_pid(path: os.PathLike[str]) -> int | None:

@@ -71,7 +71,7 @@ def render(spec: dict[str, Any]) -> str:
         "is served at `/openapi.json` and browsable at `/docs` on a running kernel.",
         "",
         "Every `/v1` route takes `Authorization: Bearer TOKEN` (or the web app's session cookie).",
-        'An error is `{"error": {"code", "message"}}`, with the status of its code (`dreamer.kernel.errors.STATUS`).',
+        'An error is `{"error": {"code", "message"}}`, with the status of its code (`dreamer.contracts.errors.STATUS`).',
         "",
     ]
     for tag in sorted(rows):

@@ -157,11 +157,11 @@ def _errors() -> list[str]:
 
 def _field_type(info: Any) -> str:
     text = inspect.formatannotation(info.annotation)
-    return text.replace("typing.", "").replace("dreamer.kernel.bundles.manifest.", "").replace("|", "\\|")
+    return text.replace("typing.", "").replace("dreamer.contracts.manifest.", "").replace("|", "\\|")
 
 
 def _manifest() -> list[str]:
-    from dreamer.kernel.bundles import manifest
+    from dreamer.contracts import manifest
 
     lines = ["## agent.yaml", "", _doc(manifest), ""]
     for model in (manifest.Manifest, manifest.Permissions, manifest.AgentLimits, manifest.Trigger, manifest.Server):

@@ -1,6 +1,6 @@
 """Errors an agent author meets, each with a stable `kind` the kernel understands.
 
-`kind` uses the kernel's error codes (dreamer.kernel.errors.STATUS), so an error
+`kind` uses the kernel's error codes (dreamer.contracts.errors.STATUS), so an error
 that leaves agent code uncaught reaches the caller with the same code: a
 `CallError("permission_denied", ...)` raised by `ctx.call` and not caught makes
 the whole invocation fail with `permission_denied`, not with `agent_error`.

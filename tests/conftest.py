@@ -50,7 +50,7 @@ def _fresh_pg_database() -> Iterator[str]:
 
 
 def _empty_pg(url: str) -> None:
-    from dreamer.kernel.store.db import normalize_url
+    from dreamer.contracts.database import normalize_url
     from dreamer.kernel.store.models import Base
 
     engine = create_engine(normalize_url(url))

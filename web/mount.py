@@ -12,7 +12,7 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.web.auth import NeedsSignIn, browser_session
 from dreamer.web.pages import error_page, router
 from dreamer.web.render import HERE

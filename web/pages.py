@@ -17,7 +17,7 @@ from dreamer.kernel.api.routes import permissions as permissions_api
 from dreamer.kernel.api.routes import sessions as sessions_api
 from dreamer.kernel.api.schemas import QueryBody
 from dreamer.kernel.core import Kernel
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.users.signin_guard import SignInRefused
 from dreamer.web.auth import (
     from_localhost, login_cookie, login_token, page_session, principal_of, set_session_cookie, sign_in, sign_out,

@@ -355,11 +355,11 @@ def _archive_for(path: Path, shown: str) -> bytes:
 
 
 def _server_json_archive(path: Path) -> bytes:
-    """An MCP registry server.json, wrapped as a tool bundle (kernel/tools/serverjson.py)."""
+    """An MCP registry server.json, wrapped as a tool bundle (contracts/serverjson.py)."""
     import tempfile
 
     from dreamer.contracts.errors import DreamerError
-    from dreamer.kernel.tools.serverjson import bundle_from_server_json
+    from dreamer.contracts.serverjson import bundle_from_server_json
 
     with tempfile.TemporaryDirectory(prefix="dreamer-serverjson-") as tmp:
         try:

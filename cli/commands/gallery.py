@@ -32,7 +32,7 @@ keys_app = typer.Typer(help="Your publisher signing key (ed25519).", no_args_is_
 
 
 def _key_info(key: Any) -> dict[str, str]:
-    from dreamer.gallery.signing import fingerprint, public_key_text
+    from dreamer.contracts.signing import fingerprint, public_key_text
 
     public = public_key_text(key.public_key())
     return {"path": str(key_path()), "public_key": public, "fingerprint": fingerprint(public)}
@@ -45,7 +45,7 @@ def keys_generate(
     json_out: JsonOpt = False, user: UserOpt = None,
 ) -> None:
     """Make a publisher key (kept 0600 under your config folder)."""
-    from dreamer.gallery.signing import generate_key
+    from dreamer.contracts.signing import generate_key
     from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
@@ -63,7 +63,7 @@ def keys_generate(
 @guarded
 def keys_show(json_out: JsonOpt = False, user: UserOpt = None) -> None:
     """Print your public key and its fingerprint."""
-    from dreamer.gallery.signing import load_key
+    from dreamer.contracts.signing import load_key
     from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
@@ -88,8 +88,8 @@ def login(
     json_out: JsonOpt = False, user: UserOpt = None,
 ) -> None:
     """Register as a publisher on a gallery (making a key if you have none) and keep its token."""
-    from dreamer.gallery.client import GalleryClient
-    from dreamer.gallery.signing import generate_key, load_key
+    from dreamer.contracts.gallery_client import GalleryClient
+    from dreamer.contracts.signing import generate_key, load_key
     from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
@@ -131,9 +131,9 @@ def publish(
     gallery: GalleryOpt = None, json_out: JsonOpt = False, user: UserOpt = None,
 ) -> None:
     """Build if needed, sign with your key, and upload to the gallery."""
-    from dreamer.gallery.client import GalleryClient
-    from dreamer.gallery.publish import signed_upload
-    from dreamer.gallery.signing import load_key
+    from dreamer.contracts.gallery_client import GalleryClient
+    from dreamer.contracts.gallery_upload import signed_upload
+    from dreamer.contracts.signing import load_key
     from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
@@ -183,7 +183,7 @@ def yank(
     gallery: GalleryOpt = None, json_out: JsonOpt = False, user: UserOpt = None,
 ) -> None:
     """Stop offering a published version for new installs (it stays downloadable by exact version)."""
-    from dreamer.gallery.client import GalleryClient
+    from dreamer.contracts.gallery_client import GalleryClient
     from dreamer.contracts.errors import DreamerError
 
     out = Output(json_out)
@@ -285,14 +285,12 @@ def serve(
     json_out: JsonOpt = False, user: UserOpt = None,
 ) -> None:
     """Serve a gallery (its API under /v1, OpenAPI at /openapi.json)."""
-    import uvicorn
     from dreamer.cli.config import dreamer_home
-    from dreamer.gallery.app import create_app
-    from dreamer.gallery.service import GallerySettings
+    from dreamer.host.gallery_server import serve_gallery
 
-    settings = GallerySettings.at(home or dreamer_home() / "gallery", database_url, invite=invite or None)
-    Output(json_out).note(f"Gallery at http://{host}:{port} (data in {escape(str(settings.home))})")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+    folder = (home or dreamer_home() / "gallery").expanduser().resolve()
+    Output(json_out).note(f"Gallery at http://{host}:{port} (data in {escape(str(folder))})")
+    serve_gallery(host, port, folder, database_url, invite or None)
 
 
 def register(app: typer.Typer) -> None:

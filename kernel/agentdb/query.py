@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from dreamer.kernel.config import Settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
 
 MAX_QUERY_CHARS = 100_000

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from starlette.routing import Route
 
-from dreamer.kernel.api.errors import install_handlers
+from dreamer.contracts.http import install_handlers
 from dreamer.kernel.api.limits import BodyLimit
 from dreamer.kernel.api.routes import (
     agents, audit, chat, data, doctor, feed, gallery, hooks, invocations, permissions, sessions, system, tokens, tools, triggers,

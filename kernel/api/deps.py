@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 
 from dreamer.kernel.core import Kernel
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.users.revocation import Credential
 from dreamer.kernel.users.service import KnownUser, bearer_user, get_user, hash_token

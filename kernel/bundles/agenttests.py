@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dreamer.kernel.bundles.manifest import Manifest
+from dreamer.contracts.manifest import Manifest
 from dreamer.kernel.config import Settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
 
 TEST_TIMEOUT_S = 300.0

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dreamer.kernel.bundles.functions import FunctionsFile
-from dreamer.kernel.bundles.manifest import Manifest
+from dreamer.contracts.functions import FunctionsFile
+from dreamer.contracts.manifest import Manifest
 from dreamer.kernel.config import Settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
 from dreamer.kernel.workers.connection import WorkerConnection
 

@@ -32,8 +32,8 @@ from dreamer.kernel.data.engine_sqlite import open_secured, temp_table
 from dreamer.kernel.data.engine_sqlite import run as run_sqlite
 from dreamer.kernel.data.rewriter import Target
 from dreamer.kernel.data.scopes import Role, ScopesFile, parse_scopes
-from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.store.db import normalize_url
+from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.database import normalize_url
 
 
 # SQLAlchemy backend → sqlglot dialect, for the databases served by the application layer alone.

@@ -30,7 +30,7 @@ from sqlalchemy.engine import URL
 from dreamer.kernel.data.filters import policy_condition
 from dreamer.kernel.data.engine_sqlite import RUNTIME_ERROR, TIMEOUT
 from dreamer.kernel.data.scopes import Role
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 log = logging.getLogger("dreamer.data")
 

@@ -34,7 +34,7 @@ from sqlglot import exp
 from dreamer.kernel.data.filters import secured
 from dreamer.kernel.data.scopes import Role
 from dreamer.kernel.data.validator import FUNCTIONS
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 log = logging.getLogger("dreamer.data")
 # One sentence for every error raised while rows are read: its detail (which value overflowed,

@@ -12,7 +12,7 @@ import io
 from typing import Any
 
 from dreamer.kernel.data.results import Result
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 FORMATS = {"csv": "text/csv; charset=utf-8",
            "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 MAX_RESULTS = 64  # per user, each up to MAX_ROWS rows / MAX_RESULT_BYTES: a bound on what the kernel holds
 CACHE_SECONDS = 300.0

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _ROLE = re.compile(r"[a-z][a-z0-9_]{0,39}")

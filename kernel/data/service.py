@@ -23,7 +23,7 @@ from dreamer.kernel.data.results import Result, Results
 from dreamer.kernel.data.rewriter import Guarded, guard
 from dreamer.kernel.data.scopes import Role, parse_scopes
 from dreamer.contracts.names import NAME
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import DataConnection, utcnow
 

@@ -16,7 +16,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 MAX_SQL_CHARS = 20_000
 MAX_NODES = 5_000

@@ -12,9 +12,9 @@ import logging
 from typing import Any
 
 from dreamer.contracts.versions import semver_key
-from dreamer.kernel.bundles.archive import BundleLimits
+from dreamer.contracts.archive import BundleLimits
 from dreamer.kernel.config import Settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.pins import check_pinned_key
 from dreamer.kernel.install.registry import list_installed
 from dreamer.kernel.install.service import Installer

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dreamer.kernel.bundles.archive import tree_digest
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.archive import tree_digest
+from dreamer.contracts.errors import DreamerError
 
 
 def bundle_folder(root: Path, name: str, version: str, digest: str) -> Path:

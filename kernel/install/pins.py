@@ -8,7 +8,7 @@ install or re-install of the same bundle can neither clear nor replace them.
 
 from __future__ import annotations
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import BundleVersion, Installation
 from sqlalchemy import select

@@ -22,13 +22,13 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.bundles.archive import BundleLimits, extract, install_copy, pack, remove_tree, tree_digest
+from dreamer.contracts.archive import BundleLimits, extract, install_copy, pack, remove_tree, tree_digest
 from dreamer.kernel.bundles.agenttests import run_agent_tests
 from dreamer.kernel.bundles.build import describe_bundle
-from dreamer.kernel.bundles.functions import dump_functions, load_functions
-from dreamer.kernel.bundles.manifest import Manifest, load_manifest
+from dreamer.contracts.functions import dump_functions, load_functions
+from dreamer.contracts.manifest import Manifest, load_manifest
 from dreamer.kernel.config import Settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.integrity import bundle_folder, check_bundle
 from dreamer.kernel.install.names import check_name_free
@@ -38,7 +38,7 @@ from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.install import snapshots
 from dreamer.kernel.permissions.folders import bounds_for
 from dreamer.kernel.permissions.review import review, scope_rows, upgrade_diff
-from dreamer.kernel.permissions.scopes import Scope, ScopeError, parse_scope
+from dreamer.contracts.scopes import Scope, ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.mounts import fs_grants
 from dreamer.kernel.store.db import Store

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 
 @dataclass(frozen=True)

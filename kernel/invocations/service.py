@@ -25,7 +25,7 @@ from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Limits, Settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.registry import InstalledAgent

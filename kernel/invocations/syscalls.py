@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.bundles.manifest import IDENT_RE, NAME_RE
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.manifest import IDENT_RE, NAME_RE
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.data.syscall import TABLE as DATA_SYSCALLS
 from dreamer.kernel.llm.syscall import llm_complete
 from dreamer.kernel.memory.syscall import memory_read, memory_write
 from dreamer.kernel.net.fetch import net_fetch
 from dreamer.kernel.invocations.rewards import rewards_emit
 from dreamer.kernel.permissions.gate import decide
-from dreamer.kernel.permissions.scopes import parse_scope
+from dreamer.contracts.scopes import parse_scope
 from dreamer.kernel.posts.feed import posts_create
 from dreamer.kernel.posts.notices import missing_grant_notice
 from dreamer.kernel.tools.syscall import tools_call, tools_list

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 MAX_DETAIL = 300
 

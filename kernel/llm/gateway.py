@@ -14,7 +14,7 @@ from typing import Any
 
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm import structured as structured_output
 from dreamer.kernel.llm import usage as accounting
 from dreamer.kernel.llm.config import LLMConfig, LLMConfigError, load_llm_config

@@ -20,7 +20,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm.errors import clip
 from dreamer.kernel.llm.types import ChatRequest, ChatResponse, Message, Usage
 

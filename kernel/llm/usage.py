@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 
 from sqlalchemy import func, select
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm.config import Price
 from dreamer.kernel.llm.types import Usage
 from dreamer.kernel.store.db import Store

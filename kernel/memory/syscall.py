@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm import structured as structured_output
 from dreamer.kernel.llm.types import ChatRequest, Message
 from dreamer.kernel.memory.search import rank

@@ -7,7 +7,7 @@ import hashlib
 import re
 import unicodedata
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.text import storable_text
 
 MAX_FACT_CHARS = 1000

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import trace
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.net.policy import (
     CREDENTIAL_HEADERS,
     MAX_BODY_BYTES,

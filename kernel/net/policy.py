@@ -19,7 +19,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 import idna
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

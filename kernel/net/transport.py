@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import httpcore
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.net.policy import IPAddress, Target
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})

@@ -26,8 +26,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.config import Settings
-from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.permissions.scopes import Scope
+from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.scopes import Scope
 from dreamer.kernel.sandbox.mounts import SYSTEM_TREES, checked_folder, program_folders, relation
 from dreamer.kernel.store.models import User
 

@@ -21,8 +21,8 @@ from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.audit.log import append
-from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
+from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.scopes import ScopeError, parse_scope
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dreamer.kernel.config import AGENT_LIMITS, Limits
-from dreamer.kernel.permissions.scopes import parse_scope
+from dreamer.contracts.scopes import parse_scope
 
 
 def scope_rows(required: list[str], optional: list[str]) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ import logging
 from collections import Counter
 from datetime import datetime, timezone
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.service import Invoker, QueuedRun
 from dreamer.kernel.runs import queue
 from dreamer.kernel.store.db import Store

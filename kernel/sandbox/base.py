@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dreamer.kernel.config import Limits
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox import memory_cgroup, pids
 from dreamer.kernel.sandbox.rlimits import preexec
 from dreamer.kernel.sandbox.runtime import current_runtime

@@ -42,7 +42,7 @@ from docker.errors import APIError, DockerException, NotFound
 from requests.exceptions import RequestException
 
 from dreamer.kernel.config import Limits, dreamer_home
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox.base import STDOUT_SLACK_BYTES, Launch, Sandbox, SandboxSpec
 from dreamer.kernel.sandbox.confined import AGENT_DIR, DATA_DIR, confinement
 from dreamer.kernel.sandbox.dockerimage import ensure_image, runtime_links, system_layout

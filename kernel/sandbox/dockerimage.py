@@ -22,7 +22,7 @@ import docker
 from docker.errors import DockerException, ImageNotFound
 from requests.exceptions import RequestException
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox.runtime import SDK_DIR_IN_SANDBOX, Runtime
 
 REPOSITORY = "dreamer-runtime"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox import pids
 from dreamer.kernel.sandbox.pids import PREFIX, PidsCgroups, PidsGroup, _sweep, cgroup_mounts, folder_of, own_cgroups
 

@@ -33,8 +33,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.permissions.scopes import Scope, ScopeError, parse_scope
+from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.scopes import Scope, ScopeError, parse_scope
 from dreamer.kernel.sandbox.base import Mount
 from dreamer.kernel.sandbox.runtime import current_runtime
 

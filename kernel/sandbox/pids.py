@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 log = logging.getLogger("dreamer.sandbox")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 # Where the SDK package appears inside a bwrap sandbox: /opt/dreamer is put first on
 # PYTHONPATH, so `import dreamer.sdk` resolves there and nowhere else in the kernel.

@@ -10,7 +10,7 @@ import shutil
 from typing import TypedDict
 
 from dreamer.kernel.config import Limits
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox.base import Sandbox
 from dreamer.kernel.sandbox.bwrap import BwrapSandbox
 from dreamer.kernel.sandbox.unconfined import UnconfinedSandbox

@@ -4,7 +4,7 @@ what ran, and the audit chain. SQLAlchemy 2 declarative models; Alembic owns the
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -24,20 +24,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from dreamer.contracts.database import NAMING_CONVENTION as NAMING_CONVENTION
+from dreamer.contracts.database import utcnow as utcnow
 
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+
 
 
 # Named constraints let later Alembic migrations (batch mode on SQLite) drop or
 # alter them by name; unnamed ones get backend-chosen names that differ.
-NAMING_CONVENTION = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
 
 
 class Base(DeclarativeBase):

@@ -24,7 +24,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.service import Caller
 from dreamer.kernel.permissions.gate import decide
 

@@ -26,7 +26,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Receive, Scope, Send
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.service import Caller, Principal
 from dreamer.kernel.tools.naming import qualified
 from dreamer.kernel.tools.registry import Caller as ToolCaller

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select
 
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.bundles.archive import install_copy, remove_tree, tree_digest
-from dreamer.kernel.bundles.manifest import Manifest
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.archive import install_copy, remove_tree, tree_digest
+from dreamer.contracts.manifest import Manifest
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.integrity import bundle_folder
 from dreamer.kernel.install.names import check_name_free
 from dreamer.kernel.invocations.service import Principal

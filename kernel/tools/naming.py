@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from dreamer.kernel.bundles.manifest import IDENT_RE, NAME_RE
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.manifest import IDENT_RE, NAME_RE
+from dreamer.contracts.errors import DreamerError
 
 SERVER_PATTERN = re.compile(NAME_RE)
 TOOL_PATTERN = re.compile(IDENT_RE)

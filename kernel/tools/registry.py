@@ -26,7 +26,7 @@ from jsonschema.exceptions import SchemaError
 from sqlalchemy import select
 
 from dreamer.kernel.config import Settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.permissions.gate import Decision, decide

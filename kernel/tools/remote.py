@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator
 import httpcore2
 import httpx2
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.net.policy import (
     PUBLIC,
     IPAddress,

@@ -24,7 +24,7 @@ import mcp_types
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.tools.naming import usable_tool_name
 from dreamer.kernel.tools.transport import Fault
 

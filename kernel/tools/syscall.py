@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.permissions.gate import decide
 from dreamer.kernel.tools.naming import qualified, split
 from dreamer.kernel.tools.registry import Caller, ToolRegistry

@@ -23,7 +23,7 @@ import mcp_types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
 from dreamer.kernel.tools.remote import CappedTransport, admitted_addresses, remote_target
 

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from typing import Any, Literal
 
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.net.fetch import net_fetch
 from dreamer.kernel.tools.sessions import ToolInfo
 

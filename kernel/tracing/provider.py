@@ -11,7 +11,7 @@ from opentelemetry.sdk.resources import SERVICE_VERSION, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tracing.semconv import SERVICE_NAME

@@ -24,9 +24,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import select
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.models import Trigger, User
-from dreamer.kernel.triggers.grammar import ScheduleError, cron_trigger
+from dreamer.contracts.triggers import ScheduleError, cron_trigger
 
 if TYPE_CHECKING:
     from dreamer.kernel.triggers.service import TriggerService

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.models import Invocation
-from dreamer.kernel.triggers.grammar import check_event
+from dreamer.contracts.triggers import check_event
 from dreamer.kernel.triggers.service import MAX_EVENT_DEPTH
 
 if TYPE_CHECKING:

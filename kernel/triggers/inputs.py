@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.triggers.grammar import check_content_type, content_type_matches
+from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.triggers import check_content_type, content_type_matches
 
 MAX_FILE_BYTES = 1024 * 1024
 

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.registry import find_installed
 from dreamer.kernel.invocations.service import Caller, Outcome, Principal
 from dreamer.kernel.store.models import Trigger, User
-from dreamer.kernel.triggers.grammar import ScheduleError, check_schedule
+from dreamer.contracts.triggers import ScheduleError, check_schedule
 
 if TYPE_CHECKING:
     from dreamer.kernel.core import Kernel

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Trigger
 

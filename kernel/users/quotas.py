@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.kernel.config import Quotas, Settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 MB = 1024 * 1024
 STAGING_HINT = "install or discard the bundles you uploaded (they are kept an hour), or ask the administrator to raise DREAMER_QUOTA_STAGING_MB"

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dreamer.kernel.errors import STATUS, DreamerError
+from dreamer.contracts.errors import STATUS, DreamerError
 from dreamer.kernel.store.text import storable_text
 from dreamer.sdk.protocol import ParseError, decode_json, encode
 

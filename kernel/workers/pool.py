@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from dreamer.kernel.config import Quotas
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
 from dreamer.kernel.workers.connection import WorkerConnection
 

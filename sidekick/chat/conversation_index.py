@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import delete, exists, func, select
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ChatMessage, Conversation
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.learned import examples as learned
 from dreamer.kernel.install.registry import list_installed
 from dreamer.kernel.invocations.service import Invoker, Principal

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.service import Caller, Invoker, Principal
 from dreamer.kernel.tools.registry import Caller as ToolCaller
 from dreamer.sidekick.planner import Step, Tool

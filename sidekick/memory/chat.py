@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.memory.search import find
 from dreamer.kernel.memory.service import forget, memories, remember

@@ -29,7 +29,7 @@ from sql_questions import Case  # noqa: E402
 
 from dreamer.kernel.data.demo import DEMO_CONNECTION, SCOPES_FILE, build_demo  # noqa: E402
 from dreamer.kernel.data.service import DataService  # noqa: E402
-from dreamer.kernel.errors import DreamerError  # noqa: E402
+from dreamer.contracts.errors import DreamerError  # noqa: E402
 from dreamer.kernel.store.db import Store  # noqa: E402
 
 USERS = {"hr_admin": 1, "ops_manager": 2}

@@ -9,7 +9,7 @@ import pytest
 from agent_worker import Worker
 
 from dreamer.cli.scaffold import ScaffoldError, module_name, package_name, scaffold
-from dreamer.kernel.bundles.manifest import load_manifest
+from dreamer.contracts.manifest import load_manifest
 from dreamer.sdk.templates import bundle_files
 
 

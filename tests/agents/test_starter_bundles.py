@@ -11,7 +11,7 @@ import pytest
 from dreamer.agents.bundles import starter_bundles
 from dreamer.agents.recipes.recipes.catalog import RECIPES
 from dreamer.agents.recipes.recipes.days import ROTATION, recipe_for, resolve_day, zone
-from dreamer.kernel.bundles.manifest import load_manifest
+from dreamer.contracts.manifest import load_manifest
 
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
 

@@ -23,7 +23,7 @@ from dreamer.kernel.core import Kernel
 from dreamer.kernel.invocations.service import Principal
 from dreamer.kernel.store.models import Invocation, Trigger, User
 from dreamer.kernel.triggers import cron
-from dreamer.kernel.triggers.grammar import ScheduleError, cron_trigger
+from dreamer.contracts.triggers import ScheduleError, cron_trigger
 
 PARIS = ZoneInfo("Europe/Paris")
 UTC = timezone.utc

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.invocations.service import Caller, Principal
 from dreamer.kernel.invocations.syscalls import SyscallContext

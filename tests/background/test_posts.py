@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import func, select
 
 from dreamer.kernel.config import Settings, load_settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.invocations.service import Caller, Principal
 from dreamer.kernel.invocations.syscalls import SyscallContext, default_table

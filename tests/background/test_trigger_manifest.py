@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dreamer.kernel.bundles.manifest import parse_manifest
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.manifest import parse_manifest
+from dreamer.contracts.errors import DreamerError
 
 BASE = """name: watcher
 version: 1.0.0

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bundle_tarcraft import MANIFEST
-from dreamer.kernel.bundles.archive import BundleLimits, extract
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.archive import BundleLimits, extract
+from dreamer.contracts.errors import DreamerError
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ from bundle_tarcraft import (
     tar_bytes,
     targz,
 )
-from dreamer.kernel.bundles.archive import BundleLimits, extract
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.archive import BundleLimits, extract
+from dreamer.contracts.errors import DreamerError
 
 MiB = 1024 * 1024
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from dreamer.kernel.bundles.functions import FunctionSpec, dump_functions, load_functions
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.functions import FunctionSpec, dump_functions, load_functions
+from dreamer.contracts.errors import DreamerError
 
 GOOD: dict[str, Any] = {
     "name": "add_items",

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dreamer.kernel.bundles.archive import install_copy, remove_tree, tree_digest
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.archive import install_copy, remove_tree, tree_digest
+from dreamer.contracts.errors import DreamerError
 
 NOBODY = 65534
 
@@ -114,7 +114,7 @@ def test_remove_tree_takes_down_a_sealed_tree_as_its_owner(make_bundle, reachabl
 import os
 from pathlib import Path
 assert os.access({str(dst / 'agent.yaml')!r}, os.R_OK), "the tree must be reachable for this test to mean anything"
-from dreamer.kernel.bundles.archive import remove_tree
+from dreamer.contracts.archive import remove_tree
 remove_tree(Path({str(dst)!r}))
 """
     result = _as_unprivileged(code, dst)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from dreamer.kernel.bundles.archive import DEFAULT_EXCLUDES, extract, pack, tree_digest
-from dreamer.kernel.bundles.manifest import load_manifest
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.archive import DEFAULT_EXCLUDES, extract, pack, tree_digest
+from dreamer.contracts.manifest import load_manifest
+from dreamer.contracts.errors import DreamerError
 
 LONG = "deep/" + "/".join(["segment-of-a-rather-long-path"] * 4) + "/file.txt"  # > 100 chars: needs pax
 

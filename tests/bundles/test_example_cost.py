@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from costly_examples import costly_functions, costly_text
-from dreamer.kernel.bundles import examples as cost
-from dreamer.kernel.bundles.functions import load_functions, parse_functions
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts import examples as cost
+from dreamer.contracts.functions import load_functions, parse_functions
+from dreamer.contracts.errors import DreamerError
 from dreamer.sidekick.planner.offline import templates
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from cli_scripted import ScriptedKernel
 from typer.testing import Result
 
 from dreamer.contracts.archive import BundleLimits, extract
-from dreamer.kernel.bundles.manifest import load_manifest
+from dreamer.contracts.manifest import load_manifest
 from dreamer.sdk.templates import PLACEHOLDER_DESCRIPTION, TEMPLATES
 
 RUFF = str(Path(sys.executable).with_name("ruff"))
@@ -250,7 +250,7 @@ def test_publish_refuses_the_scaffolds_placeholders(cli: Callable[..., Result], 
 
 def test_the_readme_names_the_starters_installed_and_the_builder_path() -> None:
     from dreamer.agents.bundles import STARTERS, TOOLS
-    from dreamer.kernel.bundles.manifest import load_manifest as manifest_of
+    from dreamer.contracts.manifest import load_manifest as manifest_of
 
     readme = (PROJECT / "README.md").read_text()
     names = [manifest_of(PROJECT / "agents" / folder).name for folder in STARTERS]

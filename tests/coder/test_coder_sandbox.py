@@ -96,7 +96,7 @@ def test_every_tool_on_a_granted_git_repository(kernel: KernelProc, repo: Path) 
 
 
 def test_the_shipped_functions_json_matches_the_code(kernel: KernelProc) -> None:
-    from dreamer.kernel.bundles.archive import pack
+    from dreamer.contracts.archive import pack
 
     with kernel.client() as client:
         built = client.post("/v1/build", content=pack(CODER), headers={"content-type": "application/gzip"})

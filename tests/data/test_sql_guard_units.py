@@ -14,7 +14,7 @@ from dreamer.kernel.data.results import Results
 from dreamer.kernel.data.scopes import parse_scopes
 from dreamer.kernel.data.service import DataService
 from dreamer.kernel.data.validator import parse_query
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.sidekick.chat.questions import question_from
 from dreamer.sidekick.planner.base import PlanContext, Step, Tool
 

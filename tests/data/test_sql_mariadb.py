@@ -15,7 +15,7 @@ from test_sql_security import HOSTILE, LEGIT, _rows
 from dreamer.kernel.data.connection import build, jsonable, parse_url
 from dreamer.kernel.data.demo import SCHEMA, SCOPES_FILE, demo_rows
 from dreamer.kernel.data.rewriter import guard
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 pymysql = pytest.importorskip("pymysql")
 

@@ -14,7 +14,7 @@ from sqlglot import exp
 from dreamer.kernel.data import engine_pg
 from dreamer.kernel.data.engine_sqlite import main_table, open_secured
 from dreamer.kernel.data.rewriter import guard
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 from hr_testkit import Demo
 

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dreamer.gallery.signing import fingerprint as fingerprint_of
-from dreamer.gallery.signing import load_key, public_key_text
+from dreamer.contracts.signing import fingerprint as fingerprint_of
+from dreamer.contracts.signing import load_key, public_key_text
 from kernelproc import DREAMER, KernelProc, gallery_and_kernel
 
 

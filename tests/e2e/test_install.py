@@ -49,7 +49,7 @@ def _refused(kernel: KernelProc, path: Path, *words: str, via_cli: bool = False)
             plain = kernel.cli("install", str(path), "--yes")
             assert plain.returncode != 0 and "Traceback" not in plain.stderr and plain.stderr.strip()
         else:
-            from dreamer.kernel.bundles.archive import pack
+            from dreamer.contracts.archive import pack
 
             body = path.read_bytes() if path.is_file() else pack(path)
             answer = c.post("/v1/bundles", content=body, headers={"Content-Type": "application/gzip"})
@@ -95,7 +95,7 @@ def shout(ctx: Context, text: str) -> str:
     return text.upper()
 ''', version="1.1.0", required=["notify"])
     with kernel.client() as c:
-        from dreamer.kernel.bundles.archive import pack
+        from dreamer.contracts.archive import pack
 
         staged = c.post("/v1/bundles", content=pack(v2), headers={"Content-Type": "application/gzip"}).json()
     upgrade = staged["upgrade"]

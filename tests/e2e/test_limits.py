@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dreamer.kernel.bundles.archive import pack
+from dreamer.contracts.archive import pack
 from dreamer.kernel.workers.connection import LINE_COST_BYTES
 from kernelproc import KernelProc, start_kernel, write_bundle
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import uvicorn
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from dreamer.gallery.client import GalleryClient
-from dreamer.gallery.signing import public_key_text
-from dreamer.kernel.bundles.archive import pack
+from dreamer.contracts.gallery_client import GalleryClient
+from dreamer.contracts.signing import public_key_text
+from dreamer.contracts.archive import pack
 
 FUNCTIONS = {
     "format": 1,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from dreamer.gallery.publish import signed_upload
-from dreamer.gallery.signing import sha256_hex
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.gallery_upload import signed_upload
+from dreamer.contracts.signing import sha256_hex
+from dreamer.contracts.errors import DreamerError
 from gallerykit import archive_of, client_for, make_bundle, register
 
 

@@ -6,10 +6,10 @@ import copy
 from pathlib import Path
 
 import pytest
-from dreamer.gallery.publish import signed_upload
-from dreamer.gallery.signing import public_key_text
+from dreamer.contracts.gallery_upload import signed_upload
+from dreamer.contracts.signing import public_key_text
 from dreamer.gallery.verify import verify_download
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from gallerykit import archive_of, client_for, make_bundle, register
 
 

@@ -8,9 +8,9 @@ import pytest
 from rich.console import Console
 
 from dreamer.cli.review import read_review, render_review
-from dreamer.kernel.bundles.manifest import AgentLimits, parse_manifest
+from dreamer.contracts.manifest import AgentLimits, parse_manifest
 from dreamer.kernel.config import AGENT_LIMITS, LIMIT_VARIABLES, Limits, load_settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.permissions.review import limit_rows, review
 
 MANIFEST = """\

@@ -9,7 +9,7 @@ from llm_server import FakeLLMServer, Text
 from llm_testkit import add_user, collect, gateway_for, run
 from sqlalchemy import select
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm import ChatRequest, Done, Message, Price, Usage
 from dreamer.kernel.llm.usage import check_budget, cost_usd, month_start, next_month_start, record, usage_by_agent
 from dreamer.kernel.store.db import Store

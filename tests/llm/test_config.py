@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm import ChatRequest, Gateway, LLMConfigError, Message, Price, load_llm_config
 from dreamer.kernel.llm.config import DEFAULT_MODELS, NO_KEY
 from dreamer.kernel.store.db import Store

@@ -8,7 +8,7 @@ import pytest
 from llm_server import FakeLLMServer, Recorded, Text
 from llm_testkit import gateway_for, run
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm import ChatRequest, Message
 from dreamer.kernel.store.db import Store
 

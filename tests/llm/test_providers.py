@@ -10,7 +10,7 @@ import pytest
 from llm_server import BrokenStream, Call, Delay, Fail, FakeLLMServer, Raw, Text, ToolCalls
 from llm_testkit import SECRET, collect, gateway_for, run
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm import ChatRequest, Done, Message, TextDelta, ToolCallEvent, ToolSpec
 from dreamer.kernel.store.db import Store
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm.syscall import _params
 from dreamer.sdk import CallError, Context, User
 from dreamer.sdk.database import AgentDatabase

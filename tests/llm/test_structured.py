@@ -10,7 +10,7 @@ from llm_server import Call, Fail, FakeLLMServer, Text, ToolCalls
 from llm_testkit import gateway_for, run
 from sqlalchemy import select
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm import ChatRequest, Message
 from dreamer.kernel.llm.providers.anthropic_api import RESPOND_TOOL
 from dreamer.kernel.llm.structured import parse_json

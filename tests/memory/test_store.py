@@ -9,7 +9,7 @@ from memory_testkit import new_user
 from sqlalchemy import select
 
 from dreamer.kernel.audit.log import verify
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.memory import store as memory_store
 from dreamer.kernel.memory.service import forget, memories, remember
 from dreamer.kernel.memory.text import fact_key, normalize

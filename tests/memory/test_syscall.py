@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
 
 from llm_server import FakeLLMServer, Text  # noqa: E402
 
-from dreamer.kernel.errors import DreamerError  # noqa: E402
+from dreamer.contracts.errors import DreamerError  # noqa: E402
 from dreamer.kernel.install.cache import InstallCache  # noqa: E402
 from dreamer.kernel.invocations.service import Caller, Principal  # noqa: E402
 from dreamer.kernel.invocations.syscalls import SyscallContext, default_table  # noqa: E402

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.net.fetch import DEADLINE_RESERVE_S, _redirected, budget, parse_request
 from dreamer.kernel.net.policy import MAX_BODY_BYTES, parse_url
 from dreamer.sdk.errors import CallError

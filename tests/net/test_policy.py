@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.net.policy import (
     MAX_HEADER_BYTES,
     MAX_HEADERS,

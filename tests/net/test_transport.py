@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from localhttp import LocalServer, local_server
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.net.policy import parse_url
 from dreamer.kernel.net.transport import Exchange, exchange
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.permissions.gate import Decision, decide
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import AuditEntry

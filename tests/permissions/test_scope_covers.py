@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dreamer.kernel.permissions.scopes import parse_scope
+from dreamer.contracts.scopes import parse_scope
 
 COVERS: list[tuple[str, str, bool]] = [
     # agent: a whole agent covers each function; a function covers only itself

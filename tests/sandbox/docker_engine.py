@@ -15,7 +15,7 @@ import subprocess
 import time
 from functools import lru_cache
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox.docker import DEFAULT_ENGINE, connect, engine_url
 
 START_TIMEOUT_S = 60.0

@@ -19,7 +19,7 @@ import pytest
 from sandbox_helpers import Layout, make_spec, python_argv, reported, run_code, run_spec
 
 from dreamer.kernel.config import Limits
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox import Mount, SandboxSpec, get_sandbox
 from dreamer.kernel.sandbox.docker import (
     LABEL_AGENT,

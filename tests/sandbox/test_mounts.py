@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import Layout, make_spec, reported, run_code, run_spec
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox import Mount, Sandbox, SandboxSpec, get_sandbox
 from dreamer.kernel.permissions.folders import FolderBounds
 from dreamer.kernel.sandbox.mounts import check_target, mounts_env, mounts_for, pin, program_folders

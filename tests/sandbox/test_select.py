@@ -11,7 +11,7 @@ import pytest
 from sandbox_helpers import Layout, make_spec, reported, run_code
 
 from dreamer.kernel.config import Limits
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox import Sandbox, SandboxSpec, get_sandbox
 from dreamer.kernel.sandbox.runtime import current_runtime
 

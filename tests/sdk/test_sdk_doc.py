@@ -8,7 +8,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from dreamer.kernel.bundles import manifest
+from dreamer.contracts import manifest
 from dreamer.sdk import testing
 from dreamer.sdk.context import GRANTS, Context
 

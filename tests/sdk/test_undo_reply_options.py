@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from dreamer.kernel.bundles.functions import parse_functions
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.functions import parse_functions
+from dreamer.contracts.errors import DreamerError
 from dreamer.sdk import Context
 from dreamer.sdk.decorators import describe
 from dreamer.sdk.errors import DefinitionError

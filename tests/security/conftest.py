@@ -22,7 +22,7 @@ from docker_engine import engine_unavailable  # noqa: E402
 from kernelproc import KernelProc, start_kernel  # noqa: E402
 from security_world import World, build_world  # noqa: E402
 
-from dreamer.kernel.errors import DreamerError  # noqa: E402
+from dreamer.contracts.errors import DreamerError  # noqa: E402
 from dreamer.kernel.sandbox.select import get_sandbox  # noqa: E402
 
 BACKENDS = ["bwrap", "docker"]

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dreamer.kernel.bundles.archive import pack, tree_digest
+from dreamer.contracts.archive import pack, tree_digest
 from kernelproc import KernelProc, write_bundle
 
 REPO = Path(__file__).resolve().parents[2]

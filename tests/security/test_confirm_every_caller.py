@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dreamer.kernel.bundles.archive import pack
+from dreamer.contracts.archive import pack
 from kernelproc import KernelProc, write_bundle
 
 pytestmark = pytest.mark.timeout(600)  # a bound against a hang on a busy machine, not a timing

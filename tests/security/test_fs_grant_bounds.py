@@ -213,9 +213,9 @@ def test_bounds_are_checked_again_when_the_worker_binds(site: Site) -> None:
 BIND = r"""
 import json, sys
 from pathlib import Path
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.permissions.folders import FolderBounds
-from dreamer.kernel.permissions.scopes import parse_scope
+from dreamer.contracts.scopes import parse_scope
 root, home, target = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 bounds = FolderBounds(user="alice", is_admin=False, home=home, own_roots=(root,))
 try:

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dreamer.kernel.bundles.archive import pack
+from dreamer.contracts.archive import pack
 from dreamer.kernel.config import load_settings
 from dreamer.kernel.core import Kernel
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.pins import check_pinned_key
 from dreamer.kernel.install.registry import get_installed
 from dreamer.kernel.invocations.service import Principal

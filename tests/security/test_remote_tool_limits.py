@@ -23,7 +23,7 @@ import httpx
 import pytest
 from kernelproc import KernelProc, free_port, start_kernel
 
-from dreamer.kernel.bundles.archive import pack
+from dreamer.contracts.archive import pack
 
 HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.timeout(300)

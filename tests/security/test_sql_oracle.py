@@ -26,7 +26,7 @@ from dreamer.kernel.data import engine_pg
 from dreamer.kernel.data.demo import SCHEMA, SCOPES_FILE, build_demo, demo_rows
 from dreamer.kernel.data.engine_sqlite import RUNTIME_ERROR
 from dreamer.kernel.data.service import DataService
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 
 PG_ADMIN_URL = os.environ.get("DREAMER_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")

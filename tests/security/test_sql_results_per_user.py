@@ -13,7 +13,7 @@ import pytest
 from dreamer.kernel.data.demo import SCOPES_FILE, build_demo
 from dreamer.kernel.data.results import MAX_RESULTS
 from dreamer.kernel.data.service import DataService
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 
 ME, BOB = 1, 2

@@ -15,8 +15,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, select, text
 from sqlalchemy.exc import IntegrityError
 
-from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.store.db import Store, normalize_url
+from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.database import normalize_url
+from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ApiToken, Base, User
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from dreamer.kernel.bundles.manifest import parse_manifest
-from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.tools.serverjson import manifest_from_server_json
+from dreamer.contracts.manifest import parse_manifest
+from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.serverjson import manifest_from_server_json
 from dreamer.kernel.tools.skills import load_skills, parse_skill
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dreamer.kernel.config import Settings
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox import get_sandbox
 from dreamer.kernel.tools.registry import ToolRegistry, validate_args
 from dreamer.kernel.tools.sessions import ToolSession, result_value
@@ -125,7 +125,7 @@ def test_shipped_tools_json_matches_the_live_server(tmp_path: Path, name: str) -
     import json
 
     from dreamer.agents.bundles import starter_tools
-    from dreamer.kernel.bundles.manifest import load_manifest
+    from dreamer.contracts.manifest import load_manifest
 
     (bundle,) = [b for b in starter_tools() if b.name == name]
     command = load_manifest(bundle).server.command  # type: ignore[union-attr]

@@ -62,7 +62,7 @@ def test_install_review_shows_tools_with_hints(kernel: KernelProc) -> None:
 
 
 def test_the_review_reads_annotations_as_hints(kernel: KernelProc) -> None:
-    from dreamer.kernel.bundles.archive import pack
+    from dreamer.contracts.archive import pack
 
     with kernel.client() as http:
         staged = http.post("/v1/bundles", content=pack(BUNDLES / "echo"), headers={"Content-Type": "application/gzip"}).json()

@@ -15,7 +15,7 @@ import pytest
 from browser_kit import CHROMIUM, CHROMIUM_ARGS, chromium_missing
 from kernelproc import KernelProc, start_kernel, write_bundle
 
-from dreamer.kernel.bundles.archive import pack
+from dreamer.contracts.archive import pack
 
 why = chromium_missing()
 # The first test also waits for the kernel, minutes on a crowded machine.

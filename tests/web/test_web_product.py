@@ -22,7 +22,7 @@ import pytest
 from browser_kit import AXE_JS, CHROMIUM, CHROMIUM_ARGS, LAYOUT_JS, SCREENSHOTS, VENDOR, chromium_missing
 from kernelproc import KernelProc, start_kernel, write_bundle
 
-from dreamer.kernel.bundles.archive import pack
+from dreamer.contracts.archive import pack
 
 why = chromium_missing()
 # The first test also seeds the week of history; axe reads every node of every page.

@@ -5,11 +5,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from dreamer.kernel.agentdb.query import run_query
-from dreamer.kernel.api.body import read_limited
+from dreamer.contracts.http import read_limited
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
 from dreamer.kernel.api.schemas import CallBody, CallResult, InstallBody, QueryBody, agent_view
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.registry import get_installed, grants_of, list_installed
 from dreamer.kernel.invocations.service import Caller
 

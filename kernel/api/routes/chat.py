@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep, credential_of
 from dreamer.kernel.core import Kernel
 from dreamer.kernel.users.revocation import until_revoked
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.ports import ChatService
 
 router = APIRouter(prefix="/v1", tags=["sidekick"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
-from dreamer.kernel.bundles.manifest import NAME_RE, SEMVER_RE
+from dreamer.contracts.manifest import NAME_RE, SEMVER_RE
 from dreamer.kernel.install.gallery import GalleryInstaller
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field

@@ -7,9 +7,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from dreamer.kernel.api.body import read_limited
+from dreamer.contracts.http import read_limited
 from dreamer.kernel.api.deps import KernelDep
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.triggers.webhook import check_signature, find_hook, request_payload
 
 router = APIRouter(tags=["webhooks"])

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep, credential_of
 from dreamer.kernel.users.revocation import until_revoked
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.rewards import rewards_of
 from dreamer.kernel.runs.queue import TERMINAL
 from dreamer.kernel.store.models import Invocation, InvocationLog

@@ -10,7 +10,7 @@ from pydantic import Field
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
 from dreamer.kernel.api.schemas import _Body
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.models import User
 from dreamer.kernel.users.passwords import MAX_LENGTH, set_password
 from dreamer.kernel.users.service import get_user

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from dreamer.kernel.api.deps import AdminDep, KernelDep, PrincipalDep
 from dreamer.kernel.api.schemas import UserBody
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.models import User
 from dreamer.kernel.users.quotas import account_usage
 from dreamer.kernel.users.service import list_users

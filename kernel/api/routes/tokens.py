@@ -15,7 +15,7 @@ from sqlalchemy import select
 from dreamer.kernel.api.deps import AdminDep, KernelDep, PrincipalDep
 from dreamer.kernel.api.schemas import _Body
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.models import ApiToken, Installation, User
 from dreamer.kernel.users.service import get_user, hash_token, new_token
 

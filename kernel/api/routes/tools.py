@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.tools.gateway import read_gateway_settings, write_gateway_settings
 from dreamer.kernel.tools.install import ToolInstaller
 from dreamer.kernel.tools.registry import Caller, ToolRegistry

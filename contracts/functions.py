@@ -13,9 +13,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from dreamer.kernel.bundles.examples import check_costs
-from dreamer.kernel.bundles.manifest import IDENT_RE
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.examples import check_costs
+from dreamer.contracts.manifest import IDENT_RE
+from dreamer.contracts.errors import DreamerError
 from dreamer.sdk.replies import check_templates, check_undo_spec
 
 FUNCTIONS_NAME = "functions.json"

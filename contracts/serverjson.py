@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from dreamer.kernel.errors import DreamerError
+from dreamer.contracts.errors import DreamerError
 
 MAX_SERVER_JSON_BYTES = 256 * 1024
 _SEMVER = re.compile(r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]+)?$")

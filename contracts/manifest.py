@@ -17,9 +17,9 @@ from dreamer.contracts.names import IDENT_RE as IDENT_RE
 from dreamer.contracts.names import MODULE_RE as MODULE_RE
 from dreamer.contracts.names import NAME_RE as NAME_RE
 from dreamer.contracts.names import SEMVER_RE as SEMVER_RE
-from dreamer.kernel.errors import DreamerError
-from dreamer.kernel.permissions.scopes import ScopeError, parse_scope
-from dreamer.kernel.triggers.grammar import ScheduleError, check_content_type, check_event, check_schedule
+from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.scopes import ScopeError, parse_scope
+from dreamer.contracts.triggers import ScheduleError, check_content_type, check_event, check_schedule
 
 # The name rules live in dreamer.contracts.names; re-exported here for this module's importers.
 MAX_MANIFEST_BYTES = 64 * 1024

@@ -12,7 +12,7 @@ from typing import Any, Self
 from urllib.parse import quote
 
 import httpx
-from dreamer.gallery.service import Upload
+from dreamer.contracts.gallery_upload import Upload
 from dreamer.contracts.errors import DreamerError
 
 Progress = Callable[[int, int], None]

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dreamer.gallery.signing import Statement, sha256_hex
+from dreamer.contracts.signing import Statement, sha256_hex
 from dreamer.contracts.archive import BundleLimits, extract
-from dreamer.kernel.bundles.functions import load_functions
-from dreamer.kernel.bundles.manifest import load_manifest
+from dreamer.contracts.functions import load_functions
+from dreamer.contracts.manifest import load_manifest
 from dreamer.contracts.errors import DreamerError
 
 README_NAMES = ("README.md", "README.txt", "README")
