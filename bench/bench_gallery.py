@@ -20,7 +20,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from dreamer.contracts.gallery_upload import signed_upload
-from dreamer.gallery.service import Gallery, GallerySettings
+from dreamer.gallery.rules import Gallery, GallerySettings
 from dreamer.contracts.signing import public_key_text
 from dreamer.gallery.store import Package, Publisher, Version
 from dreamer.contracts.archive import pack

@@ -1,9 +1,12 @@
 """Time to the first byte of a chat reply, as the web app gets it: a browser session
 (cookie + CSRF token, signed in automatically as the lone local user), POST /v1/chat,
-the offline planner answering. Also the time to the last event and to a page.
+the offline planner answering. Also the time to the last event and to each page, and with
+--audit N the pages again once the user's audit log holds N more entries (a long-used
+installation: /activity shows the latest 20 of them, picked in SQL).
 
     .venv/bin/python bench/bench_web_chat.py             # about half a minute
     .venv/bin/python bench/bench_web_chat.py --json --runs 200
+    .venv/bin/python bench/bench_web_chat.py --audit 100000
 
 First byte = the `start` event (the conversation id and "offline"): what the page
 turns into a reply bubble. The rest of the stream follows as the calls run.
@@ -28,6 +31,34 @@ sys.path.insert(0, str(HERE.parents[0] / "tests" / "e2e"))
 from kernelproc import start_kernel  # noqa: E402
 
 MESSAGES = ["what's on my grocery list", "add milk to my grocery list", "what's on my calendar tomorrow"]
+PAGES = ("/", "/agents", "/permissions", "/activity")
+
+
+def time_pages(browser: httpx.Client, times: int = 10) -> dict[str, float]:
+    """Each page's median over `times` loads, in ms."""
+    out = {}
+    for path in PAGES:
+        took = []
+        for _ in range(times):
+            started = time.perf_counter()
+            assert browser.get(path).status_code == 200
+            took.append((time.perf_counter() - started) * 1000)
+        out[path] = statistics.median(took)
+    return out
+
+
+def seed_audit(db: Path, count: int) -> None:
+    """`count` more entries in the first user's audit log, chained as the kernel chains them."""
+    from sqlalchemy import create_engine
+
+    from dreamer.kernel.audit.log import append
+
+    engine = create_engine(f"sqlite:///{db}")
+    with engine.begin() as conn:
+        for i in range(count):
+            append(conn, user_id=1, actor="agent:grocery", action="functions.call", target="grocery.list_items",
+                   decision="allow", invocation_id=f"inv_seed_{i}")
+    engine.dispose()
 
 
 def pct(values: list[float], p: float) -> float:
@@ -39,9 +70,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--audit", type=int, default=0, help="then time the pages with this many more audit entries")
     args = parser.parse_args()
+    long_log: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        kernel = start_kernel(Path(tmp) / "home")
+        home = Path(tmp) / "home"
+        kernel = start_kernel(home)
         try:
             with httpx.Client(base_url=kernel.url, timeout=60) as browser:
                 page_started = time.perf_counter()
@@ -64,11 +98,17 @@ def main() -> None:
                         first.append(ttfb * 1000)
                         done.append(total * 1000)
                 pages = []
-                for path in ("/", "/agents", "/permissions", "/activity"):
+                for path in PAGES:
                     for _ in range(10):
                         started = time.perf_counter()
                         assert browser.get(path).status_code == 200
                         pages.append((time.perf_counter() - started) * 1000)
+                each = time_pages(browser)
+                if args.audit:
+                    kernel.stop()
+                    seed_audit(home / "kernel.db", args.audit)
+                    kernel = start_kernel(home, port=kernel.port)  # the browser keeps its address and cookie
+                    long_log = time_pages(browser)  # the same browser session, kept in the database
         finally:
             kernel.stop()
     result = {
@@ -76,6 +116,8 @@ def main() -> None:
         "first_byte_ms": {"median": statistics.median(first), "p95": pct(first, 95), "max": max(first)},
         "last_event_ms": {"median": statistics.median(done), "p95": pct(done, 95)},
         "page_ms": {"median": statistics.median(pages), "p95": pct(pages, 95), "first_page_with_sign_in": first_page_ms},
+        "each_page_median_ms": each,
+        "each_page_median_ms_with_audit": {"entries_added": args.audit, **long_log} if args.audit else None,
     }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -86,6 +128,9 @@ def main() -> None:
     print(f"  last event   median {result['last_event_ms']['median']:.1f} ms   p95 {result['last_event_ms']['p95']:.1f} ms")
     print(f"pages (/, /agents, /permissions, /activity)   median {result['page_ms']['median']:.1f} ms"
           f"   p95 {result['page_ms']['p95']:.1f} ms")
+    print("  each page, median: " + "   ".join(f"{path} {ms:.1f} ms" for path, ms in each.items()))
+    if long_log:
+        print(f"  with {args.audit} more audit entries: " + "   ".join(f"{path} {ms:.1f} ms" for path, ms in long_log.items()))
 
 
 if __name__ == "__main__":

@@ -160,6 +160,9 @@ class Client:
     def post(self, path: str, body: Any = None) -> Any:
         return self.request("POST", path, json_body=body)
 
+    def put(self, path: str, body: Any = None) -> Any:
+        return self.request("PUT", path, json_body=body)
+
     def delete(self, path: str, **params: Any) -> Any:
         return self.request("DELETE", path, params=params)
 
@@ -252,6 +255,12 @@ class Client:
     def audit_verify(self) -> Any:
         return self.get("/v1/audit/verify")
 
+    def nodes(self) -> Any:
+        return self.get("/v1/nodes")
+
+    def drain_node(self, name: str) -> Any:
+        return self.post(f"/v1/nodes/{_seg(name)}/drain", {})
+
     def chat(self, message: str, conversation_id: str | None = None) -> Any:
         return self.post("/v1/chat", {"message": message, "conversation_id": conversation_id, "stream": False})
 
@@ -285,6 +294,29 @@ class Client:
             raise CLIError("timeout", f"The kernel at {self.url} did not answer in time.") from None
         except httpx.RemoteProtocolError:
             raise CLIError("kernel_unreachable", f"The kernel at {self.url} closed the stream before it ended.") from None
+
+    def export_traces(self, params: dict[str, Any]) -> Iterator[bytes]:
+        """The training export as it streams: raw JSON-lines bytes, chunk by chunk."""
+        clean = {k: v for k, v in params.items() if v is not None}
+        try:
+            with self._http.stream(
+                "GET", "/v1/traces/export", params=clean, timeout=httpx.Timeout(None, connect=CONNECT_TIMEOUT_S),
+            ) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise error_from_response(response)
+                yield from response.iter_bytes()
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            raise unreachable(self.url) from None
+        except httpx.TimeoutException:
+            raise CLIError("timeout", f"The kernel at {self.url} did not answer in time.") from None
+        except httpx.RemoteProtocolError:
+            raise CLIError("kernel_unreachable", f"The kernel at {self.url} closed the export before it ended.") from None
+
+    def export_setting(self, opt_out: bool | None = None) -> Any:
+        if opt_out is None:
+            return self.get("/v1/traces/export/setting")
+        return self.request("PUT", "/v1/traces/export/setting", json_body={"opt_out": opt_out})
 
     def follow_logs(self, invocation_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         return self.events("GET", f"/v1/invocations/{_seg(invocation_id)}/logs")

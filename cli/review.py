@@ -81,7 +81,7 @@ class Review:
         return self.upgrade is None or self.upgrade.needs_approval
 
     def will_grant(self, row: ScopeRow, without: list[str], grant: list[str] | tuple[str, ...] = ()) -> bool:
-        """What the kernel will grant (kernel/install/service.py decides; this says the same)."""
+        """What the kernel will grant (kernel/install/installer.py decides; this says the same)."""
         if row.required:
             return True
         if self.kind == "tool":

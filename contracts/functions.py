@@ -11,12 +11,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dreamer.contracts.examples import check_costs
 from dreamer.contracts.manifest import IDENT_RE
 from dreamer.contracts.errors import DreamerError
-from dreamer.sdk.replies import check_templates, check_undo_spec
+from dreamer.sdk.replies import check_templates, check_undo_hint_spec, check_undo_spec
 
 FUNCTIONS_NAME = "functions.json"
 MAX_FUNCTIONS_BYTES = 4 * 1024 * 1024
@@ -49,6 +49,9 @@ class FunctionSpec(BaseModel):
     undo: dict[str, Any] | bool | None = None
     reply: Annotated[list[Annotated[str, Field(max_length=500)]], Field(max_length=12)] = Field(default_factory=list)
     sidekick: bool = True
+    # A call only reads (nothing to undo), and for undo=false what the user can do instead.
+    reads: bool = False
+    undo_hint: Annotated[list[Annotated[str, Field(max_length=500)]], Field(max_length=12)] = Field(default_factory=list)
 
     @field_validator("undo")
     @classmethod
@@ -61,6 +64,11 @@ class FunctionSpec(BaseModel):
     @classmethod
     def _reply(cls, value: list[str]) -> list[str]:
         return list(check_templates(value))
+
+    @model_validator(mode="after")
+    def _undo_hint(self) -> FunctionSpec:
+        check_undo_hint_spec(self.undo, self.undo_hint or None, self.reads)
+        return self
 
     @field_validator("parameters")
     @classmethod

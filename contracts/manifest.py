@@ -20,6 +20,7 @@ from dreamer.contracts.names import SEMVER_RE as SEMVER_RE
 from dreamer.contracts.errors import DreamerError
 from dreamer.contracts.scopes import ScopeError, parse_scope
 from dreamer.contracts.triggers import ScheduleError, check_content_type, check_event, check_schedule
+from dreamer.sdk.templates import PLACEHOLDER_DESCRIPTION as PLACEHOLDER_DESCRIPTION
 
 # The name rules live in dreamer.contracts.names; re-exported here for this module's importers.
 MAX_MANIFEST_BYTES = 64 * 1024
@@ -260,3 +261,13 @@ def load_manifest(bundle_dir: Path) -> Manifest:
 
 def same_file_name(name: str) -> bool:
     return re.fullmatch(NAME_RE, name) is not None
+
+
+NO_DESCRIPTION = "No description yet"
+
+
+def shown_description(description: object) -> str:
+    """A manifest's description as people read it: the scaffold's placeholder (`dreamer init`
+    writes it; a gallery may still list a bundle published with it) or nothing is "No description yet"."""
+    text = description.strip() if isinstance(description, str) else ""
+    return NO_DESCRIPTION if not text or text == PLACEHOLDER_DESCRIPTION else text

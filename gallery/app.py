@@ -12,7 +12,7 @@ import json
 from typing import Annotated, Any
 
 from dreamer.contracts.gallery_upload import Upload
-from dreamer.gallery.service import Gallery, GallerySettings
+from dreamer.gallery.rules import Gallery, GallerySettings
 from dreamer.contracts.http import read_limited
 from dreamer.contracts.http import install_handlers
 from dreamer.contracts.errors import DreamerError

@@ -9,7 +9,7 @@ def serve_gallery(host: str, port: int, home: Path, database_url: str | None, in
     import uvicorn
 
     from dreamer.gallery.app import create_app
-    from dreamer.gallery.service import GallerySettings
+    from dreamer.gallery.rules import GallerySettings
 
     settings = GallerySettings.at(home, database_url, invite=invite)
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")

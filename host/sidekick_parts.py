@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.ports import TaskPlan
-from dreamer.sidekick.chat.conversation_index import delete_conversation, find_conversations
+from dreamer.sidekick.chat.conversation_index import conversations_of_runs, delete_conversation, find_conversations
 from dreamer.sidekick.chat.conversations import conversation_view
 from dreamer.sidekick.chat.sidekick import Sidekick
 from dreamer.sidekick.chat.tasks import run_task
@@ -33,6 +34,9 @@ class SidekickChat:
 
     def delete_conversation(self, who: Principal, conversation_id: str) -> dict[str, Any]:
         return delete_conversation(self.sidekick.store, who.user_id, conversation_id)
+
+    def conversations_of(self, who: Principal, runs: Mapping[str, datetime]) -> dict[str, dict[str, Any]]:
+        return conversations_of_runs(self.sidekick.store, who.user_id, runs)
 
     def close(self) -> None:
         self.sidekick.planning.close()

@@ -7,6 +7,7 @@ is touched, which is what makes an installation easy to back up or throw away.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -141,6 +142,13 @@ class Settings:
     # is their name) or `USER=PATH` (one user), separated by spaces or commas.
     fs_roots: tuple[str, ...] = ("/home/{user}",)
     tool_connect_timeout_s: float = 20.0  # starting a tool server and listing its tools (DREAMER_TOOL_CONNECT_TIMEOUT)
+    # One node of an installation that runs several kernels on one PostgreSQL database
+    # (kernel/cluster/): its name (DREAMER_NODE, `dreamer up --node`), the URL other nodes
+    # and the load balancer reach it at (DREAMER_ADVERTISE), and how long its heartbeat
+    # holds its lease (DREAMER_NODE_LEASE): past that, its running work is taken over.
+    node: str | None = None
+    advertise: str | None = None
+    node_lease_s: float = 10.0
 
     @property
     def bundles_dir(self) -> Path:
@@ -160,7 +168,8 @@ class Settings:
 
     @property
     def pid_path(self) -> Path:
-        return self.home / "kernel.pid"
+        # Several nodes may share one DREAMER_HOME (the shared data folder): one pid file each.
+        return self.home / (f"kernel-{self.node}.pid" if self.node else "kernel.pid")
 
     def agent_data_dir(self, user: str, agent: str) -> Path:
         return self.users_dir / user / "agents" / agent / "data"
@@ -237,5 +246,34 @@ def load_settings(**overrides: object) -> Settings:
         values["tool_call_timeout_s"] = _number("DREAMER_TOOL_TIMEOUT", float)
     if os.environ.get("DREAMER_TOOL_CONNECT_TIMEOUT"):
         values["tool_connect_timeout_s"] = _number("DREAMER_TOOL_CONNECT_TIMEOUT", float)
+    if os.environ.get("DREAMER_NODE_LEASE"):
+        values["node_lease_s"] = _number("DREAMER_NODE_LEASE", float)
     values.update(overrides)
+    node = values.get("node") or os.environ.get("DREAMER_NODE") or None
+    if node is not None:
+        values["node"], values["advertise"] = _node_settings(str(node), values, url)
     return Settings(**values)  # type: ignore[arg-type]
+
+
+NODE_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+
+
+def _node_settings(node: str, values: dict[str, object], url: str) -> tuple[str, str]:
+    """The node's name and advertised URL, or a one-sentence refusal."""
+    if not NODE_NAME.fullmatch(node):
+        raise SystemExit(f"dreamer: a node name is 1-63 lower-case letters, digits and dashes, not {node[:64]!r}")
+    if not url.startswith(("postgresql", "postgres")):
+        raise SystemExit(
+            "dreamer: a node of a multi-node installation needs PostgreSQL; set DREAMER_DATABASE_URL=postgresql://... "
+            "(SQLite serves one kernel only)"
+        )
+    advertise = str(values.get("advertise") or os.environ.get("DREAMER_ADVERTISE") or "")
+    if not advertise:
+        host, port = values.get("host", DEFAULT_HOST), values.get("port", DEFAULT_PORT)
+        advertise = f"http://{host}:{port}"
+    if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", advertise) or len(advertise) > 300:
+        raise SystemExit(f"dreamer: --advertise is the node's URL, like http://10.0.0.5:8700, not {advertise[:100]!r}")
+    lease = values.get("node_lease_s", 10.0)
+    if not isinstance(lease, (int, float)) or not 2 <= lease <= 600:
+        raise SystemExit("dreamer: DREAMER_NODE_LEASE is a number of seconds from 2 to 600")
+    return node, advertise.rstrip("/")

@@ -7,6 +7,7 @@ interfaces in kernel/ports.py; this module imports none of them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -19,14 +20,18 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.users.revocation import Revocations
+from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.cluster.runtime import ClusterRuntime
 from dreamer.kernel.config import Settings
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.data.demo import DEMO_CONNECTION, SCOPES_FILE, build_demo
 from dreamer.kernel.data.scopes import parse_scopes
-from dreamer.kernel.data.service import DataService
+from dreamer.kernel.data.queries import DataService
 from dreamer.kernel.install.cache import InstallCache
-from dreamer.kernel.install.service import Installer
-from dreamer.kernel.invocations.service import Invoker, Principal, interrupted_on_restart
+from dreamer.kernel.install.installer import Installer
+from dreamer.kernel.invocations.invoker import Invoker
+from dreamer.kernel.invocations.principal import Principal
+from dreamer.kernel.invocations.records import interrupted_on_restart
 from dreamer.kernel.invocations.table import syscall_table
 from dreamer.kernel.llm.gateway import Gateway
 from dreamer.kernel.ports import ChatService, GalleryAccess, NoStarters, StarterCatalogue, TaskRunner
@@ -37,11 +42,11 @@ from dreamer.kernel.store.models import ApiToken, AuditEntry, Installation, User
 from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tasks.syscall import stop_all as stop_tasks
 from dreamer.kernel.triggers.cron import CronScheduler
-from dreamer.kernel.triggers.service import TriggerService
+from dreamer.kernel.triggers.manager import TriggerService
 from dreamer.kernel.tools.install import ToolInstaller
 from dreamer.kernel.tools.registry import ToolRegistry
 from dreamer.kernel.tracing import setup_tracing
-from dreamer.kernel.users.service import TokenCache, create_user, hash_token, new_token, user_for_token
+from dreamer.kernel.users.accounts import TokenCache, create_user, delete_account, hash_token, new_token, user_for_token
 from dreamer.kernel.workers.pool import WorkerPool
 
 log = logging.getLogger("dreamer.kernel")
@@ -69,6 +74,7 @@ class Kernel:
     llm: Gateway | None = None
     tools: ToolRegistry | None = None
     tracer_provider: TracerProvider | None = None
+    cluster: ClusterRuntime | None = None  # set when this kernel is one node of several (settings.node)
 
     def __post_init__(self) -> None:
         self.data = self.invoker.data = DataService(self.store)
@@ -82,6 +88,9 @@ class Kernel:
         self.invoker.kernel = self
         self.triggers = TriggerService(self)
         self.installer.on_change = self.triggers.sync_agent
+        if self.settings.node:
+            self.cluster = ClusterRuntime(self)
+            self.runner.node = self.settings.node
 
     @classmethod
     def build(cls, settings: Settings) -> "Kernel":
@@ -114,18 +123,39 @@ class Kernel:
         return kernel
 
     async def start(self) -> None:
+        cluster = self.cluster
+        if cluster is None:
+            await self._start_services()
+            return
+        # One node at a time through the first-start steps; the node joins before it serves.
+        await asyncio.to_thread(cluster.lock_start)
+        try:
+            await self._start_services()
+        finally:
+            cluster.unlock_start()
+        await cluster.start()
+
+    async def _start_services(self) -> None:
         self.store.migrate()
-        lost = interrupted_on_restart(self.store)
+        cluster = self.cluster
+        if cluster is not None:
+            cluster.join()
+        node = self.settings.node
+        lost = interrupted_on_restart(self.store, node=node)
         if lost:
             log.warning("%d invocations were interrupted by the last shutdown and are marked failed", lost)
         self._ensure_demo_data()
         self.triggers.cron = CronScheduler(self.triggers)
-        self.triggers.cron.start()
+        if cluster is not None:
+            self.triggers.cron.on_change = cluster.cron_changed
+        self.triggers.cron.start(leading=cluster is None)
         await self._bootstrap_local_user()
         self.pool.start_reaper()
         self.runner.start()
 
     async def stop(self) -> None:
+        if self.cluster is not None:
+            await self.cluster.stop()
         await stop_tasks()
         if self.triggers.cron is not None:
             self.triggers.cron.stop()
@@ -142,6 +172,12 @@ class Kernel:
             provider.shutdown()  # its last spans go through the writer, so before the writer closes
         self.invoker.writer.close()
         self.store.dispose()
+
+    def chat_service(self) -> ChatService:
+        """Sidekick's chat, or the one refusal of a kernel built without it."""
+        if self.chat is None:
+            raise DreamerError("not_available", "this kernel was built without Sidekick; start it with `dreamer up`")
+        return self.chat
 
     def flush_traces(self) -> None:
         """Make every finished span readable from the store."""
@@ -170,6 +206,25 @@ class Kernel:
                 ) from exc
             raise
         return user, token
+
+    async def remove_user(self, who: Principal, name: str, purge: bool) -> Path:
+        """Remove a user at once (rows, credentials, cached agents, workers, tool servers);
+        their folder, returned, goes too with `purge`. The removal is audited; the log keeps theirs."""
+        with self.store.session() as s:
+            user_id, agents = delete_account(s, who, name)
+            audit(s, user_id=who.user_id, actor=who.actor, action="users.remove", target=name, decision="allow",
+                  detail={"purge": purge})
+        self.tokens.clear()
+        self.revocations.bump()
+        for agent in agents:  # an id may be given again to a new user: nothing cached may outlive this one
+            self.installer.cache.forget(user_id, agent)
+        await self.invoker.pool.evict(name)
+        if self.tools is not None:
+            await self.tools.evict(name)
+        folder = self.settings.users_dir / name
+        if purge:
+            shutil.rmtree(folder, ignore_errors=True)
+        return folder
 
     async def _undo_user(self, user: User) -> None:
         await self.pool.evict(user.name)

@@ -9,6 +9,7 @@ they are not available, no starters are installed and no pages are mounted.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from dreamer.contracts.archive import BundleLimits
-    from dreamer.kernel.invocations.service import Principal
+    from dreamer.kernel.invocations.principal import Principal
 
 
 class ChatService(Protocol):
@@ -31,6 +32,10 @@ class ChatService(Protocol):
     def conversation(self, who: Principal, conversation_id: str) -> dict[str, Any]: ...
 
     def delete_conversation(self, who: Principal, conversation_id: str) -> dict[str, Any]: ...
+
+    def conversations_of(self, who: Principal, runs: Mapping[str, datetime]) -> dict[str, dict[str, Any]]:
+        """The conversation ({"id", "title"}) each of these runs (invocation id -> created at) was made in, if any."""
+        ...
 
     def close(self) -> None:
         """The kernel is stopping: end what the service started (processes, threads)."""

@@ -191,6 +191,11 @@ class Context:
         For optional permissions: check first and skip the step, instead of trying it
         and leaving a refusal in the user's audit log. Revocations apply at once, so
         the answer holds for this moment only; the use itself is checked again.
+
+        When the missing scope is what the user asked for (watching a page needs
+        `net:HOST`), say so at once: put the scope in the result as `needs_grant`
+        and the `dreamer grant` command in a reply template. The web app's chat shows
+        a one-click Grant button under the answer (the watch agent's add_watch does this).
         """
         self._check_active("ctx.granted")
         if not isinstance(scope, str):

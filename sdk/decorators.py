@@ -22,7 +22,7 @@ from typing import Any, TypeVar, overload
 from dreamer.sdk.context import Context
 from dreamer.sdk.errors import DefinitionError
 from dreamer.sdk.registry import REGISTRY, RegisteredFunction
-from dreamer.sdk.replies import check_reply, check_undo
+from dreamer.sdk.replies import check_reply, check_undo, check_undo_hint
 from dreamer.sdk.schema import build_parameters, build_result
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -50,6 +50,8 @@ def function(
     undo: str | bool | None = None,
     undo_args: Mapping[str, str] | None = None,
     undo_when: str | None = None,
+    undo_hint: str | Sequence[str] | None = None,
+    reads: bool = False,
     reply: str | Sequence[str] | None = None,
     sidekick: bool = True,
 ) -> Callable[[F], F]: ...
@@ -67,6 +69,8 @@ def function(
     undo: str | bool | None = None,
     undo_args: Mapping[str, str] | None = None,
     undo_when: str | None = None,
+    undo_hint: str | Sequence[str] | None = None,
+    reads: bool = False,
     reply: str | Sequence[str] | None = None,
     sidekick: bool = True,
 ) -> Any:
@@ -85,6 +89,10 @@ def function(
         "result.event.id" or "args.items" (default: this call's own arguments).
     undo_when: a result field that must be true for there to be anything to undo
         ("result.added": adding an event that was already there changed nothing).
+    undo_hint: with undo=False, what the user can do instead, as reply templates over the
+        result ('Say "remove {added} from my grocery list" to take them off.').
+    reads: True when a call only reads and changes nothing, so "undo that" passes over it to
+        the call before; undo=False is for a call that changes things and cannot be reversed.
     reply: how a result reads to the user: a template over result fields ("Added {added}
         to your grocery list.") or a list of them; each template is used when every field it
         names has a value, and `{!field}` at its start requires the field to be empty.
@@ -97,7 +105,8 @@ def function(
         REGISTRY.add(
             describe(
                 func, exported=exported, background=background, examples=examples, confirm=confirm, retries=retries,
-                undo=undo, undo_args=undo_args, undo_when=undo_when, reply=reply, sidekick=sidekick,
+                undo=undo, undo_args=undo_args, undo_when=undo_when, undo_hint=undo_hint, reads=reads, reply=reply,
+                sidekick=sidekick,
             )
         )
         return func
@@ -122,6 +131,8 @@ def describe(
     undo: str | bool | None = None,
     undo_args: Mapping[str, str] | None = None,
     undo_when: str | None = None,
+    undo_hint: str | Sequence[str] | None = None,
+    reads: bool = False,
     reply: str | Sequence[str] | None = None,
     sidekick: bool = True,
 ) -> RegisteredFunction:
@@ -136,7 +147,7 @@ def describe(
     if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
         raise DefinitionError(f"{name} is a generator; an agent function returns its result with return, not yield")
     for option, value in (("exported", exported), ("background", background), ("confirm", confirm),
-                          ("sidekick", sidekick)):
+                          ("sidekick", sidekick), ("reads", reads)):
         if not isinstance(value, bool):
             raise DefinitionError(f"@function option {option} of {name} must be True or False, not {value!r}")
     if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:
@@ -165,6 +176,8 @@ def describe(
         examples=_check_examples(name, examples, [p.name for p in params[1:]]),
         is_async=inspect.iscoroutinefunction(func),
         undo=check_undo(name, undo, undo_args, undo_when, [p.name for p in params[1:]]),
+        undo_hint=check_undo_hint(name, undo, undo_hint, reads),
+        reads=reads,
         reply=check_reply(name, reply),
         sidekick=sidekick,
     )

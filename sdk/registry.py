@@ -31,6 +31,8 @@ class RegisteredFunction:
     undo: dict[str, Any] | bool | None = None  # {"function", "args", "when"}, False, or None (not declared)
     reply: tuple[str, ...] = ()
     sidekick: bool = True
+    reads: bool = False  # a call only reads: nothing to undo
+    undo_hint: tuple[str, ...] = ()  # with undo=False: what the user can do instead (reply templates)
 
     @property
     def origin(self) -> str:
@@ -52,6 +54,8 @@ class RegisteredFunction:
             **({"undo": self.undo} if self.undo is not None else {}),
             **({"reply": list(self.reply)} if self.reply else {}),
             **({"sidekick": False} if not self.sidekick else {}),
+            **({"reads": True} if self.reads else {}),
+            **({"undo_hint": list(self.undo_hint)} if self.undo_hint else {}),
         }
 
     def validate(self, raw_args: Any) -> dict[str, Any]:

@@ -12,6 +12,9 @@ so alternatives need no logic: ["On your list: {items}.", "{!items}Your list is 
 
 Undo: {"function": "remove_items", "args": {"items": "result.added"}, "when": "result.added"}.
 A reference is "result.<path>" or "args.<parameter>"; no "args" means the call's own arguments.
+A call that cannot be reversed says so with undo=False, and may say what to do instead
+(`undo_hint`, templates like a reply's); a call that only reads says reads=True, and is
+passed over by "undo that".
 """
 
 from __future__ import annotations
@@ -126,12 +129,31 @@ def check_undo(
         return undo
     if not isinstance(undo, str):
         raise DefinitionError(f"@function option undo of {function} must be a function name or False, not {undo!r}")
-    if undo == function:
-        raise DefinitionError(f"{function} cannot be its own undo")
+    if undo == function and not undo_args:
+        # Undoing by calling itself with the same arguments would do it again; a function
+        # that is its own inverse (a move, moved back) says with what in undo_args.
+        raise DefinitionError(f"{function} cannot be its own undo without undo_args saying how it goes back")
     try:
         return check_undo_spec({"function": undo, "args": undo_args, "when": undo_when}, parameters)
     except ValueError as exc:
         raise DefinitionError(f"@function option undo of {function}: {exc}") from None
+
+
+def check_undo_hint_spec(undo: Any, hint: Any, reads: bool) -> tuple[str, ...]:
+    """The undo hint's templates, checked against the other undo options; ValueError naming what is wrong."""
+    templates = check_templates(hint)
+    if reads and undo is not None:
+        raise ValueError("reads=True already says there is nothing to undo; leave undo unset")
+    if templates and undo is not False:
+        raise ValueError("undo_hint says what to do instead of an undo, so it goes with undo=False")
+    return templates
+
+
+def check_undo_hint(function: str, undo: Any, hint: Any, reads: bool) -> tuple[str, ...]:
+    try:
+        return check_undo_hint_spec(undo, hint, reads)
+    except ValueError as exc:
+        raise DefinitionError(f"@function options of {function}: {exc}") from None
 
 
 def lookup(data: Any, path: Sequence[str]) -> Any:

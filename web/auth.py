@@ -21,7 +21,7 @@ from sqlalchemy import func, select
 
 from dreamer.kernel.api.deps import SESSION_COOKIE, browser_session
 from dreamer.kernel.audit.log import append as audit
-from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.store.models import User
 from dreamer.kernel.users.passwords import check_password
 from dreamer.kernel.users.signin_guard import SignInGuard
@@ -114,7 +114,12 @@ def guard(request: Request) -> SignInGuard:
     """The one sign-in guard of this app (kernel/users/signin_guard.py)."""
     found = getattr(request.app.state, "signin_guard", None)
     if found is None:
-        found = request.app.state.signin_guard = SignInGuard()
+        kernel = getattr(request.app.state, "kernel", None)
+        cluster = getattr(kernel, "cluster", None)
+        # On a node of several, every node signs the form with the same key: the form may be
+        # fetched from one node and posted to another.
+        found = SignInGuard(key=cluster.shared_key("signin-csrf")) if cluster is not None else SignInGuard()
+        request.app.state.signin_guard = found
     return found
 
 

@@ -1,23 +1,26 @@
-"""The pages. Each reads through the same API handlers the CLI calls (kernel/api/routes),
-acting as the signed-in user; every change a page makes is a fetch of /v1 from its script."""
+"""The pages. Each reads through the kernel services the API's handlers call (never a
+handler itself), acting as the signed-in user; every change a page makes is a fetch of /v1
+from its script."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from dreamer.kernel.api.routes import agents as agents_api
-from dreamer.kernel.api.routes import audit as audit_api
-from dreamer.kernel.api.routes import chat as chat_api
-from dreamer.kernel.api.routes import feed as feed_api
-from dreamer.kernel.api.routes import invocations as invocations_api
-from dreamer.kernel.api.routes import permissions as permissions_api
-from dreamer.kernel.api.routes import sessions as sessions_api
-from dreamer.kernel.api.schemas import QueryBody
-from dreamer.kernel.core import Kernel
 from dreamer.contracts.errors import DreamerError
+from dreamer.kernel.agentdb.query import query_agent
+from dreamer.kernel.audit import reads as audit_reads
+from dreamer.kernel.core import Kernel
+from dreamer.kernel.feedback.ratings import ratings_of_invocations
+from dreamer.kernel.install.views import installed_agent, installed_agents
+from dreamer.kernel.invocations import reads as invocation_reads
+from dreamer.kernel.invocations.principal import Principal
+from dreamer.kernel.learned import examples
+from dreamer.kernel.posts.feed import feed as read_feed
+from dreamer.kernel.users.sessions import list_sessions
 from dreamer.kernel.users.signin_guard import SignInRefused
 from dreamer.web.auth import (
     from_localhost, login_cookie, login_token, page_session, principal_of, set_session_cookie, sign_in, sign_out,
@@ -26,6 +29,7 @@ from dreamer.web.render import _plain, page
 from dreamer.web.wording import group_runs
 
 router = APIRouter(include_in_schema=False)
+log = logging.getLogger("dreamer.web")
 
 
 def _kernel(request: Request) -> Kernel:
@@ -96,19 +100,19 @@ def _chat(request: Request, conversation_id: str | None) -> Response:
     k, p = _kernel(request), principal_of(who)
     conversation: dict[str, Any] | None = None
     if conversation_id:
-        conversation = chat_api.conversation(conversation_id, k, p)
+        conversation = k.chat_service().conversation(p, conversation_id)
     model = k.invoker.llm.describe() if getattr(k.invoker, "llm", None) is not None else {"available": False}
     return page(
         request, "chat.html", who,
-        conversations=chat_api.conversations(k, p, 30, 0, None), conversation=conversation,
+        conversations=k.chat_service().conversations(p, 30, 0, None), conversation=conversation,
         offline=not model.get("available"), examples=_examples(k, p),
     )
 
 
-def _examples(k: Kernel, p: Any) -> list[str]:
+def _examples(k: Kernel, p: Principal) -> list[str]:
     """A few things to try, taken from the user's agents' own examples (no templates with slots)."""
     found: list[str] = []
-    for agent in agents_api.agents(k, p):
+    for agent in installed_agents(k.store, p.user_id):
         for fn in agent["functions"]:
             plain = _plain(fn.get("examples", []))
             if fn["exported"] and plain and not fn["confirm"]:
@@ -119,15 +123,15 @@ def _examples(k: Kernel, p: Any) -> list[str]:
 @router.get("/agents", response_class=HTMLResponse)
 def agents_page(request: Request) -> Response:
     who = page_session(request)
-    return page(request, "agents.html", who, agents=agents_api.agents(_kernel(request), principal_of(who)))
+    return page(request, "agents.html", who, agents=installed_agents(_kernel(request).store, principal_of(who).user_id))
 
 
 @router.get("/agents/{agent}", response_class=HTMLResponse)
 def agent_page(request: Request, agent: str) -> Response:
     who = page_session(request)
     k, p = _kernel(request), principal_of(who)
-    return page(request, "agent.html", who, agent=agents_api.agent(agent, k, p),
-                permissions=permissions_api.permissions(k, p, agent))
+    return page(request, "agent.html", who, agent=installed_agent(k.store, p.user_id, agent),
+                permissions=k.installer.permissions(p, agent))
 
 
 DATA_ROWS = 100
@@ -138,9 +142,9 @@ async def agent_data_page(request: Request, agent: str, table: str | None = None
     """A read-only look at the agent's own database (what `dreamer database` shows, for people)."""
     who = page_session(request)
     k, p = _kernel(request), principal_of(who)
-    about = agents_api.agent(agent, k, p)
-    listed = await agents_api.database(agent, QueryBody(
-        query="SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"), k, p)
+    about = installed_agent(k.store, p.user_id, agent)
+    listed = await _read(k, p, agent,
+                         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
     tables = [row[0] if isinstance(row, list) else row.get("name") for row in listed.get("rows", [])]
     shown = None
     table = table if table is not None else (tables[0] if tables else None)
@@ -148,9 +152,13 @@ async def agent_data_page(request: Request, agent: str, table: str | None = None
         if table not in tables:  # only names the database itself listed reach the SQL below
             raise DreamerError("not_found", f"{agent} has no table named {table!r}")
         quoted = '"' + table.replace('"', '""') + '"'
-        shown = await agents_api.database(agent, QueryBody(query=f"SELECT * FROM {quoted} LIMIT {DATA_ROWS}"), k, p)
+        shown = await _read(k, p, agent, f"SELECT * FROM {quoted} LIMIT {DATA_ROWS}")
     return page(request, "agent_data.html", who, agent=about, tables=tables, table=table, shown=shown,
                 limit=DATA_ROWS)
+
+
+async def _read(k: Kernel, p: Principal, agent: str, query: str) -> dict[str, Any]:
+    return await query_agent(k.store, k.installer.sandbox, k.settings, p, agent, query, write=False)
 
 
 @router.get("/install", response_class=HTMLResponse)
@@ -162,7 +170,7 @@ def install_page(request: Request) -> Response:
 @router.get("/permissions", response_class=HTMLResponse)
 def permissions_page(request: Request) -> Response:
     who = page_session(request)
-    rows = permissions_api.permissions(_kernel(request), principal_of(who))
+    rows = _kernel(request).installer.permissions(principal_of(who), None)
     by_agent: dict[str, list[dict[str, Any]]] = {}
     by_scope: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -177,7 +185,7 @@ def permissions_page(request: Request) -> Response:
 def feed_page(request: Request, agent: str | None = None) -> Response:
     """What the user's agents posted (ctx.post), newest first; urgent posts stand out."""
     who = page_session(request)
-    posts = feed_api.feed(_kernel(request), principal_of(who), 100, agent)
+    posts = read_feed(_kernel(request).store, principal_of(who).user_id, 100, agent)
     return page(request, "feed.html", who, posts=posts, agent=agent)
 
 
@@ -195,24 +203,66 @@ def activity_page(
     agent = agent or None
     outcome = outcome if outcome in OUTCOMES else None
     page_no = max(1, min(int(shown), 10_000)) if shown.isdigit() else 1
-    runs = invocations_api.invocations(k, p, agent, ACTIVITY_PAGE + 1, outcome, (page_no - 1) * ACTIVITY_PAGE)
-    return page(request, "activity.html", who, groups=group_runs(runs[:ACTIVITY_PAGE]), more=len(runs) > ACTIVITY_PAGE,
-                page_no=page_no, agent=agent, outcome=outcome, outcomes=OUTCOMES,
-                agents=sorted(a["name"] for a in agents_api.agents(k, p)),
-                audit=audit_api.entries(k, p, 20, agent))
+    runs = invocation_reads.list_invocations(
+        k.store, p, k.chat, agent, ACTIVITY_PAGE + 1, outcome, (page_no - 1) * ACTIVITY_PAGE
+    )
+    installed = installed_agents(k.store, p.user_id)
+    with k.store.session() as s:  # the user's own thumbs up/down, to show the buttons pressed
+        rated = ratings_of_invocations(s, p.user_id, [r["id"] for r in _all_runs(runs[:ACTIVITY_PAGE])])
+    return page(request, "activity.html", who, groups=group_runs(runs[:ACTIVITY_PAGE], _functions(installed)),
+                more=len(runs) > ACTIVITY_PAGE, page_no=page_no, agent=agent, outcome=outcome, outcomes=OUTCOMES,
+                agents=sorted(a["name"] for a in installed), audit=audit_reads.entries(k.store, p, 20, agent),
+                rated={key: "up" if value > 0 else "down" for key, value in rated.items()})
+
+
+def _all_runs(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The runs and the calls they made, however deep."""
+    out: list[dict[str, Any]] = []
+    for run in runs:
+        out.append(run)
+        out.extend(_all_runs(run.get("children") or []))
+    return out
+
+
+def _functions(installed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """"agent.function" -> its entry (description, reply templates): how its results read."""
+    return {f"{a['name']}.{f['name']}": f for a in installed for f in a["functions"]}
 
 
 @router.get("/activity/{invocation_id}", response_class=HTMLResponse)
 def invocation_page(request: Request, invocation_id: str) -> Response:
     who = page_session(request)
-    run = invocations_api.invocation(invocation_id, _kernel(request), principal_of(who))
-    return page(request, "invocation.html", who, run=run)
+    k, p = _kernel(request), principal_of(who)
+    run = invocation_reads.invocation(k.store, p, invocation_id, k.flush_traces)
+    try:
+        functions = _functions([installed_agent(k.store, p.user_id, run["agent"])])
+    except DreamerError:  # uninstalled since: the run reads as what was asked
+        functions = {}
+    with k.store.session() as s:
+        rated = ratings_of_invocations(s, p.user_id, [run["id"]]).get(run["id"])
+    rating = None if rated is None else ("up" if rated > 0 else "down")
+    audit = audit_reads.entries(k.store, p, 200, None, run["id"])  # what this run was allowed and refused
+    return page(request, "invocation.html", who, run=run, functions=functions, rating=rating, audit=audit)
+
+
+LEARNED_FROM = {"picked": "your pick of an option", "passed over": "an option you passed over",
+                "corrected": "your correction", "rephrased": "you saying it again", "undone": "your undo",
+                "thumbs down": "your thumbs down", "thumbs up": "your thumbs up"}
+
+
+@router.get("/learned", response_class=HTMLResponse)
+def learned_page(request: Request) -> Response:
+    """What Sidekick learned from the user's corrections: forget any of it, turn learning off."""
+    who = page_session(request)
+    k, p = _kernel(request), principal_of(who)
+    return page(request, "learned.html", who, examples=[x.to_dict() for x in examples.list_learned(k.store, p.user_id)],
+                learning=examples.learning_enabled(k.store, p.user_id), sources=LEARNED_FROM)
 
 
 @router.get("/account", response_class=HTMLResponse)
 def account_page(request: Request) -> Response:
     who = page_session(request)
-    return page(request, "account.html", who, sessions=sessions_api.sessions(_kernel(request), principal_of(who)))
+    return page(request, "account.html", who, sessions=list_sessions(_kernel(request).store, principal_of(who).user_id))
 
 
 # What a person reads for each kind of failure; the kernel's own sentence is folded below it.
@@ -221,12 +271,17 @@ _IN_WORDS = {
     403: ("That isn't yours to open", "Your account may not see or change this. Sign in as its owner, or go back."),
     409: ("That changed meanwhile", "Something else changed it while you were here. Reload the page and try again."),
 }
-_SOMETHING_WRONG = ("Something went wrong", "The page could not be shown. Try again in a moment; if it keeps happening, "
-                    "`dreamer doctor` on the machine that runs dreamer says what is wrong.")
+_SOMETHING_WRONG = ("Something went wrong", "This page could not be shown just now. Try again in a moment; if it keeps "
+                    "happening, let whoever looks after this dreamer know: what went wrong is in its log.")
 
 
 def error_page(request: Request, exc: DreamerError) -> Response:
     who = getattr(request.state, "web_session", None)
     title, message = _IN_WORDS.get(exc.status, _SOMETHING_WRONG if exc.status >= 500 else
                                    ("That didn't work", "The request was refused; the reason is below."))
-    return page(request, "error.html", who, title=title, message=message, detail=exc.message, status=exc.status)
+    # A refusal's own sentence helps the person who asked ("grocery has no table named 'x'"); a
+    # failure's is for whoever runs the kernel (it may name commands and internals): logged, not shown.
+    if exc.status >= 500 and exc.message:
+        log.warning("the page %s failed: %s", request.url.path[:200], exc.message)
+    detail = exc.message if exc.status < 500 else None
+    return page(request, "error.html", who, title=title, message=message, detail=detail, status=exc.status)

@@ -11,8 +11,11 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
+from dreamer.contracts.manifest import NO_DESCRIPTION, PLACEHOLDER_DESCRIPTION, shown_description
+from dreamer.contracts.reply_text import error_words
 from dreamer.kernel.users.sessions import SignedIn
 from dreamer.web import wording
+from dreamer.web.audit_words import audit_sentence
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html
@@ -53,6 +56,12 @@ templates.env.filters["call_sentence"] = wording.call_sentence
 templates.env.filters["calls_summary"] = wording.calls_summary
 templates.env.filters["run_sentence"] = wording.run_sentence
 templates.env.filters["outcome"] = wording.outcome_word
+templates.env.filters["audit_sentence"] = audit_sentence
+templates.env.filters["described"] = shown_description
+templates.env.filters["error_words"] = error_words  # an agent's error without its exception names
+# install.js reads gallery listings and reviews with the same rule (the page carries both texts).
+templates.env.globals["placeholder_description"] = PLACEHOLDER_DESCRIPTION
+templates.env.globals["no_description"] = NO_DESCRIPTION
 
 
 def page(request: Request, name: str, who: SignedIn | None, status: int = 200, **context: Any) -> HTMLResponse:

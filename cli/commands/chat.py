@@ -110,7 +110,8 @@ def chat(
                 out.json({"reply": done.get("reply"), "calls": [
                     {k: c.get(k) for k in ("agent", "function", "args", "ok", "result", "error", "invocation_id") if k in c}
                     for c in done.get("calls", [])
-                ], "pending": done.get("pending"), "conversation_id": done.get("conversation_id")})
+                ], "pending": done.get("pending"), "conversation_id": done.get("conversation_id"),
+                    "turn_id": done.get("turn_id")})  # what `dreamer feedback ID up|down` rates
                 return
             done = _stream_turn(api, out, text, conversation)
             _remember(user, done)

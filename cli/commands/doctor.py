@@ -13,14 +13,16 @@ from dreamer.cli.commands.quotas_view import headings, used_of
 from dreamer.cli.output import Output, cell_text, make_table
 
 
-def doctor(json_out: JsonOpt = False, user: UserOpt = None) -> None:
-    """Probe every sandbox backend for real and report the kernel's store and version.
+def doctor(json_out: JsonOpt = False, user: UserOpt = None,
+           model: bool = typer.Option(True, "--model/--no-model",
+                                      help="Ask each configured model a question and for a tool call (a few tokens).")) -> None:
+    """Probe every sandbox backend and the configured model for real; report the kernel's store and version.
 
-    Exits 1 when the sandbox the kernel uses cannot start a worker.
+    Exits 1 when the sandbox the kernel uses cannot start a worker, or a configured model does not answer.
     """
     out = Output(json_out)
     with client(user) as api:
-        answer = api.get("/v1/doctor")
+        answer = api.get("/v1/doctor", model=None if model else "false")
     report: dict[str, Any] = answer if isinstance(answer, dict) else {}
     sandbox = report.get("sandbox") if isinstance(report.get("sandbox"), dict) else {}
     active = sandbox.get("active")
@@ -42,6 +44,11 @@ def doctor(json_out: JsonOpt = False, user: UserOpt = None) -> None:
         store = report.get("store") if isinstance(report.get("store"), dict) else {}
         out.say(f"store: {escape(cell_text(store.get('backend')))} at {escape(cell_text(store.get('url')))}")
         out.say(f"model: {escape(_model_line(report.get('llm')))}")
+        for found in _probes(report):
+            ok = found.get("answers") and found.get("tools")
+            variants = ", ".join(cell_text(v) for v in found.get("variants") or [])
+            out.say(f"  {'[green]ok[/]' if ok else '[red]problem[/]'} {escape(cell_text(found.get('model')))} "
+                    f"({escape(variants)}): {escape(cell_text(found.get('detail')))}")
         out.say(f"kernel version: {escape(cell_text(report.get('version')))}")
         quotas = report.get("quotas") if isinstance(report.get("quotas"), dict) else None
         if quotas:
@@ -54,6 +61,16 @@ def doctor(json_out: JsonOpt = False, user: UserOpt = None) -> None:
         if not json_out:
             out.note(f"[bold red]The active sandbox ({escape(cell_text(active))}) cannot start workers.[/]")
         raise typer.Exit(1)
+    silent = [cell_text(p.get("model")) for p in _probes(report) if not p.get("answers")]
+    if silent:
+        if not json_out:
+            out.note(f"[bold red]The configured model does not answer: {escape(', '.join(silent))}.[/]")
+        raise typer.Exit(1)
+
+
+def _probes(report: dict[str, Any]) -> list[dict[str, Any]]:
+    llm = report.get("llm") if isinstance(report.get("llm"), dict) else {}
+    return [p for p in llm.get("probe") or [] if isinstance(p, dict)]
 
 
 def _model_line(llm: object) -> str:

@@ -65,7 +65,8 @@ def _tail(path: Path, start: int, lines: int = LOG_TAIL_LINES) -> str:
 
 def _start_detached(config: CLIConfig, host: str, port: int, out: Output) -> int:
     config.home.mkdir(parents=True, exist_ok=True)
-    log_path = config.log_path
+    node = os.environ.get("DREAMER_NODE")
+    log_path = config.home / f"kernel-{node}.log" if node else config.log_path
     with log_path.open("ab") as log:
         start = log.tell()
         # A new session: the kernel must outlive this command and ignore the terminal's ^C.
@@ -106,11 +107,22 @@ def up(
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Run in the background; return once it answers.")] = False,
     host: Annotated[str | None, typer.Option("--host", help="Address to bind (default: from DREAMER_URL, else 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option("--port", min=1, max=65535, help="Port (default: from DREAMER_URL, else 8700).")] = None,
+    node: Annotated[str | None, typer.Option(
+        "--node", help="Run as this node of a multi-node installation (PostgreSQL required; see docs/SCALING.md).")] = None,
+    advertise: Annotated[str | None, typer.Option(
+        "--advertise", help="With --node: the URL other nodes and the load balancer reach this one at.")] = None,
     json_out: JsonOpt = False,
     user: UserOpt = None,
 ) -> None:
     """Start the dreamer kernel (in the foreground unless --detach)."""
     out = Output(json_out)
+    if advertise and not node:
+        raise CLIError("invalid_argument", "--advertise goes with --node NAME: it is the address of that node")
+    if node:
+        # Read by load_settings in this process and inherited by a detached kernel.
+        os.environ["DREAMER_NODE"] = node
+        if advertise:
+            os.environ["DREAMER_ADVERTISE"] = advertise
     config = load_config()
     default_host, default_port = host_port(config.url)
     host = host or default_host

@@ -7,9 +7,13 @@ import json
 import sys
 from typing import Any
 
-from dreamer.kernel.config import Settings
 from dreamer.contracts.errors import DreamerError
+from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.config import Settings
+from dreamer.kernel.install.registry import get_installed
+from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
+from dreamer.kernel.store.db import Store
 
 MAX_QUERY_CHARS = 100_000
 MAX_ROWS = 1000
@@ -46,4 +50,20 @@ async def run_query(
         raise DreamerError("internal", f"the database shell failed: {detail[0]}") from None
     if "error" in answer:
         raise DreamerError(answer["error"]["code"], answer["error"]["message"])
+    return answer
+
+
+async def query_agent(
+    store: Store, sandbox: Sandbox, settings: Settings, who: Principal, agent: str, query: str, *, write: bool
+) -> dict[str, Any]:
+    """Run one SQL statement on one of the user's agents' own database; a write is audited."""
+    with store.session() as s:
+        installed = get_installed(s, who.user_id, agent)
+    answer = await run_query(
+        sandbox, settings, user=who.user_name, agent=agent, bundle_dir=installed.bundle_path, query=query, write=write,
+    )
+    if write:
+        with store.session() as s:
+            audit(s, user_id=who.user_id, actor=who.actor, action="database.write", target=agent,
+                  decision="allow", detail={"changes": answer.get("changes"), "query": query[:500]})
     return answer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
@@ -11,8 +12,11 @@ from starlette.routing import Route
 from dreamer.contracts.http import install_handlers
 from dreamer.kernel.api.limits import BodyLimit
 from dreamer.kernel.api.routes import (
-    agents, audit, chat, data, doctor, feed, gallery, hooks, invocations, permissions, sessions, system, tokens, tools, triggers,
+    agents, audit, chat, data, doctor, feed, gallery, hooks, invocations, nodes, permissions, sessions, system, tokens, tools, traces,
+    triggers,
 )
+from dreamer.kernel.api.routes import feedback as feedback_routes
+from dreamer.kernel.api.routes import learned as learned_routes
 from dreamer.kernel.api.routes import memory as memory_routes
 from dreamer.kernel.config import Settings, load_settings
 from dreamer.kernel.core import Kernel
@@ -37,6 +41,11 @@ def create_app(
         kernel = build(settings)
         await kernel.start()
         app.state.kernel = kernel
+        # What start built (modules, routes, caches) lives as long as the kernel. Moved out of the
+        # collector's view, a full collection no longer walks it: those walks hold the GIL for a
+        # quarter to most of a second in a large kernel, every user's requests waiting meanwhile.
+        gc.collect()
+        gc.freeze()
         try:
             async with gateway.running():
                 yield
@@ -53,9 +62,12 @@ def create_app(
     app.add_middleware(
         BodyLimit, json_bytes=settings.limits.max_message_bytes // 2, upload_bytes=settings.max_bundle_bytes
     )
-    for module in (system, agents, permissions, invocations, audit, doctor, chat, data, sessions, tokens, feed, triggers, hooks, gallery, tools):
+    for module in (system, agents, permissions, invocations, audit, doctor, chat, data, sessions, tokens, feed, triggers, hooks, gallery,
+                   tools, traces, nodes):
         app.include_router(module.router)
     app.include_router(memory_routes.router)
+    app.include_router(feedback_routes.router)
+    app.include_router(learned_routes.router)
     # The MCP gateway (kernel/tools/gateway.py): streamable HTTP, Bearer token of the user.
     app.router.routes.append(Route("/mcp", endpoint=gateway, methods=["GET", "POST", "DELETE"]))
     if mount is not None:

@@ -8,9 +8,9 @@ from fastapi import Depends, Header, Request
 
 from dreamer.kernel.core import Kernel
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.users.revocation import Credential
-from dreamer.kernel.users.service import KnownUser, bearer_user, get_user, hash_token
+from dreamer.kernel.users.accounts import KnownUser, bearer_user, get_user, hash_token
 from dreamer.kernel.users.sessions import SignedIn, find_session
 
 SESSION_COOKIE = "dreamer_session"

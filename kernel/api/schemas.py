@@ -6,7 +6,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dreamer.kernel.install.registry import InstalledAgent
 
 
 class _Body(BaseModel):
@@ -44,32 +43,3 @@ class CallResult(BaseModel):
     result: Any
     invocation_id: str
     status: str = "succeeded"  # "queued" for a background function: follow it with GET /v1/invocations/{id}
-
-
-def agent_view(a: InstalledAgent, grants: list[str]) -> dict[str, Any]:
-    """The shape `dreamer agents --json` promises (design.md section 8)."""
-    return {
-        "name": a.name,
-        "version": a.version,
-        "kind": a.kind,
-        "title": a.title,
-        "description": a.description,
-        "publisher": a.publisher,
-        # Where it came from: {"gallery", "fingerprint"} when a gallery's signature was verified.
-        "verified_publisher": {"gallery": a.source, "fingerprint": a.publisher_fingerprint} if a.source else None,
-        "functions": [
-            {
-                "name": f["name"],
-                "description": f.get("description", ""),
-                "exported": bool(f.get("exported")),
-                "background": bool(f.get("background")),
-                "confirm": bool(f.get("confirm")),
-                "parameters": f.get("parameters", {}),
-                "examples": f.get("examples", []),
-            }
-            for f in a.functions
-        ],
-        "grants": grants,
-        "permissions": {"required": a.required, "optional": a.optional},
-        "installed_at": a.installed_at.isoformat(),
-    }

@@ -28,6 +28,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlglot import exp
 
 from dreamer.kernel.data import engine_pg
+from dreamer.kernel.data.caps import MAX_RESULT_BYTES, capped
 from dreamer.kernel.data.engine_sqlite import open_secured, temp_table
 from dreamer.kernel.data.engine_sqlite import run as run_sqlite
 from dreamer.kernel.data.rewriter import Target
@@ -43,8 +44,9 @@ APPLICATION_ONLY = {"mysql": "mysql", "mariadb": "mysql", "mssql": "tsql", "orac
 _READ_ONLY = {"mysql": "START TRANSACTION READ ONLY", "tsql": None, "oracle": "SET TRANSACTION READ ONLY"}
 # Without a cheap change counter, cached results of these live at most this long.
 _VERSION_WINDOW_S = 60
-# What one result may hold in the kernel, besides its row count: rows stop there (truncated).
-MAX_RESULT_BYTES = 8_000_000
+# PostgreSQL's change counter is read at most this often per connection (a cache hit then costs
+# no round trip); its statistics lag a commit by about as much anyway.
+VERSION_CHECK_S = 1.0
 
 
 @dataclass
@@ -62,6 +64,7 @@ class Connection:
     scopes: ScopesFile
     columns: dict[str, list[Column]]  # table (lower case) -> columns, as reflected
     secrets: dict[str, str] = field(default_factory=dict)
+    _version: tuple[float, str] | None = field(default=None, repr=False)  # (when read, PostgreSQL's counter)
 
     @property
     def dialect(self) -> str:
@@ -107,13 +110,8 @@ class Connection:
             finally:
                 conn.close()
         else:
-            reader = self.secrets.get("reader")
-            if not reader:
-                raise DreamerError("not_available", f"connection {self.name} has no reader role yet; "
-                                   f"run `dreamer data scopes {self.name} FILE` as an administrator to provision it")
-            url = engine_pg.reader_url(self.url, reader, self.secrets.get("password", ""))
-            columns, rows, truncated = engine_pg.run_as_reader(url, self.schema, role.name, query, max_rows,
-                                                                 MAX_RESULT_BYTES)
+            columns, rows, truncated = engine_pg.run_as_reader(self._reader_url(), self.schema, role.name, query,
+                                                                 max_rows, MAX_RESULT_BYTES)
         return columns, [[jsonable(v) for v in row] for row in rows[:max_rows]], truncated
 
     def data_version(self) -> str:
@@ -129,14 +127,19 @@ class Connection:
                 except FileNotFoundError:
                     parts.append("-")
             return "/".join(parts)
-        import psycopg
+        now = time.monotonic()
+        if self._version is not None and now - self._version[0] < VERSION_CHECK_S:
+            return self._version[1]
+        version = engine_pg.data_version(self._reader_url(), self.schema)
+        self._version = (now, version)
+        return version
 
-        with psycopg.connect(engine_pg.psycopg_dsn(self.url), connect_timeout=10) as conn:
-            row = conn.execute(
-                "SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_user_tables WHERE schemaname = %s",
-                (self.schema,),
-            ).fetchone()
-        return f"pg:{row[0] if row else 0}"
+    def _reader_url(self) -> URL:
+        reader = self.secrets.get("reader")
+        if not reader:
+            raise DreamerError("not_available", f"connection {self.name} has no reader role yet; "
+                               f"run `dreamer data scopes {self.name} FILE` as an administrator to provision it")
+        return engine_pg.reader_url(self.url, reader, self.secrets.get("password", ""))
 
 
 def reflect(url: URL, schema: str) -> dict[str, list[Column]]:
@@ -163,6 +166,11 @@ def reflect(url: URL, schema: str) -> dict[str, list[Column]]:
         raise DreamerError("invalid_argument", f"cannot read the tables of that database: {str(exc).splitlines()[0][:200]}") from None
     finally:
         engine.dispose()
+
+
+def column_names(columns: dict[str, list[Column]]) -> dict[str, set[str]]:
+    """table -> the names of its columns: what a scopes file's semantic model is checked against."""
+    return {table: {c.name for c in cols} for table, cols in columns.items()}
 
 
 def parse_url(text: str) -> tuple[URL, str]:
@@ -212,16 +220,16 @@ def _run_read_only(url: URL, dialect: str, query: str, max_rows: int) -> tuple[l
             if begin:
                 conn.exec_driver_sql(begin)
             try:
-                result = conn.exec_driver_sql(query)
+                result = conn.execution_options(stream_results=True).exec_driver_sql(query)
                 columns = list(result.keys())
-                rows = result.fetchmany(max_rows + 1)
+                rows, truncated = capped(result, max_rows, MAX_RESULT_BYTES)
             except Exception as exc:  # the database's refusal, for the model and the user to read
                 raise DreamerError("sql_error", f"the database refused the query: {str(exc).splitlines()[0][:300]}") from None
             finally:
                 conn.rollback()
     finally:
         engine.dispose()
-    return columns, [list(r) for r in rows], len(rows) > max_rows
+    return columns, [list(r) for r in rows], truncated
 
 
 def jsonable(value: Any) -> Any:

@@ -10,9 +10,14 @@
 
 Every query then runs as the reader in `BEGIN READ ONLY`, with `SET LOCAL
 dreamer.scope_role`, `statement_timeout` and `search_path` set by the kernel for that
-transaction only, the statement sent as ONE prepared statement (the extended protocol
-refuses a second statement), and a ROLLBACK at the end. With no scope role set, the
-policies match nothing. This layer is sufficient without the application layer.
+transaction only, the statement sent through the extended protocol (which refuses a
+second statement) and its rows streamed one at a time, so the row and byte caps bound
+what the kernel receives, not only what it keeps (the rest of the query is cancelled),
+and a ROLLBACK at the end. With no scope role set, the policies match nothing. This
+layer is sufficient without the application layer.
+
+The readers' connections are pooled per (reader, database); the result cache's data
+version is read through the same pool (`data_version`), never on a new connection.
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from typing import Any
+from collections.abc import Generator
+from typing import Any, cast
 
 import psycopg
 from psycopg import sql as pgsql
 from psycopg_pool import ConnectionPool
 from sqlalchemy.engine import URL
 
+from dreamer.kernel.data.caps import capped
 from dreamer.kernel.data.filters import policy_condition
 from dreamer.kernel.data.engine_sqlite import RUNTIME_ERROR, TIMEOUT
 from dreamer.kernel.data.scopes import Role
@@ -142,31 +149,34 @@ def run_as_reader(url: URL, schema: str, role: str, query: str, max_rows: int,
             conn.execute(pgsql.SQL("SET LOCAL search_path = {}").format(pgsql.Identifier(schema)))
             conn.execute("SET LOCAL row_security = on")
             cur = conn.cursor()
+            # bytes: no client-side % interpolation; stream(): the extended protocol, one row at a time.
+            rows_in = cast(Generator[Any, None, None], cur.stream(query.encode("utf-8")))
             try:
-                cur.execute(query.encode("utf-8"), prepare=True)  # bytes: no client-side % interpolation
+                rows, truncated = capped(rows_in, max_rows, max_bytes)
                 columns = [d.name for d in cur.description or []]
-                rows, truncated = capped(cur, max_rows, max_bytes)
             except psycopg.Error as exc:
                 raise _refusal(exc) from None
+            finally:
+                rows_in.close()  # a capped result: cancel the rest of the query
             return columns, rows, truncated
         finally:
             conn.execute("ROLLBACK")
 
 
-def capped(cur: Any, max_rows: int, max_bytes: int | None) -> tuple[list[tuple[Any, ...]], bool]:
-    """Fetch at most `max_rows` rows and about `max_bytes` of them (their text length)."""
-    rows: list[tuple[Any, ...]] = []
-    size = 0
-    while len(rows) <= max_rows:
-        batch = cur.fetchmany(min(500, max_rows + 1 - len(rows)))
-        if not batch:
-            return rows, False
-        for row in batch:
-            size += sum(len(str(v)) + 1 for v in row)
-            if max_bytes is not None and size > max_bytes:
-                return rows, True
-            rows.append(tuple(row))
-    return rows[:max_rows], True
+def data_version(url: URL, schema: str) -> str:
+    """What the statistics say was written to `schema`'s tables (rows inserted, updated, deleted,
+    and live), read as the reader through its pool. PostgreSQL updates these counters within
+    about a second of a commit; the result cache's key includes the answer."""
+    with _pool(url).connection() as conn:
+        row = conn.execute(
+            "SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0), coalesce(sum(n_live_tup), 0) "
+            "FROM pg_stat_user_tables WHERE schemaname = %s", (schema,)).fetchone()
+    return f"pg:{row[0]}:{row[1]}" if row else "pg:0"
+
+
+def pool_stats(url: URL) -> dict[str, int]:
+    """The reader pool's counters (connections opened, requests served): what the tests read."""
+    return dict(_pool(url).get_stats())
 
 
 def _refusal(exc: psycopg.Error) -> DreamerError:

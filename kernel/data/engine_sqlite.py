@@ -31,6 +31,7 @@ from pathlib import Path
 
 from sqlglot import exp
 
+from dreamer.kernel.data.caps import capped
 from dreamer.kernel.data.filters import secured
 from dreamer.kernel.data.scopes import Role
 from dreamer.kernel.data.validator import FUNCTIONS
@@ -149,16 +150,10 @@ def run(conn: sqlite3.Connection, query: str, max_rows: int,
     try:
         cur = conn.execute(query)
         columns = [d[0] for d in cur.description or []]
-        rows: list[tuple[Any, ...]] = []
-        size = 0
-        for row in iter(cur.fetchone, None):
-            size += sum(len(str(v)) + 1 for v in row)
-            if len(rows) >= max_rows or (max_bytes is not None and size > max_bytes):
-                return columns, rows, True
-            rows.append(row)
+        rows, truncated = capped(iter(cur.fetchone, None), max_rows, max_bytes)
     except sqlite3.Error as exc:
         if "interrupted" in str(exc):
             raise DreamerError("timeout", TIMEOUT) from None
         log.info("SQLite query failed while reading rows: %s", exc)
         raise DreamerError("sql_error", RUNTIME_ERROR) from None
-    return columns, rows, False
+    return columns, rows, truncated

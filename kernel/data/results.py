@@ -1,7 +1,9 @@
 """Query results kept in the kernel: the model and the user get pages, the rest stays here.
 
 Each result has an id the agent can page through or export; results are kept per
-user, a bounded number for each user, their oldest dropped first. The cache maps
+user, a bounded number for each user, their oldest dropped first, in this process's
+memory only (not in the store): a restart loses them and another node of a cluster
+does not see them, which the error for a missing id says. The cache maps
 (user, connection, scope version, role, data version, secured SQL) to a result, so
 asking again while neither the data nor the scopes changed does not run the query again.
 """
@@ -19,6 +21,10 @@ from dreamer.contracts.errors import DreamerError
 
 MAX_RESULTS = 64  # per user, each up to MAX_ROWS rows / MAX_RESULT_BYTES: a bound on what the kernel holds
 CACHE_SECONDS = 300.0
+# Results live in this kernel process's memory only: a restart loses them, and another kernel of a
+# cluster never had them (docs/SCALING.md). An unknown id, or one of another user's, reads the same.
+EXPIRED = ("that result ({query_id!r}) has expired; ask again: results are kept in the kernel's memory, so "
+           "older ones are dropped, and a restart or another kernel of the cluster does not have them")
 
 
 @dataclass
@@ -32,6 +38,7 @@ class Result:
     written: str
     secured: str
     created: float
+    truncated_by: str | None = None  # "rows" or "bytes": which cap cut it (kernel/data/caps.py)
 
     def page(self, page: int, size: int) -> dict[str, Any]:
         pages = max(1, -(-len(self.rows) // size))
@@ -41,7 +48,7 @@ class Result:
         return {
             "query_id": self.id, "columns": self.columns, "rows": self.rows[start:start + size],
             "page": page, "pages": pages, "page_size": size, "total_rows": len(self.rows),
-            "truncated": self.truncated,
+            "truncated": self.truncated, "truncated_by": self.truncated_by,
         }
 
 
@@ -83,5 +90,5 @@ class Results:
             mine = self._by_user.get(user_id)
             result = mine.get(query_id) if mine is not None and isinstance(query_id, str) else None
         if result is None:
-            raise DreamerError("not_found", f"there is no result {str(query_id)[:40]!r} (results are kept for a while; run the query again)")
+            raise DreamerError("not_found", EXPIRED.format(query_id=str(query_id)[:40]))
         return result

@@ -23,12 +23,15 @@ users: {hr_admin: hr_admin, ops_manager: ops_manager}
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
 from dreamer.contracts.errors import DreamerError
+from dreamer.sdk.semantic import ModelError
+from dreamer.sdk.semantic import parse as parse_model
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _ROLE = re.compile(r"[a-z][a-z0-9_]{0,39}")
@@ -156,6 +159,17 @@ def parse_scopes(text: str, known_tables: set[str] | None = None) -> ScopesFile:
     if not isinstance(semantic, dict):
         raise _bad("`semantic` must be a mapping (entities, joins, numbers, dimensions)")
     return ScopesFile(version, roles, users, notes, frozenset(star), semantic)
+
+
+def check_semantic(scopes: ScopesFile, columns: Mapping[str, set[str]]) -> None:
+    """Refuse a file whose semantic model is broken (a field of the wrong shape, a table or column
+    the connection does not have), with one sentence naming the field. Run when a file is
+    uploaded; a file already in place is not checked again, so queries keep working."""
+    if scopes.semantic:
+        try:
+            parse_model(scopes.semantic, columns)
+        except ModelError as exc:
+            raise _bad(f"semantic model: {exc}") from None
 
 
 def _table(name: Any, where: str) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
 
-from dreamer.kernel.data.service import MAX_PAGE_SIZE, PAGE_SIZE, DataService
+from dreamer.kernel.data.queries import MAX_PAGE_SIZE, PAGE_SIZE, DataService
 from dreamer.contracts.errors import DreamerError
 
 if TYPE_CHECKING:

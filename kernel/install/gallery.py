@@ -17,8 +17,8 @@ from dreamer.kernel.config import Settings
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.pins import check_pinned_key
 from dreamer.kernel.install.registry import list_installed
-from dreamer.kernel.install.service import Installer
-from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.install.installer import Installer
+from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.ports import GalleryAccess, GalleryConnection
 
 log = logging.getLogger("dreamer.gallery")

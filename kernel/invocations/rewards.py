@@ -2,7 +2,8 @@
 
 An agent judges its own run (the user accepted the plan, the fix passed the tests, the
 watched page was found) on a scale from -1 (bad) to 1 (good); the kernel keeps it with the
-invocation, where `GET /v1/invocations/{id}` and `dreamer logs --run ID` show it, for
+invocation (source "agent"; the user's own thumbs up/down sit beside it as source "user"),
+where `GET /v1/invocations/{id}` and `dreamer logs --run ID` show it, for
 evaluating agents over time. It reaches nothing and changes nothing of the user's, so it
 needs no grant; the number per invocation is capped so a loop cannot fill the store.
 """
@@ -35,11 +36,12 @@ async def rewards_emit(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     who, agent, invocation_id = ctx.who, ctx.agent, ctx.invocation_id
 
     def keep(conn: Connection) -> int:
-        count = conn.execute(select(func.count()).select_from(_REWARDS).where(_REWARDS.c.invocation_id == invocation_id)).scalar_one()
+        count = conn.execute(select(func.count()).select_from(_REWARDS).where(
+            _REWARDS.c.invocation_id == invocation_id, _REWARDS.c.source == "agent")).scalar_one()
         if count >= MAX_PER_INVOCATION:
             raise DreamerError("conflict", f"an invocation keeps at most {MAX_PER_INVOCATION} rewards")
         row = conn.execute(insert(_REWARDS).values(
-            invocation_id=invocation_id, user_id=who.user_id, agent=agent, value=float(value), note=note,
+            invocation_id=invocation_id, user_id=who.user_id, agent=agent, value=float(value), note=note, source="agent",
         ).returning(_REWARDS.c.id)).scalar_one()
         return int(row)
 
@@ -48,7 +50,8 @@ async def rewards_emit(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
 
 def rewards_of(session: Any, invocation_id: str) -> list[dict[str, Any]]:
     rows = session.execute(
-        select(_REWARDS.c.value, _REWARDS.c.note, _REWARDS.c.created_at)
+        select(_REWARDS.c.value, _REWARDS.c.note, _REWARDS.c.source, _REWARDS.c.created_at)
         .where(_REWARDS.c.invocation_id == invocation_id).order_by(_REWARDS.c.id)
     )
-    return [{"value": r.value, "note": r.note, "at": r.created_at.isoformat()} for r in rows]
+    # source: "agent" (ctx.emit_reward) or "user" (a thumbs up/down, kernel/feedback/ratings.py).
+    return [{"value": r.value, "note": r.note, "source": r.source, "at": r.created_at.isoformat()} for r in rows]

@@ -28,7 +28,8 @@ from dreamer.kernel.posts.notices import missing_grant_notice
 from dreamer.kernel.tools.syscall import tools_call, tools_list
 
 if TYPE_CHECKING:
-    from dreamer.kernel.invocations.service import Caller, Invoker, Principal
+    from dreamer.kernel.invocations.invoker import Invoker
+    from dreamer.kernel.invocations.principal import Caller, Principal
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,9 @@ class SyscallContext:
         # A refusal in a run nobody watches would reach only its log: tell the user, with the grant
         # offered, when a grant could allow it (an undeclared scope is for the builder to add).
         if not decision.allowed and decision.grantable and self.unattended:
-            missing_grant_notice(self.invoker.store, user_id=who.user_id, agent=self.agent, scope=scope,
-                                 action=action, target=target, invocation_id=invocation_id)
+            if missing_grant_notice(self.invoker.store, user_id=who.user_id, agent=self.agent, scope=scope,
+                                    action=action, target=target, invocation_id=invocation_id):
+                self.invoker.feed.posted(who.user_id)
         return decision.require(f"{action.split('.')[-1]} {target}")
 
     def record(self, *, action: str, target: str, decision: str = "allow", detail: dict[str, Any] | None = None) -> None:

@@ -2,7 +2,7 @@
 
 events.emit and tasks.create live in modules that import the invoker's types, so
 they join the table here, above both, instead of being imported by syscalls.py on
-first use (which made a cycle: invocations.service → syscalls → tasks → service).
+first use (which made a cycle: invocations.invoker → syscalls → tasks → invoker).
 """
 
 from __future__ import annotations

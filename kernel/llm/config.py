@@ -8,6 +8,7 @@
     timeout = 60                  # seconds per model request
     max_retries = 2               # the client library's retries of failed requests
     max_tokens = 4096             # ceiling on what an agent may ask for
+    temperature = 0               # optional: used when a call names none (0 makes a local model repeatable)
     budget_usd = 10               # per user per calendar month (UTC); "unlimited" for none
 
     [llm.models]
@@ -24,7 +25,7 @@
 The environment wins: DREAMER_LLM_PROVIDER, DREAMER_LLM_BASE_URL, DREAMER_LLM_API_KEY
 (else ANTHROPIC_API_KEY / OPENAI_API_KEY), DREAMER_LLM_MODEL,
 DREAMER_LLM_MODEL_FAST / _STANDARD / _POWERFUL, DREAMER_LLM_BUDGET_USD,
-DREAMER_LLM_TIMEOUT, DREAMER_LLM_MAX_RETRIES.
+DREAMER_LLM_TIMEOUT, DREAMER_LLM_MAX_RETRIES, DREAMER_LLM_TEMPERATURE.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class LLMConfig:
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_retries: int = DEFAULT_MAX_RETRIES
     max_tokens: int = DEFAULT_MAX_TOKENS
+    temperature: float | None = None  # for calls that name none; None: the server's default
     config_file: str | None = None
 
     def model_for(self, variant: str) -> str:
@@ -143,6 +145,7 @@ def load_llm_config(home: Path, env: Mapping[str, str] | None = None) -> LLMConf
         timeout_s=float(_positive(env.get("DREAMER_LLM_TIMEOUT", table.get("timeout", DEFAULT_TIMEOUT_S)), "timeout", where)),
         max_retries=int(_count(env.get("DREAMER_LLM_MAX_RETRIES", table.get("max_retries", DEFAULT_MAX_RETRIES)), "max_retries", where)),
         max_tokens=int(_positive(table.get("max_tokens", DEFAULT_MAX_TOKENS), "max_tokens", where, integer=True)),
+        temperature=_temperature(env.get("DREAMER_LLM_TEMPERATURE", table.get("temperature")), where),
         config_file=source,
     )
 
@@ -220,6 +223,15 @@ def _budget(raw: object, where: str) -> float | None:
     if isinstance(raw, str) and raw.strip().lower() in ("unlimited", "none", "off", ""):
         return None
     return _non_negative(raw, "budget_usd", where)
+
+
+def _temperature(raw: object, where: str) -> float | None:
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    value = _non_negative(raw, "temperature", where)
+    if value > 2:
+        raise LLMConfigError(f"{where}: temperature must be from 0 to 2")
+    return value
 
 
 def _text(raw: object, name: str, where: str) -> str | None:

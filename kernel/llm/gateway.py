@@ -7,14 +7,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
 from dreamer.contracts.errors import DreamerError
+from dreamer.kernel.llm import requests_log
 from dreamer.kernel.llm import structured as structured_output
 from dreamer.kernel.llm import usage as accounting
 from dreamer.kernel.llm.config import LLMConfig, LLMConfigError, load_llm_config
@@ -86,6 +89,7 @@ class Gateway:
             "timeout_s": self.config.timeout_s,
             "max_retries": self.config.max_retries,
             "max_tokens": self.config.max_tokens,
+            "temperature": self.config.temperature,
             "config_file": self.config.config_file,
             "problem": self.problem or (None if self.available else "no model is configured; the offline planner serves chat"),
         }
@@ -93,28 +97,45 @@ class Gateway:
     # -- calls -----------------------------------------------------------------------------
 
     async def complete(self, request: ChatRequest, *, user_id: int, agent: str | None = None,
-                       invocation_id: str | None = None, timeout: float | None = None) -> ChatResponse:
-        """One answer; the user's budget is checked first and the usage recorded after."""
+                       invocation_id: str | None = None, timeout: float | None = None,
+                       turn_key: str | None = None) -> ChatResponse:
+        """One answer; the user's budget is checked first and the usage recorded after.
+        `turn_key` names the Sidekick turn a call of Sidekick's own planner belongs to."""
         model = self._admit(request, user_id)
+        request = self._defaults(request)
         with self._span(model, invocation_id) as span:
-            async with _deadline(timeout, self._place()):
-                response = await self.provider.complete(request, model)
+            call = _Call(request, model, user_id, invocation_id, turn_key, span)
+            try:
+                async with _deadline(timeout, self._place()):
+                    response = await self.provider.complete(request, model)
+            except Exception as exc:
+                self._log(call, None, exc)
+                raise
             self._account(response, model, user_id, agent, invocation_id, span)
+            self._log(call, response, None)
             return response
 
     async def stream(self, request: ChatRequest, *, user_id: int, agent: str | None = None,
-                     invocation_id: str | None = None) -> AsyncIterator[StreamEvent]:
+                     invocation_id: str | None = None, turn_key: str | None = None) -> AsyncIterator[StreamEvent]:
         """Events as the answer arrives; usage is recorded when Done comes through."""
         model = self._admit(request, user_id)
+        request = self._defaults(request)
         with self._span(model, invocation_id) as span:
-            async for event in self.provider.stream(request, model):
-                if isinstance(event, Done):
-                    self._account(event.response, model, user_id, agent, invocation_id, span)
-                yield event
+            call = _Call(request, model, user_id, invocation_id, turn_key, span)
+            try:
+                async for event in self.provider.stream(request, model):
+                    if isinstance(event, Done):
+                        self._account(event.response, model, user_id, agent, invocation_id, span)
+                        self._log(call, event.response, None)
+                    yield event
+            except Exception as exc:
+                self._log(call, None, exc)
+                raise
 
     async def structured(self, request: ChatRequest, schema: dict[str, Any], *, user_id: int,
                          agent: str | None = None, invocation_id: str | None = None,
-                         retries: int = 2, timeout: float | None = None) -> structured_output.Structured:
+                         retries: int = 2, timeout: float | None = None,
+                         turn_key: str | None = None) -> structured_output.Structured:
         """A JSON answer valid against `schema`; each attempt is budgeted and recorded."""
         structured_output.validator_for(schema)  # a bad schema fails before any model call
         loop = asyncio.get_running_loop()
@@ -122,9 +143,20 @@ class Gateway:
 
         async def attempt(asking: ChatRequest) -> ChatResponse:
             left = None if deadline is None else max(0.01, deadline - loop.time())
-            return await self.complete(asking, user_id=user_id, agent=agent, invocation_id=invocation_id, timeout=left)
+            return await self.complete(asking, user_id=user_id, agent=agent, invocation_id=invocation_id, timeout=left,
+                                       turn_key=turn_key)
 
         return await structured_output.structured(attempt, request, schema, retries)
+
+    async def probe(self) -> list[dict[str, Any]]:
+        """For `dreamer doctor`: whether each configured model answers and calls tools
+        (dreamer.kernel.llm.probe); empty when no model is configured."""
+        if not self.available:
+            return []
+        from dreamer.kernel.llm.probe import probe
+
+        return [found.to_dict() for found in await probe(self.provider, self.config.models,
+                                                         max(self.config.timeout_s, 1.0))]
 
     async def aclose(self) -> None:
         await self.provider.aclose()
@@ -139,6 +171,12 @@ class Gateway:
             raise DreamerError("invalid_argument", "max_tokens must be at least 1")
         accounting.check_budget(self.store, user_id, self.config.budget_usd)
         return model
+
+    def _defaults(self, request: ChatRequest) -> ChatRequest:
+        """The configured temperature for a call that names none."""
+        if request.temperature is None and self.config.temperature is not None:
+            return replace(request, temperature=self.config.temperature)
+        return request
 
     def _account(self, response: ChatResponse, asked: str, user_id: int, agent: str | None,
                  invocation_id: str | None, span: Any) -> None:
@@ -157,6 +195,29 @@ class Gateway:
             span.set_attribute(semconv.GEN_AI_RESPONSE_FINISH_REASONS, [response.stop_reason])
             span.set_attribute(semconv.GEN_AI_USAGE_INPUT_TOKENS, response.usage.input_tokens)
             span.set_attribute(semconv.GEN_AI_USAGE_OUTPUT_TOKENS, response.usage.output_tokens)
+
+    def _log(self, call: "_Call", response: ChatResponse | None, error: BaseException | None) -> None:
+        """Keep what was asked and answered for the training export; like tracing, a
+        failure here never fails the call."""
+        latency_ms = (time.monotonic() - call.started) * 1000
+        context = call.span.get_span_context() if call.span is not None else None
+        try:
+            if response is not None:
+                body, status = requests_log.response_body(response), "ok"
+                usage, finish = response.usage.to_dict(), response.stop_reason
+            else:
+                code = error.code if isinstance(error, DreamerError) else type(error).__name__
+                text = error.message if isinstance(error, DreamerError) else type(error).__name__
+                body, status, usage, finish = {"error": {"code": code, "message": text}}, "error", None, None
+            requests_log.record(
+                self.store, user_id=call.user_id, provider=self.provider.name, model=response.model if response else call.model,
+                request=requests_log.request_body(call.request, call.model), response=body, latency_ms=latency_ms,
+                status=status, usage=usage, finish_reason=finish, invocation_id=call.invocation_id, turn_key=call.turn_key,
+                span_id=format(context.span_id, "016x") if context is not None and context.is_valid else None,
+                trace_id=format(context.trace_id, "032x") if context is not None and context.is_valid else None,
+            )
+        except Exception as exc:
+            log.warning("could not keep the model request for export: %s", exc)
 
     @contextmanager
     def _span(self, model: str, invocation_id: str | None) -> Iterator[Span | None]:
@@ -191,6 +252,19 @@ class Gateway:
 
     def _place(self) -> str:
         return getattr(self.provider, "place", self.provider.name)
+
+
+@dataclass
+class _Call:
+    """One model call as the export keeps it: what was asked, by whom, since when."""
+
+    request: ChatRequest
+    model: str
+    user_id: int
+    invocation_id: str | None
+    turn_key: str | None
+    span: Span | None
+    started: float = field(default_factory=time.monotonic)
 
 
 class _deadline:

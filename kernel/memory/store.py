@@ -74,7 +74,7 @@ def add_memory(session: Session, user_id: int, text: object, source: str) -> tup
     row = Memory(user_id=user_id, text=cleaned, key=key, source=source)
     session.add(row)
     # A concurrent request storing the same fact makes this raise IntegrityError;
-    # dreamer.kernel.memory.service tries once more, and then finds it.
+    # dreamer.kernel.memory.facts tries once more, and then finds it.
     session.flush()
     return _fact(row), True
 

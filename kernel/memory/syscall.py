@@ -19,7 +19,7 @@ from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm import structured as structured_output
 from dreamer.kernel.llm.types import ChatRequest, Message
 from dreamer.kernel.memory.search import rank
-from dreamer.kernel.memory.service import memories, remember
+from dreamer.kernel.memory.facts import memories, remember
 from dreamer.kernel.memory.text import MAX_FACT_CHARS, clean_fact
 
 if TYPE_CHECKING:

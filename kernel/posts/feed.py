@@ -51,6 +51,19 @@ def feed(store: Store, user_id: int, limit: int = 50, agent: str | None = None) 
         return [view(p) for p in s.scalars(q.order_by(Post.id.desc()).limit(limit))]
 
 
+def latest_id(store: Store, user_id: int) -> int:
+    """The id of the user's newest post, 0 when they have none: a stream from now starts after it."""
+    with store.session() as s:
+        return int(s.scalar(select(func.max(Post.id)).where(Post.user_id == user_id)) or 0)
+
+
+def posts_after(store: Store, user_id: int, after: int, limit: int) -> list[dict[str, Any]]:
+    """The user's posts after `after`, oldest first, at most `limit`."""
+    with store.session() as s:
+        return [view(p) for p in s.scalars(
+            select(Post).where(Post.user_id == user_id, Post.id > after).order_by(Post.id).limit(limit))]
+
+
 def clear(store: Store, user_id: int, agent: str | None = None) -> int:
     """Delete the user's posts (of one agent, or all); how many went. Frees feed quota."""
     with store.session() as s:
@@ -89,4 +102,6 @@ async def posts_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
         )
         s.add(post)
         s.flush()
-        return {"id": post.id}
+        made = post.id
+    ctx.invoker.feed.posted(ctx.who.user_id)  # committed: the user's open feed streams can read it
+    return {"id": made}

@@ -8,13 +8,14 @@ one conditional UPDATE, so a claim, a cancel and a finish cannot overwrite each 
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from collections import Counter
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 from sqlalchemy import func, insert, or_, select, update
 
-from dreamer.kernel.invocations.service import QueuedRun
+from dreamer.kernel.invocations.records import QueuedRun
 from dreamer.kernel.runs.retry import retry_delay
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog, User
@@ -26,22 +27,27 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def recover(store: Store) -> dict[str, int]:
+def recover(store: Store, node: str | None = None) -> dict[str, int]:
     """At start: background invocations a dead kernel left running get another attempt
-    when their policy allows one (at-least-once), else fail as interrupted."""
+    when their policy allows one (at-least-once), else fail as interrupted.
+
+    With `node`, only the attempts that node was running: a node's own at its start, a
+    dead node's when the leader takes its work over (kernel/cluster/runtime.py). Each row
+    changes only if it is still that attempt, so two takers never both re-queue it."""
     counts = {"requeued": 0, "failed": 0}
     at = now()
     with store.session() as s:
-        rows = s.execute(
-            select(Invocation.id, Invocation.attempt, Invocation.max_attempts).where(
-                Invocation.status == "running", Invocation.background.is_(True)
-            )
-        ).all()
+        mine = select(Invocation.id, Invocation.attempt, Invocation.max_attempts).where(
+            Invocation.status == "running", Invocation.background.is_(True)
+        )
+        if node is not None:
+            mine = mine.where(Invocation.node == node)
+        rows = s.execute(mine).all()
         for run_id, attempt, max_attempts in rows:
             again = attempt < max_attempts
-            s.execute(
+            done = s.execute(
                 update(Invocation)
-                .where(Invocation.id == run_id, Invocation.status == "running")
+                .where(Invocation.id == run_id, Invocation.status == "running", Invocation.attempt == attempt)
                 .values(
                     status="queued" if again else "failed",
                     error_code="interrupted",
@@ -49,8 +55,11 @@ def recover(store: Store) -> dict[str, int]:
                     + ("; it will run again" if again else f", the last of {max_attempts} its retry policy allows"),
                     finished_at=None if again else at,
                     run_after=None,
+                    node=None,
                 )
             )
+            if not done.rowcount:
+                continue
             s.execute(
                 insert(InvocationLog).values(
                     invocation_id=run_id, at=at, stream="kernel", level="warning",
@@ -116,6 +125,23 @@ def due(
     return [(run_id, u, a) for _, _, run_id, u, a in merged[:limit]]
 
 
+def running_counts(store: Store) -> tuple[Counter[int], Counter[tuple[int, str]]]:
+    """Background attempts running now on every node: per user, per (user, agent). Two nodes
+    filling at the same moment may each start one more than the other saw (at most one
+    per node past a limit, for as long as those attempts run)."""
+    users: Counter[int] = Counter()
+    agents: Counter[tuple[int, str]] = Counter()
+    with store.session() as s:
+        for user_id, agent, n in s.execute(
+            select(Invocation.user_id, Invocation.agent, func.count())
+            .where(Invocation.status == "running", Invocation.background.is_(True))
+            .group_by(Invocation.user_id, Invocation.agent)
+        ):
+            users[user_id] += n
+            agents[(user_id, agent)] += n
+    return users, agents
+
+
 def next_due_at(store: Store) -> datetime | None:
     """When the earliest queued invocation waiting for a retry delay may run."""
     with store.session() as s:
@@ -125,14 +151,24 @@ def next_due_at(store: Store) -> datetime | None:
     return found
 
 
-def claim(store: Store, run_id: str) -> QueuedRun | None:
-    """Take a queued invocation for one attempt: running, attempt + 1. None if someone
-    (a cancel) got there first."""
+def claim(store: Store, run_id: str, node: str | None = None) -> QueuedRun | None:
+    """Take a queued invocation for one attempt: running, attempt + 1, on `node`. None if
+    someone (a cancel, another node) got there first.
+
+    The conditional UPDATE alone makes the claim exclusive. On PostgreSQL the row is first
+    locked with FOR UPDATE SKIP LOCKED, so a node never waits behind another node's claim
+    of the same row: it skips it and takes the next one."""
     with store.session() as s:
+        target: Any = run_id
+        if store.is_postgresql:
+            target = (
+                select(Invocation.id).where(Invocation.id == run_id, Invocation.status == "queued")
+                .with_for_update(skip_locked=True).scalar_subquery()
+            )
         done = s.execute(
             update(Invocation)
-            .where(Invocation.id == run_id, Invocation.status == "queued")
-            .values(status="running", attempt=Invocation.attempt + 1, started_at=now(), run_after=None)
+            .where(Invocation.id == target, Invocation.status == "queued")
+            .values(status="running", attempt=Invocation.attempt + 1, started_at=now(), run_after=None, node=node)
         )
         if not done.rowcount:
             return None
@@ -179,9 +215,9 @@ def interrupted(store: Store, run: QueuedRun) -> str:
     with store.session() as s:
         s.execute(
             update(Invocation)
-            .where(Invocation.id == run.id, Invocation.status == "running")
+            .where(Invocation.id == run.id, Invocation.status == "running", Invocation.attempt == run.attempt)
             .values(
-                status="queued" if again else "failed", error_code="interrupted",
+                status="queued" if again else "failed", error_code="interrupted", node=None,
                 error_message=f"the kernel stopped during attempt {run.attempt}",
                 finished_at=None if again else at, run_after=at + retry_delay(run.attempt) if again else None,
             )
@@ -194,4 +230,4 @@ def status_of(store: Store, run_id: str) -> str | None:
         return s.scalar(select(Invocation.status).where(Invocation.id == run_id))
 
 
-__all__ = ["TERMINAL", "recover", "due", "next_due_at", "claim", "cancel", "interrupted", "status_of"]
+__all__ = ["TERMINAL", "recover", "due", "running_counts", "next_due_at", "claim", "cancel", "interrupted", "status_of"]

@@ -16,10 +16,12 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timezone
 
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.invocations.service import Invoker, QueuedRun
+from dreamer.kernel.invocations.invoker import Invoker
+from dreamer.kernel.invocations.records import QueuedRun
 from dreamer.kernel.runs import queue
 from dreamer.kernel.store.db import Store
 
@@ -43,10 +45,13 @@ class BackgroundRunner:
         self._by_agent: Counter[tuple[int, str]] = Counter()
         self._cancelled: set[str] = set()
         self._stopping = False
+        self.node: str | None = None  # set on a cluster node: claims carry it, recovery is its own only
+        self.paused = False  # a cluster node that lost its lease takes no work (kernel/cluster/runtime.py)
+        self.on_cancel: Callable[[str], None] | None = None  # set on a cluster node: the running node stops it
 
     def start(self) -> dict[str, int]:
         """Recover what a dead kernel left running, then start taking work."""
-        counts = queue.recover(self.store)
+        counts = queue.recover(self.store, node=self.node)
         if any(counts.values()):
             log.warning("background invocations interrupted by the last shutdown: %(requeued)d queued again, %(failed)d failed", counts)
         self._loop_task = asyncio.get_running_loop().create_task(self._run_forever())
@@ -76,7 +81,27 @@ class BackgroundRunner:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(task), 10)
+        elif answer["was"] == "running" and self.on_cancel is not None:
+            self.on_cancel(run_id)  # it runs on another node
         return {"id": run_id, "status": "cancelled", "was": answer["was"]}
+
+    def cancel_here(self, run_id: str) -> None:
+        """Another node cancelled a run this node is running: stop its worker."""
+        task = self._tasks.get(run_id)
+        if task is not None:
+            self._cancelled.add(run_id)
+            task.cancel()
+
+    async def fence(self) -> None:
+        """Stop every attempt without writing anything: this node's lease is running out, and
+        the node that takes its work over re-queues them (a row changes only for its attempt)."""
+        self.paused = True
+        tasks = list(self._tasks.items())
+        for run_id, task in tasks:
+            self._cancelled.add(run_id)
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*(t for _, t in tasks), return_exceptions=True)
 
     async def stop(self) -> None:
         """Stop taking work; attempts still running are put back by their retry policy."""
@@ -111,23 +136,33 @@ class BackgroundRunner:
                 await self._wake.wait()
 
     async def _fill(self) -> None:
+        if self.paused:
+            return
         room = self.total - len(self._tasks)
         if room <= 0:
             return
         # Off the event loop: with a long backlog the read takes milliseconds, and HTTP
         # requests must not wait for it. Counts are re-checked below before each claim.
+        if self.node is None:
+            users, agents = Counter(self._by_user), Counter(self._by_agent)
+        else:
+            # A cluster node counts every node's running attempts: the per-user and per-agent
+            # limits hold for the installation, not per node (`total` is this node's capacity).
+            users, agents = await asyncio.to_thread(queue.running_counts, self.store)
         order = await asyncio.to_thread(
             queue.due, self.store, per_user=self.per_user, per_agent=self.per_agent,
-            running_users=dict(self._by_user), running_agents=dict(self._by_agent), limit=room,
+            running_users=dict(users), running_agents=dict(agents), limit=room,
         )
         for run_id, user_id, agent in order:
             if run_id in self._tasks or len(self._tasks) >= self.total:
                 continue
-            if self._by_user[user_id] >= self.per_user or self._by_agent[(user_id, agent)] >= self.per_agent:
+            if users[user_id] >= self.per_user or agents[(user_id, agent)] >= self.per_agent:
                 continue
-            claimed = queue.claim(self.store, run_id)
+            claimed = queue.claim(self.store, run_id, self.node)
             if claimed is None:
                 continue
+            users[user_id] += 1
+            agents[(user_id, agent)] += 1
             self._by_user[user_id] += 1
             self._by_agent[(user_id, agent)] += 1
             self._tasks[run_id] = asyncio.get_running_loop().create_task(self._attempt(claimed))

@@ -21,6 +21,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -48,6 +49,10 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     # argon2id hash for signing in to the web app; None: no password set (kernel/users/passwords.py).
     password_hash: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    # The user asked that nothing of theirs leave in a training export (kernel/tracing/export).
+    export_opt_out: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # False: Sidekick keeps nothing from this user's corrections and ratings (kernel/learned).
+    learning: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
 
 class WebSession(Base):
@@ -156,6 +161,9 @@ class Invocation(Base):
     run_after: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # retry backoff
     # What started it when a trigger did: {"type", "name", "depth"}.
     trigger: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # The cluster node running the current attempt (None on a single-node kernel): a dead
+    # node's attempts are found by it (kernel/cluster/sweeper.py).
+    node: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
 
     # The fair-share scheduler's reads (kernel/runs/queue.py `due`): queued rows grouped
     # by (user, agent), oldest first, by index alone however long one user's backlog is.
@@ -228,6 +236,33 @@ class LlmUsage(Base):
     cache_write_tokens: Mapped[int] = mapped_column(Integer, default=0)
     cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
     invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ModelRequest(Base):
+    """What one model call asked and answered, for the training export (issue 20).
+
+    `invocation_id` is the agent invocation that made the call; `turn_key` the Sidekick
+    turn (its answer's chat_messages.data["rollout_key"]) when Sidekick's own planner made it:
+    the answer's id does not exist yet while the turn's model calls are made. Kept as
+    the gateway saw it; secrets are taken out when it is exported, not here."""
+
+    __tablename__ = "model_requests"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
+    turn_key: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
+    span_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    trace_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    provider: Mapped[str] = mapped_column(String(32))
+    model: Mapped[str] = mapped_column(String(200))
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    response: Mapped[dict[str, Any]] = mapped_column(JSON)
+    latency_ms: Mapped[float] = mapped_column(Float)
+    usage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    finish_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    status: Mapped[str] = mapped_column(String(8))  # ok | error
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
@@ -377,17 +412,40 @@ class ToolInstallation(Base):
 
 
 class Reward(Base):
-    """How well an invocation went, as its agent judged it (`ctx.emit_reward(value, note)`)."""
+    """How well an invocation or a Sidekick answer went: as its agent judged it
+    (`ctx.emit_reward(value, note)`, source "agent") or as the user rated it (a thumbs
+    up/down with an optional note, source "user", kernel/feedback)."""
 
     __tablename__ = "rewards"
 
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
-    invocation_id: Mapped[str] = mapped_column(String(40), index=True)
+    # None: a rating of a Sidekick answer that made no call (turn_id says which).
+    invocation_id: Mapped[str | None] = mapped_column(String(40), index=True, nullable=True)
+    source: Mapped[str] = mapped_column(String(16), default="agent", server_default="agent")
+    # The Sidekick answer (an assistant chat message id) a user's rating was given on.
+    turn_id: Mapped[int | None] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), index=True,
+                                                nullable=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     agent: Mapped[str] = mapped_column(String(64))
     value: Mapped[float] = mapped_column(Float)
     note: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ChainRun(Base):
+    """How many runs one chain of events has set off (kernel/triggers/chains.py).
+
+    A chain is named by the invocation that started it. Kept in the store, not in a
+    kernel's memory, so a restart or another node does not hand a runaway chain a
+    fresh budget; rows a day old are pruned.
+    """
+
+    __tablename__ = "chain_runs"
+
+    chain: Mapped[str] = mapped_column(String(40), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    runs: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
 
 
 class LearnedExample(Base):
@@ -410,5 +468,58 @@ class LearnedExample(Base):
     args: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     weight: Mapped[float] = mapped_column(Float, default=1.0)
     source: Mapped[str] = mapped_column(String(32), default="picked")
+    # An administrator promoted it: it routes every user's messages (their own rows still win).
+    everyone: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(), index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ClusterNode(Base):
+    """One kernel process of an installation that runs several (kernel/cluster/)."""
+
+    __tablename__ = "cluster_nodes"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    advertise: Mapped[str] = mapped_column(String(300))  # the URL other nodes and the load balancer reach it at
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    heartbeat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    stopped_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # `dreamer nodes drain`: the node fails its health check and takes no new background work.
+    draining: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The newest cluster event this node has applied to its caches (ClusterEvent.id).
+    applied_event: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+
+
+class ClusterEvent(Base):
+    """A change every node must apply to its in-memory state (a cache entry to drop, a
+    revocation); the NOTIFY carries only the id, so a node that missed one reads it here."""
+
+    __tablename__ = "cluster_events"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    origin: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(32))
+    body: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class ClusterSecret(Base):
+    """Keys every node must share (the sign-in form's CSRF key), made once by whichever node starts first."""
+
+    __tablename__ = "cluster_secrets"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(200))
+
+
+class CronFire(Base):
+    """One row per cron tick that fired: a new leader that replays a tick the old one already
+    queued finds its row and does not queue it twice."""
+
+    __tablename__ = "cron_fires"
+
+    trigger_id: Mapped[int] = mapped_column(ForeignKey("triggers.id", ondelete="CASCADE"), primary_key=True)
+    scheduled_for: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    node: Mapped[str | None] = mapped_column(String(64), nullable=True)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.invocations.service import Caller
+from dreamer.kernel.invocations.principal import Caller
 from dreamer.kernel.permissions.gate import decide
 
 if TYPE_CHECKING:

@@ -3,7 +3,9 @@
 Streamable HTTP (the mcp package's session manager, stateless, JSON answers), behind
 the user's Bearer token, so Claude Desktop, Cursor or any MCP client can use a user's
 agents. The token picks the user; every list and call is computed for that user only,
-so one user's functions never appear to another.
+so one user's functions never appear to another. Stateless means no MCP session
+outlives its request; a request still waiting on a slow call when its token is revoked
+is cancelled at once and answered 401 (`while_valid`).
 
 Names: an agent function is `agent.function`, a tool is `server.tool`. Agents and tool
 servers have separate namespaces, so the two can collide; the function wins and the
@@ -24,17 +26,25 @@ from typing import Any
 import mcp_types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.invocations.service import Caller, Principal
+from dreamer.kernel.invocations.principal import Caller, Principal
 from dreamer.kernel.tools.naming import qualified
 from dreamer.kernel.tools.registry import Caller as ToolCaller
-from dreamer.kernel.users.service import bearer_user
+from dreamer.kernel.users.revocation import Credential, while_valid
+from dreamer.kernel.users.accounts import bearer_user, hash_token
 
 log = logging.getLogger("dreamer.tools")
 
 PRINCIPAL_KEY = "dreamer.principal"
+
+
+async def _refuse(send: Send, error: DreamerError) -> None:
+    body = json.dumps(error.to_dict()).encode()
+    await send({"type": "http.response.start", "status": error.status, "headers": [
+        (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="dreamer"')]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def gateway_settings_path(users_dir: Path, user: str) -> Path:
@@ -76,24 +86,38 @@ class Gateway:
         """The ASGI endpoint at /mcp: authenticate, then hand over to the session manager."""
         if scope["type"] != "http":
             return
-        who = self._principal(scope)
-        if isinstance(who, DreamerError):
-            body = json.dumps(who.to_dict()).encode()
-            await send({"type": "http.response.start", "status": who.status, "headers": [
-                (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="dreamer"')]})
-            await send({"type": "http.response.body", "body": body})
+        found = self._principal(scope)
+        if isinstance(found, DreamerError):
+            await _refuse(send, found)
             return
+        who, credential = found
         scope[PRINCIPAL_KEY] = who
-        await self.manager.handle_request(scope, receive, send)
+        started = False
 
-    def _principal(self, scope: Scope) -> Principal | DreamerError:
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        k = self._kernel()
+        finished = await while_valid(self.manager.handle_request(scope, receive, sending), k.revocations, k.store, credential)
+        if not finished:
+            log.info("an MCP request of %s ended: its token was revoked", who.user_name)
+            if not started:
+                await _refuse(send, DreamerError("unauthorized", "this API token was revoked while the request ran; sign in again or use another token"))
+            else:  # a JSON answer is sent whole, so this is a body already begun: end it
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _principal(self, scope: Scope) -> tuple[Principal, Credential] | DreamerError:
         k = self._kernel()
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
+        authorization = headers.get("authorization")
         try:
-            user = bearer_user(k.tokens, k.store, headers.get("authorization"))
+            user = bearer_user(k.tokens, k.store, authorization)
         except DreamerError as exc:
             return exc
-        return Principal(user.id, user.name, user.timezone)
+        token = (authorization or "").partition(" ")[2].strip()
+        return Principal(user.id, user.name, user.timezone), ("token", hash_token(token))
 
     # -- the MCP server's handlers ------------------------------------------------------
 

@@ -24,7 +24,7 @@ from dreamer.contracts.manifest import Manifest
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.integrity import bundle_folder
 from dreamer.kernel.install.names import check_name_free
-from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.store.models import ToolBundle, ToolInstallation, utcnow
 from dreamer.kernel.tools import web
 from dreamer.kernel.tools.naming import split

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from mcp.shared.message import SessionMessage
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox.base import Sandbox, SandboxSpec
 from dreamer.kernel.tools.remote import CappedTransport, admitted_addresses, remote_target
+
+log = logging.getLogger("dreamer.tools")
 
 STDERR_TAIL_LINES = 20
 STDERR_LINE_CHARS = 300
@@ -44,6 +47,8 @@ class Fault:
     stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=STDERR_TAIL_LINES))
     exit_status: int | None = None
     ended: asyncio.Event = field(default_factory=asyncio.Event)
+    notifications_passed: int = 0  # notifications handed to the session
+    notifications_dropped: int = 0  # over the rate limit, dropped unparsed
 
     def set(self, code: str, message: str) -> None:
         if self.code is None:
@@ -91,8 +96,12 @@ async def sandboxed_stdio(
                     allowance = min(float(NOTIFICATION_BURST), allowance + (now - refilled) * NOTIFICATIONS_PER_S)
                     refilled = now
                     if allowance < 1:
+                        fault.notifications_dropped += 1
+                        if fault.notifications_dropped == 1:  # once per connection: the flood itself is not logged
+                            log.warning("the %s tool server sends more than %d notifications a second; the rest are dropped", label, NOTIFICATIONS_PER_S)
                         continue
                     allowance -= 1
+                    fault.notifications_passed += 1
                 try:
                     message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
                 except ValueError:

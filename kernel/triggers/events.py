@@ -5,7 +5,7 @@ declares (`events:` in agent.yaml). Each agent of the same user with an `event`
 trigger on `<agent>.<event>` gets a background invocation (its `schedule` grant is
 checked and audited); result {"invocations": [ids]}. Events that set off events
 carry a depth, and a chain deeper than MAX_EVENT_DEPTH is refused as a loop; all the
-runs one chain sets off share a budget of MAX_CHAIN_RUNS (kernel/triggers/service.py).
+runs one chain sets off share a budget of MAX_CHAIN_RUNS (kernel/triggers/chains.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.models import Invocation
 from dreamer.contracts.triggers import check_event
-from dreamer.kernel.triggers.service import MAX_EVENT_DEPTH
+from dreamer.kernel.triggers.manager import MAX_EVENT_DEPTH
 
 if TYPE_CHECKING:
     from dreamer.kernel.invocations.syscalls import SyscallContext

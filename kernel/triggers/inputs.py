@@ -8,9 +8,12 @@ import binascii
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from sqlalchemy import select
 
 from dreamer.contracts.errors import DreamerError
 from dreamer.contracts.triggers import check_content_type, content_type_matches
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.models import Trigger
 
 MAX_FILE_BYTES = 1024 * 1024
 
@@ -63,3 +66,16 @@ def content_of(body: InputBody) -> tuple[str, dict[str, Any]]:
 
 def accepts(content_types: list[str] | None, content_type: str) -> bool:
     return any(content_type_matches(p, content_type) for p in content_types or [])
+
+
+def receivers(store: Store, user_id: int, agent: str | None, content_type: str) -> list[Trigger]:
+    """The user's running input triggers (only `agent`'s when given) that accept the content
+    type, by agent and name; detached from the session, ready to fire."""
+    with store.session() as s:
+        q = select(Trigger).where(Trigger.user_id == user_id, Trigger.type == "input", Trigger.paused.is_(False))
+        if agent:
+            q = q.where(Trigger.agent == agent)
+        rows = [t for t in s.scalars(q.order_by(Trigger.agent, Trigger.name)) if accepts(t.content_types, content_type)]
+        for row in rows:
+            s.expunge(row)
+    return rows

@@ -115,6 +115,10 @@ class DataMeter:
             return self._known[user][1]
         return await asyncio.shield(pending)
 
+    def forget(self, user: str) -> None:
+        """A call of the user's has ended, and may have written: the next check measures afresh."""
+        self._known.pop(user, None)
+
     async def check(self, user: str) -> None:
         """Refuse to start work for a user whose data is over the quota."""
         used = await self.used(user)

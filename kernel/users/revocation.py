@@ -1,15 +1,17 @@
-"""Ending what a revoked credential still holds open: server-sent event streams.
+"""Ending what a revoked credential still holds open: streams and requests in flight.
 
 A request is checked once, when it arrives; a stream it opened (an invocation's logs,
-a chat answer) may stay open for hours. Every revocation (a token revoked, a browser
-session ended, a password changed, a user removed) calls `Revocations.bump()`; each open
-stream then checks its own credential again at once and ends if it is gone.
+a chat answer) may stay open for hours, and an MCP client's call may wait on a slow
+function. Every revocation (a token revoked, a browser session ended, a password
+changed, a user removed) calls `Revocations.bump()`; each open stream and each request
+run under `while_valid` then checks its own credential again at once and ends if it is
+gone.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -25,9 +27,15 @@ Credential = tuple[str, str]
 @dataclass
 class Revocations:
     _event: asyncio.Event = field(default_factory=asyncio.Event)
+    on_bump: Callable[[], None] | None = None  # set on a cluster node: wakes the other nodes' streams too
 
     def bump(self) -> None:
         """Something was revoked: wake every open stream to check its credential."""
+        self.bump_here()
+        if self.on_bump is not None:
+            self.on_bump()
+
+    def bump_here(self) -> None:
         self._event.set()
         self._event = asyncio.Event()
 
@@ -65,6 +73,9 @@ async def until_revoked(
                     break
                 if not still_valid(store, credential):
                     following.cancel()
+                    # Let the cancelled step finish first: closing a generator that is still
+                    # running raises, and the client would see a cut connection, not an end.
+                    await asyncio.gather(following, return_exceptions=True)
                     yield closing
                     return
             try:
@@ -76,3 +87,26 @@ async def until_revoked(
         close = getattr(iterator, "aclose", None)
         if close is not None:
             await close()
+
+
+async def while_valid(
+    work: Awaitable[None], revocations: Revocations, store: Store, credential: Credential | None
+) -> bool:
+    """Runs `work`; cancels it as soon as `credential` is revoked. False when it was cancelled so."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            woken = asyncio.ensure_future(revocations.changed().wait())
+            done, _ = await asyncio.wait({task, woken}, return_when=asyncio.FIRST_COMPLETED)
+            woken.cancel()
+            if task in done:
+                task.result()
+                return True
+            if not still_valid(store, credential):
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                return False
+    finally:
+        if not task.done():  # our own caller was cancelled (the client went away)
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)

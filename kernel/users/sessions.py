@@ -16,6 +16,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from dreamer.contracts.errors import DreamerError
+from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import User, WebSession, utcnow
 
 LIFETIME = timedelta(days=14)
@@ -66,13 +67,15 @@ def find_session(session: Session, secret: str | None) -> SignedIn | None:
     return None if user is None else _signed_in(row, user)
 
 
-def list_sessions(session: Session, user_id: int) -> list[dict[str, str]]:
-    rows = session.scalars(select(WebSession).where(WebSession.user_id == user_id).order_by(WebSession.created_at.desc()))
-    return [
-        {"id": r.id, "how": r.how, "user_agent": r.user_agent, "created_at": r.created_at.isoformat(),
-         "expires_at": r.expires_at.isoformat()}
-        for r in rows
-    ]
+def list_sessions(store: Store, user_id: int) -> list[dict[str, str]]:
+    """The browsers signed in as this user, newest first."""
+    with store.session() as session:
+        rows = session.scalars(select(WebSession).where(WebSession.user_id == user_id).order_by(WebSession.created_at.desc()))
+        return [
+            {"id": r.id, "how": r.how, "user_agent": r.user_agent, "created_at": r.created_at.isoformat(),
+             "expires_at": r.expires_at.isoformat()}
+            for r in rows
+        ]
 
 
 def revoke_session(session: Session, user_id: int, session_id: str) -> None:

@@ -5,6 +5,8 @@ deleting touch no dialogue state; both read the same kernel tables."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sqlalchemy import delete, exists, func, select
@@ -14,6 +16,10 @@ from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ChatMessage, Conversation
 
 MAX_QUERY_CHARS = 200
+# A turn's answer (with its calls' invocation ids) is written when the turn ends, after the
+# calls were admitted: the messages to read for a run lie within this much after it began.
+TURN_SPAN = timedelta(hours=1)
+MAX_RUNS_LOOKED_UP = 1000
 
 
 def find_conversations(
@@ -47,3 +53,27 @@ def delete_conversation(store: Store, user_id: int, conversation_id: str) -> dic
         removed = s.execute(delete(ChatMessage).where(ChatMessage.conversation_id == conversation_id)).rowcount
         s.delete(conv)
         return {"id": conversation_id, "deleted": True, "messages": int(removed or 0)}
+
+
+def conversations_of_runs(store: Store, user_id: int, runs: Mapping[str, datetime]) -> dict[str, dict[str, Any]]:
+    """Which conversation each run (invocation id -> when it was created) was made in, for the
+    runs Sidekick made in a chat: {invocation id: {"id", "title"}}. Only the user's answers
+    written from the earliest run to a turn's length after the latest are read."""
+    if not runs or len(runs) > MAX_RUNS_LOOKED_UP:
+        return {}
+    times = [t if t.tzinfo else t.replace(tzinfo=timezone.utc) for t in runs.values()]
+    found: dict[str, dict[str, Any]] = {}
+    with store.session() as s:
+        rows = s.execute(
+            select(ChatMessage.data, Conversation.id, Conversation.title)
+            .join(Conversation, Conversation.id == ChatMessage.conversation_id)
+            .where(Conversation.user_id == user_id, ChatMessage.role == "assistant",
+                   ChatMessage.at >= min(times) - timedelta(seconds=1), ChatMessage.at <= max(times) + TURN_SPAN)
+        )
+        for data, conv_id, title in rows:
+            calls = data.get("calls") if isinstance(data, dict) else None
+            for call in calls if isinstance(calls, list) else []:
+                made = call.get("invocation_id") if isinstance(call, dict) else None
+                if isinstance(made, str) and made in runs:
+                    found[made] = {"id": conv_id, "title": title}
+    return found

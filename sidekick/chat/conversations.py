@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import select
 
 from dreamer.contracts.errors import DreamerError
+from dreamer.kernel.feedback.ratings import ratings_of_turns
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ChatMessage, Conversation, utcnow
 from dreamer.kernel.store.text import storable_text
@@ -31,16 +32,26 @@ def open_conversation(store: Store, user_id: int, conversation_id: str | None, f
 
 def record_turn(
     store: Store, conversation_id: str, user_text: str, reply: str, data: dict[str, Any], pending: dict | None
-) -> None:
-    """The user's message, Sidekick's answer and the question it now waits on, in one transaction."""
+) -> str | None:
+    """The user's message, Sidekick's answer and the question it now waits on, in one transaction.
+
+    The answer's id ("turn_<id>") is what a thumbs up/down names (kernel/feedback/ratings.py);
+    None when the conversation was deleted meanwhile."""
     with store.session() as s:
         conv = s.get(Conversation, conversation_id)
         if conv is None:
-            return
+            return None
         s.add(ChatMessage(conversation_id=conversation_id, role="user", content=storable_text(user_text), data={}))
-        s.add(ChatMessage(conversation_id=conversation_id, role="assistant", content=storable_text(reply), data=data))
+        answer = ChatMessage(conversation_id=conversation_id, role="assistant", content=storable_text(reply), data=data)
+        s.add(answer)
         conv.pending = pending
         conv.updated_at = utcnow()
+        s.flush()
+        return turn_id(answer.id)
+
+
+def turn_id(message_id: int) -> str:
+    return f"turn_{message_id}"
 
 
 def list_conversations(store: Store, user_id: int, limit: int = 50) -> list[dict[str, Any]]:
@@ -59,17 +70,24 @@ def conversation_view(store: Store, user_id: int, conversation_id: str) -> dict[
         conv = s.get(Conversation, conversation_id)
         if conv is None or conv.user_id != user_id:
             raise DreamerError("not_found", f"no conversation {conversation_id!r}")
-        messages = s.scalars(
+        messages = list(s.scalars(
             select(ChatMessage).where(ChatMessage.conversation_id == conversation_id).order_by(ChatMessage.id)
-        )
-        return {
+        ))
+        rated = ratings_of_turns(store, user_id, [m.id for m in messages if m.role == "assistant"])
+        view: dict[str, Any] = {
             "id": conv.id,
             "title": conv.title,
             "pending": conv.pending,
             "messages": [
-                {"role": m.role, "content": m.content, "data": m.data, "at": m.at.isoformat()} for m in messages
+                {"role": m.role, "content": m.content, "data": m.data, "at": m.at.isoformat(),
+                 **({"turn_id": turn_id(m.id)} if m.role == "assistant" and not (m.data or {}).get("summary") else {})}
+                for m in messages
             ],
         }
+        for message, m in zip(view["messages"], messages):
+            if m.id in rated:  # the user's own thumbs up/down on this answer
+                message["rating"] = "up" if rated[m.id] > 0 else "down"
+    return view
 
 
 HISTORY_SCAN = 400  # messages read back at most; compaction keeps a conversation far below this

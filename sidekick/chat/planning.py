@@ -158,6 +158,12 @@ def _warm_worker(kernel_pid: int) -> None:
     when the kernel does, however the kernel ended (killed, crashed: no shutdown ran)."""
     global _WORKER_PLANNER
     _end_with_parent(kernel_pid)
+    # Below the kernel in the scheduler: on a machine with fewer cores than busy processes, a
+    # costly message then waits for the CPU instead of taking it from the kernel's event loop.
+    try:
+        os.nice(10)
+    except OSError:
+        pass
     from dreamer.sidekick.planner.language import embeddings
 
     embeddings.available()

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from dreamer.kernel.install.registry import grants_of
-from dreamer.kernel.memory.service import memories
+from dreamer.kernel.memory.facts import memories
 from dreamer.kernel.store.db import Store
 from dreamer.sidekick.planner import Step, Tool
 

@@ -7,6 +7,7 @@ conversation — the planner asks, and the executor checks again before each cal
 
 from __future__ import annotations
 
+import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
@@ -14,17 +15,22 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.contracts.errors import DreamerError
+from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.learned import examples as learned
 from dreamer.kernel.install.registry import list_installed
-from dreamer.kernel.invocations.service import Invoker, Principal
+from dreamer.kernel.invocations.invoker import Invoker
+from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.llm import Gateway
-from dreamer.kernel.memory.service import memories, remember
+from dreamer.kernel.memory.facts import memories, remember
 from dreamer.kernel.store.db import Store
 from dreamer.sidekick.chat.conversations import open_conversation, recent_history, record_turn, save_summary
 from dreamer.sidekick.chat.questions import question_from
-from dreamer.sidekick.dialogue.state import load_state
+from dreamer.sidekick.dialogue.corrections import correction, meant, rephrases, says_meant
+from dreamer.sidekick.dialogue.followups import follow_up
+from dreamer.sidekick.dialogue.state import DialogueState, load_state
 from dreamer.sidekick.dialogue.understand import DROPPED, Understood, understand
-from dreamer.sidekick.replies.render import error_text, result_text
+from dreamer.sidekick.dialogue.undo import is_undo
+from dreamer.contracts.reply_text import error_text, result_text
 from dreamer.sidekick.chat.steps import run_step
 from dreamer.sidekick.chat.planning import PlanningPool, TooSlow
 from dreamer.sidekick.chat.preferences import apply_preferences
@@ -34,6 +40,7 @@ from dreamer.sidekick.planner.language import embeddings
 from dreamer.sidekick.planner.model import ModelLoop
 
 MAX_MESSAGE_CHARS = 8000
+MAX_LEARNED_PER_TOOL = 10  # learned phrasings added to one function's examples, newest first
 
 Event = dict[str, Any]
 
@@ -105,12 +112,15 @@ class Sidekick:
             noted = None
         if noted is not None:
             yield {"event": "text", "delta": noted.reply}
-            record_turn(self.store, conv.id, text, noted.reply, {"calls": [], "memory": noted.data()}, None)
-            yield {"event": "done", "conversation_id": conv.id, "reply": noted.reply, "calls": [], "pending": None,
-                   "memory": noted.data()}
+            turn = record_turn(self.store, conv.id, text, noted.reply, {"calls": [], "memory": noted.data()}, None)
+            yield {"event": "done", "conversation_id": conv.id, "turn_id": turn, "reply": noted.reply, "calls": [],
+                   "pending": None, "memory": noted.data()}
             return
 
-        tools = self.tools(who)
+        tools = with_learned(self.tools(who), learned.phrasings(self.store, who.user_id))
+        # Ties this turn's model calls to its answer for the training export; the answer's own id
+        # exists only once it is recorded, after the calls (kernel/tracing/export/rollouts.py).
+        rollout_key = "rk_" + uuid.uuid4().hex
         pending = _pending(conv.pending)
         state = load_state(self.store, conv.id)
         context = PlanContext(now=now, timezone=who.timezone, skills=self.skills(who, tools))
@@ -120,9 +130,18 @@ class Sidekick:
         def taught(phrase: str) -> list[tuple[str, str, dict]]:
             return [(x.agent, x.function, x.args) for x in learned.lookup(self.store, who.user_id, phrase) if x.weight > 0]
 
+        def avoid(phrase: str) -> set[str]:
+            return learned.demoted(self.store, who.user_id, phrase)
+
+        def read() -> Understood:
+            fixed = self._corrected(text, state, tools, context, pending is not None) if gateway is None else None
+            if fixed is not None:
+                return Understood(fixed, "corrected")
+            return understand(text, tools, context, state, pending, None if gateway is not None else self._plan,
+                              taught, avoid)
+
         try:
-            seen = await self.planning.run(who.user_id, lambda: understand(
-                text, tools, context, state, pending, None if gateway is not None else self._plan, taught))
+            seen = await self.planning.run(who.user_id, read)
         except TooSlow as slow:
             seen = Understood(Plan(reply=str(slow)), "planner")
         except DreamerError:
@@ -132,13 +151,16 @@ class Sidekick:
                                          "Try saying it another way."), "planner")
         if seen.picked is not None and state.asked_text:
             self._learn(who, state.asked_text, *seen.picked)
+        note: str | None = None  # why the offline planner answered instead of the model
         if gateway is not None and seen.plan is None:
             plan = Plan(reply="Done.")
+            failed: str | None = None
             try:
-                async for event in self._model_turn(who, conv.id, text, tools, context, gateway):
+                async for event in self._model_turn(who, conv.id, text, tools, context, gateway, rollout_key):
                     if event["event"] == "reply":
                         plan = Plan(reply=event["text"], pending=event["pending"])
                         streamed = bool(event.get("streamed"))
+                        failed = event.get("failed")
                         continue
                     if event["event"] == "tool_result":
                         calls.append({k: v for k, v in event.items() if k != "event"})
@@ -147,6 +169,13 @@ class Sidekick:
                 raise
             except Exception as exc:  # a planner bug must not cost the user their conversation
                 plan = Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). Try saying it another way.")
+            if failed is not None and not calls:
+                # The model produced no usable plan and nothing ran: the offline planner, which
+                # needs no model, reads the message instead; the reply says so.
+                fallback = await self._offline(who, text, tools, context, state, pending, taught)
+                if fallback is not None:
+                    seen, plan, streamed = fallback, fallback.plan, False
+                    note = f"(The model could not help here: {failed.rstrip('.')}. The offline planner answered instead.)"
         else:
             assert seen.plan is not None
             plan = seen.plan
@@ -183,8 +212,11 @@ class Sidekick:
                 lines.extend(applied.hints)
         if seen.how == "undo" and lines and calls and all(c["ok"] for c in calls):
             lines[0] = "Undone. " + lines[0]
+        self._learn_from_correction(who, text, state, seen, plan, calls)
 
         reply = _reply(plan, lines)
+        if note is not None:
+            reply = f"{note}\n{reply}"
         if seen.keep_pending and plan.pending is not None:
             first = plan.pending.question.split("\n")[0]
             reply = f"{seen.plan.reply if seen.plan and seen.plan.reply else 'OK.'} I'm still waiting on this: {first}"
@@ -196,15 +228,36 @@ class Sidekick:
         asked_text = state.asked_text if seen.keep_pending or seen.how == "answer" else None
         if plan.pending is not None and plan.pending.kind == "choose" and not seen.keep_pending and seen.how != "answer":
             asked_text = text
-        new_state = replace(state.with_calls(calls, {t.name: t.undo for t in tools}), asked_text=asked_text)
-        record_turn(self.store, conv.id, text, reply, {"calls": calls, "dialogue": new_state.to_dict()}, pending_dict)
+        # A call that failed (no recipe with lentils) was still where the words were routed.
+        ok = tuple(dict.fromkeys(f"{c['agent']}.{c['function']}" for c in calls))
+        # A miss: the planner found nothing to do (nothing fitted, or the words read as outside every agent).
+        missed = seen.how == "planner" and (plan.unmatched or (not plan.steps and plan.pending is None))
+        outcome = "called" if ok else ("missed" if missed else None)
+        if not ok and plan.pending is not None and not seen.keep_pending and seen.how in ("planner", "learned", "corrected"):
+            # It asked about functions it chose ("what text?" for a note): a correction may say they were wrong.
+            outcome, ok = "asked", tuple(dict.fromkeys(st.name for st in plan.pending.partial.steps))
+        new_state = replace(state.with_calls(calls, {t.name: t.undo for t in tools}), asked_text=asked_text,
+                            said=text, outcome=outcome, called=ok)
+        turn = record_turn(self.store, conv.id, text, reply,
+                           {"calls": calls, "dialogue": new_state.to_dict(), "rollout_key": rollout_key}, pending_dict)
         yield {
             "event": "done",
             "conversation_id": conv.id,
+            "turn_id": turn,
             "reply": reply,
             "calls": calls,
             "pending": _public_pending(plan.pending),
         }
+
+    async def _offline(self, who: Principal, text: str, tools: list[Tool], context: PlanContext, state: Any,
+                       pending: Clarification | None, taught: Any) -> Understood | None:
+        """The message read as if no model were configured; None when that fails too."""
+        try:
+            seen = await self.planning.run(who.user_id, lambda: understand(
+                text, tools, context, state, pending, self._plan, taught))
+        except Exception:  # noqa: BLE001 - the model's own failure is the answer then
+            return None
+        return seen if seen.plan is not None else None
 
     def _plan(self, text: str, tools: Sequence[Tool], context: PlanContext) -> Plan:
         """Called from a planning thread: the offline planner itself runs in a planning process."""
@@ -217,6 +270,46 @@ class Sidekick:
             while len(self._hints) > 10000:
                 self._hints.popitem(last=False)
         return found
+
+    def _corrected(
+        self, text: str, state: DialogueState, tools: Sequence[Tool], context: PlanContext, question_open: bool,
+    ) -> Plan | None:
+        """"no, I meant my calendar" right after a miss or a call: the plan for what was meant."""
+        said = state.said
+        rest = correction(text, question_open) if said and state.outcome in ("missed", "called", "asked") else None
+        if rest is None or said is None:
+            return None
+        if not says_meant(text) and (is_undo(text) or follow_up(text, state, tools, context.local_now()) is not None):
+            return None  # "no, undo that", "no, the second one": the dialogue reads those
+        return meant(rest, said, set(state.called), tools, context, self._plan, after_miss=state.outcome == "missed")
+
+    def _learn_from_correction(
+        self, who: Principal, text: str, state: DialogueState, seen: Understood, plan: Plan, calls: list[dict[str, Any]],
+    ) -> None:
+        """What this turn says about the last one: it was corrected, rephrased after a miss, or undone."""
+        # Every call made counts for where the words belong, even one that failed ("no recipe
+        # with lentils" was still the recipes agent); an undo counts only when it ran.
+        said, done = state.said, list(calls)
+        if not said:
+            return
+        if seen.how == "corrected" and done:
+            first = done[0]
+            learned.learn(self.store, who.user_id, said, first["agent"], first["function"], dict(first.get("args") or {}),
+                          source="corrected")
+            for name in state.called:
+                agent, _, function = name.partition(".")
+                if name != f"{first['agent']}.{first['function']}":
+                    learned.demote(self.store, who.user_id, said, agent, function, source="corrected")
+        elif (state.outcome == "missed" and seen.how in ("planner", "learned") and done and plan.pending is None
+              and rephrases(said, text)):
+            first = done[0]
+            learned.learn(self.store, who.user_id, said, first["agent"], first["function"], dict(first.get("args") or {}),
+                          source="rephrased")
+        elif seen.how == "undo" and seen.undo_of is not None and any(c.get("ok") for c in done) \
+                and state.outcome == "called":
+            record = state.calls[seen.undo_of]
+            if seen.undo_of >= len(state.calls) - len(state.called) and record.name in state.called:  # just before
+                learned.demote(self.store, who.user_id, said, record.agent, record.function, source="undone")
 
     def _learn(self, who: Principal, phrase: str, chosen: Step, passed_over: Sequence[Step]) -> None:
         """The user picked `chosen` for `phrase`: route it there directly next time, for this user only."""
@@ -234,7 +327,8 @@ class Sidekick:
         return self._gateway()
 
     async def _model_turn(
-        self, who: Principal, conversation_id: str, text: str, tools: list[Tool], context: PlanContext, gateway: Gateway
+        self, who: Principal, conversation_id: str, text: str, tools: list[Tool], context: PlanContext, gateway: Gateway,
+        rollout_key: str | None = None,
     ) -> AsyncIterator[Event]:
         """The model loop's events; a compaction summary is stored here, not shown."""
         history = recent_history(self.store, conversation_id)
@@ -253,15 +347,35 @@ class Sidekick:
 
         facts = [fact.text for fact in memories(self.store, who.user_id)]
         async for event in self.model_loop.run(
-            text, tools, history, call, gateway, who.user_id, context, facts=facts, remember=keep
+            text, tools, history, call, gateway, who.user_id, context, facts=facts, remember=keep, turn_key=rollout_key
         ):
             if event["event"] == "summary":
                 save_summary(self.store, conversation_id, event["text"], event["through"])
+            elif event["event"] == "refused":
+                # What the model asked for and did not get is a decision: it goes in the audit log.
+                with self.store.session() as s:
+                    audit(s, user_id=who.user_id, actor=f"sidekick for {who.actor}", action="sidekick.model_call",
+                          target=str(event["call"])[:200], decision="deny", detail={"reason": event["reason"]})
             else:
                 yield event
 
     async def _run(self, who: Principal, step: Step, tool: Tool | None = None) -> dict[str, Any]:
         return await run_step(self.invoker, who, step, tool)
+
+
+def with_learned(tools: list[Tool], taught: Sequence[learned.Learned]) -> list[Tool]:
+    """The tools with the user's learned phrasings first among their examples, so the
+    offline planner's matcher routes these words, and words near them, to the function."""
+    extra: dict[str, list[str]] = {}
+    for example in taught:
+        name = f"{example.agent}.{example.function}"
+        pattern = learned.as_example(example)
+        if pattern and len(extra.setdefault(name, [])) < MAX_LEARNED_PER_TOOL and pattern not in extra[name]:
+            extra[name].append(pattern)
+    if not extra:
+        return tools
+    # A tool without examples keeps the phrases the planner derives for it; the exact phrasing still routes.
+    return [replace(t, examples=(*extra[t.name], *t.examples)) if t.name in extra and t.examples else t for t in tools]
 
 
 def server_tool(server: str, spec: dict[str, Any], title: str) -> Tool:
@@ -272,7 +386,7 @@ def server_tool(server: str, spec: dict[str, Any], title: str) -> Tool:
     return Tool(
         agent=server, function=spec["name"], description=spec.get("description", ""),
         parameters=spec.get("input_schema") or {}, confirm=destructive,
-        agent_description=f"tool server: {title}", kind="tool",
+        agent_description=f"tool server: {title}", kind="tool", reads=notes.get("read_only_hint") is True,
     )
 
 
@@ -304,7 +418,8 @@ def _public_pending(pending: Clarification | None) -> dict[str, Any] | None:
 
 def _reply(plan: Plan, lines: Sequence[str]) -> str:
     if plan.pending is not None:
-        listed = "\n1. " in plan.pending.question  # "Which did you mean?" lists its options itself
+        # "Which did you mean?" lists its options itself; a single guess names it in the question.
+        listed = "\n1. " in plan.pending.question or len(plan.pending.options) == 1
         options = "" if listed else "".join(f"\n  {i}. {o.label}" for i, o in enumerate(plan.pending.options, 1))
         done = "".join(f"{line}\n" for line in lines)  # steps that ran before a function asked
         return done + plan.pending.question + options
@@ -317,7 +432,7 @@ def step_text(tool: Tool, call: dict[str, Any]) -> str:
     """One call as the user reads it: a sentence or a short list, or one sentence on what went wrong."""
     if call["ok"]:
         return result_text(call.get("result"), tool.reply, tool.summary)
-    return error_text(tool.summary, call.get("error"))
+    return error_text(tool.summary, call.get("error"), tool.agent)
 
 
 def _lower(text: str) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.invocations.service import Caller, Invoker, Principal
+from dreamer.kernel.invocations.invoker import Invoker
+from dreamer.kernel.invocations.principal import Caller, Principal
 from dreamer.kernel.tools.registry import Caller as ToolCaller
 from dreamer.sidekick.planner import Step, Tool
 

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dreamer.kernel.invocations.service import Invoker, Principal
+from dreamer.kernel.invocations.invoker import Invoker
+from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.llm import Gateway
 from dreamer.sidekick.chat.steps import run_step
 from dreamer.sidekick.planner import PlanContext, Step, Tool
@@ -49,11 +50,12 @@ async def run_task(
         calls.append(done)
         return done
 
-    reply, pending = "Done.", None
+    reply, pending, failed = "Done.", None, None
     context = PlanContext(timezone=who.timezone)
     async for event in (loop or ModelLoop()).run(prompt, tools, [], call, gateway, who.user_id, context):
         if event["event"] == "reply":
-            reply, pending = event["text"], event["pending"]
+            reply, pending, failed = event["text"], event["pending"], event.get("failed")
     if pending is not None:
         return TaskOutcome(False, reply, calls, needs_user=pending.question)
-    return TaskOutcome(all(c["ok"] for c in calls), reply, calls)
+    # A model that failed, fell silent or ran out of steps did not do the task.
+    return TaskOutcome(failed is None and all(c["ok"] for c in calls), reply, calls)

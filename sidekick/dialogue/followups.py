@@ -15,7 +15,7 @@ and "friday" a date exactly as in a first request.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,10 +24,12 @@ from rapidfuzz import fuzz
 
 from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, label
 from dreamer.sidekick.dialogue.undo import inverse_step
-from dreamer.sidekick.planner.base import Step, Tool
+from dreamer.sidekick.planner.base import Plan, Step, Tool
 from dreamer.sidekick.planner.dialog import read_answer
+from dreamer.sidekick.planner.language.dates import TEMPORAL, WEEKDAYS, parse_moment
 from dreamer.sidekick.planner.language.lexicon import ORDINALS
 from dreamer.sidekick.planner.language.slots import SlotType, slot_type
+from dreamer.sidekick.planner.language.text import prepare, tokenize
 
 MAX_FOLLOWUP_CHARS = 300  # tests/security/test_regex_backtracking.py fuzzes these patterns at this length
 _TAIL = r"(?:\s+(?:too|as well|also|again|please|then|now|thanks))*+\s*[.!?]*"
@@ -63,6 +65,12 @@ PICK = re.compile(
     re.I,
 )
 _REMOVER_WORDS = ("remove", "delete", "take", "cross", "clear")
+# Value kinds a correction's words are tried as before free text: "actually make it 11am"
+# after adding an event changes its time, not its title.
+_TYPED = ("moment", "day", "int", "number", "url")
+
+# text -> the planner's Plan for it as a request of its own (None: no planner to ask)
+Replan = Callable[[str], Plan]
 
 
 @dataclass(frozen=True)
@@ -72,7 +80,8 @@ class FollowUp:
     reply: str | None = None  # said instead of running anything (a pick with nothing to open)
 
 
-def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datetime) -> FollowUp | None:
+def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datetime,
+              replan: Replan | None = None) -> FollowUp | None:
     """The follow-up `text` makes against `state`, or None when it is no follow-up of it."""
     said = " ".join(text.replace("’", "'").split())
     if len(said) > MAX_FOLLOWUP_CHARS:  # follow-ups are short; no pattern below sees a long message
@@ -80,11 +89,11 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
     if not said or not state.calls and state.shown is None:
         return None
     by_name = {t.name: t for t in tools}
-    for reader in (_pick, _same, _replace, _remove, _more):
+    for reader in (_pick, _same, _reask, _replace, _remove):
         found = reader(said, state, by_name, now)
         if found is not None:
             return found
-    return None
+    return _more(said, state, by_name, now, replan)
 
 
 def _last(state: DialogueState, by_name: Mapping[str, Tool]) -> tuple[CallRecord, Tool] | None:
@@ -101,7 +110,8 @@ def _slot(tool: Tool, name: str) -> SlotType:
     return slot_type(name, schema if isinstance(schema, Mapping) else {}, name in tool.required)
 
 
-def _more(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
+def _more(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime,
+          replan: Replan | None = None) -> FollowUp | None:
     last = _last(state, by_name)
     if last is None:
         return None
@@ -112,7 +122,17 @@ def _more(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
             continue
         x = m.group("x").strip()
         param = _fillable(tool)
-        if param is None or not x:
+        if param is None or not x or _whole(tool, param):
+            return None  # a fragment is no whole question: _reask rewrites the question, or the planner reads it
+        # "and don't forget croutons": what follows "and" may be a request of its own. Asked
+        # as one, it names this same function (its value read by the planner, without the
+        # command words), another function (the planner takes the whole message), or nothing
+        # (then it is the value itself: "and bread too").
+        planned = replan(x) if replan is not None else None
+        if planned is not None and planned.steps and planned.pending is None and not planned.unmatched:
+            if len(planned.steps) == 1 and planned.steps[0].name == record.name and param in planned.steps[0].args:
+                return FollowUp((Step(record.agent, record.function,
+                                      {**record.args, param: planned.steps[0].args[param]}),), "more")
             return None
         value = read_answer(_slot(tool, param), x, now)
         if value in (None, [], ""):
@@ -135,11 +155,12 @@ def _same(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
     if last is None:
         return None
     record, tool = last
+    bare = _bare_day(said)
     for pattern in SAME:
         m = pattern.match(said)
-        if m is None:
+        if m is None and bare is None:
             continue
-        x = m.group("x").strip()
+        x = m.group("x").strip() if m is not None else str(bare)
         for param in tool.properties:
             kind = _slot(tool, param).kind
             if kind not in ("day", "moment"):
@@ -156,6 +177,81 @@ def _same(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
     return None
 
 
+REASK = re.compile(r"^(?:(?:and|ok|okay|so|now)\W+)?(?:(?:what|how)\s+about\s+|and\s+)(?P<x>[^?!.]{1,80}?)(?:\s+(?:too|then))?\s*[?!.]*$",
+                   re.IGNORECASE)
+_PREPOSITIONS = frozenset("in for at from of during on by within".split())
+# Words that end a preposition's object in a question: "in sales [took] sick leave".
+_OBJECT_ENDS = _PREPOSITIONS | frozenset("took take were was is are have has had did do does who which that last this next "
+                                         "and or with than".split())
+
+
+def _reask(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
+    """ "And in finance?" after a question put whole to a function (sql-explorer's ask): the same question,
+    with the part the fragment replaces swapped. A day or month replaces the question's day or month; anything
+    else replaces the other object of a preposition ("in sales" -> "in finance")."""
+    last = _last(state, by_name)
+    m = REASK.match(said)
+    if last is None or m is None:
+        return None
+    record, tool = last
+    whole = [n for n in tool.properties if _whole(tool, n)]
+    if len(whole) != 1 or not isinstance(record.args.get(whole[0]), str):
+        return None
+    asked = _swapped(record.args[whole[0]], m.group("x"))
+    if asked is None:
+        return None
+    return FollowUp((Step(record.agent, record.function, {**record.args, whole[0]: asked}),), "same")
+
+
+def _whole(tool: Tool, name: str) -> bool:
+    schema = tool.properties.get(name)
+    return isinstance(schema, Mapping) and schema.get("x-whole-request") is True
+
+
+def _swapped(question: str, fragment: str) -> str | None:
+    """`question` with the preposition phrase `fragment` stands for replaced, or None when none fits."""
+    new = fragment.split()
+    if not new:
+        return None
+    prep = new[0].casefold() if new[0].casefold() in _PREPOSITIONS else None
+    value = new[1:] if prep else new
+    if not value:
+        return None
+    timed = any(w.casefold().strip(",") in TEMPORAL or w.casefold() in WEEKDAYS for w in value)
+    words = question.rstrip(" ?!.").split()
+    spans: list[tuple[int, int, bool]] = []  # (start, end) of each preposition's object, and whether it names a time
+    for i, w in enumerate(words):
+        if w.casefold() not in _PREPOSITIONS or (prep and w.casefold() != prep and not timed):
+            continue
+        j = i + 1
+        while j < len(words) and words[j].casefold() not in _OBJECT_ENDS:
+            j += 1
+        if j > i + 1:
+            spans.append((i + 1, j, any(x.casefold().strip(",") in TEMPORAL for x in words[i + 1 : j])))
+    fitting = [sp for sp in spans if sp[2] == timed]
+    if not fitting:
+        return None
+    a, b, _ = fitting[-1] if timed else fitting[0]
+    tail = question.rstrip()[len(question.rstrip(" ?!.").rstrip()):]
+    return " ".join([*words[:a], *value, *words[b:]]) + tail
+
+
+_WRAPPER_LEAD = frozenset("and now then ok okay so what how about do it that the same thing for on also again please".split())
+_WRAPPER_TAIL = frozenset("too also again please then instead as well".split())
+
+
+def _bare_day(said: str) -> str | None:
+    """The day a message names and nothing else, inside "and", "what about", "now do ... too": "and saturday?"."""
+    words = [w.low for w in tokenize(prepare(said)) if w.kind != "punct"]
+    while words and words[0] in _WRAPPER_LEAD:
+        words = words[1:]
+    while words and words[-1] in _WRAPPER_TAIL:
+        words = words[:-1]
+    if not words or not any(w in TEMPORAL or w in WEEKDAYS for w in words):
+        return None  # "and bread" names no day; only a day word makes this a day
+    return " ".join(words) if parse_moment(words, datetime.now()) is not None else None
+
+
 def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
     last = _last(state, by_name)
     if last is None:
@@ -166,11 +262,14 @@ def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: 
         if m is None:
             continue
         x = m.group("x").strip()
-        param = _fillable(tool)
-        if param is None or record.undone:
+        if record.undone:
+            return None
+        typed = _typed_value(tool, record, x, now)
+        param = typed[0] if typed else _fillable(tool)
+        if param is None:
             return None
         old = record.args.get(param)
-        value = read_answer(_slot(tool, param), x, now)
+        value = typed[1] if typed else read_answer(_slot(tool, param), x, now)
         if value in (None, [], ""):
             return None
         steps: list[Step] = []
@@ -189,6 +288,28 @@ def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: 
                 steps.append(inverse)
             steps.append(Step(record.agent, record.function, {**record.args, param: value}))
         return FollowUp(tuple(steps), "replace")
+    return None
+
+
+def _typed_value(tool: Tool, record: CallRecord, x: str, now: datetime) -> tuple[str, Any] | None:
+    """The parameter of the last call whose kind `x` reads as wholly (a time, a day, a number), and its value.
+
+    A bare time for a date-and-time parameter keeps the date already given: "make it 11am"
+    moves Friday's 10:00 to Friday's 11:00, not to today.
+    """
+    for param in tool.properties:
+        kind = _slot(tool, param).kind
+        if kind not in _TYPED or param not in record.args:
+            continue
+        value = read_answer(_slot(tool, param), x, now)
+        if value in (None, "", []):
+            continue
+        old = record.args.get(param)
+        if kind == "moment" and isinstance(value, str) and isinstance(old, str) and len(old) >= 10 and "T" in value:
+            said = parse_moment([w.low for w in tokenize(prepare(x))], now)
+            if said is not None and said.day is None:  # a time only: on the day already given
+                value = old[:10] + value[10:]
+        return param, value
     return None
 
 
@@ -267,7 +388,7 @@ def _opener(agent: str, entity: Any, by_name: Mapping[str, Tool]) -> tuple[Tool,
     if not isinstance(entity, Mapping):
         return None
     for tool in by_name.values():
-        if tool.agent != agent or tool.undo is not False or len(tool.required) != 1:
+        if tool.agent != agent or not (tool.reads or tool.undo is False) or len(tool.required) != 1:
             continue
         param = tool.required[0]
         if param in entity:

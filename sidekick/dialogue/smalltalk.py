@@ -10,14 +10,20 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from dreamer.contracts.reply_text import brief
 from dreamer.sidekick.planner.base import Tool
 from dreamer.sidekick.planner.offline.engine import render_example
 
 GREETING = re.compile(r"^(?:hi|hello|hey|hiya|howdy|yo|good (?:morning|afternoon|evening|day)|greetings|hallo|heya|sup|"
                       r"what's up|whats up)(?:\s+(?:there|sidekick|buddy|friend|again|everyone))?\s*[!.,]*\s*$", re.I)
-THANKS = re.compile(r"^(?:(?:ok(?:ay)?|great|cool|perfect|awesome|nice|lovely|brilliant|excellent|wonderful|that's great|"
-                    r"good)\W*)*+(?:thanks?(?: you)?(?: (?:so|very) much)?(?: a lot)?|thx|ty|cheers|much appreciated|"
-                    r"appreciate it|that's all|that is all|all good|got it)?(?:\s+(?:sidekick|buddy|mate))?\s*[!.,]*\s*$", re.I)
+_ACK_WORDS = (r"(?:ok(?:ay)?|great|cool|perfect|awesome|nice|lovely|brilliant|excellent|wonderful|that's great|good|"
+              r"got it|alright|all right|fine|noted|understood|sounds good|right|sure|nice one|good one)")
+THANKS = re.compile(rf"^(?:{_ACK_WORDS}\W*)*+(?:thanks?(?: you)?(?: (?:so|very) much)?(?: a lot)?|thx|ty|cheers|"
+                    r"much appreciated|appreciate it)(?:\s+(?:sidekick|buddy|mate))?\s*[!.,]*\s*$", re.I)
+# "ok", "cool", "got it": the user has read the answer; nothing to thank them for.
+ACK = re.compile(rf"^(?:{_ACK_WORDS}\W*)++(?:\s*(?:sidekick|buddy|mate))?\s*$", re.I)
+DONE = re.compile(r"^(?:(?:ok(?:ay)?|no)\W+)?(?:that's all|that is all|all good|nothing else|that's it|that is it)"
+                  r"(?: for now)?\W*$", re.I)
 BYE = re.compile(r"^(?:bye|goodbye|good night|see you(?: later)?|see ya|later|ciao|that's it for now)\W*$", re.I)
 HOW_ARE_YOU = re.compile(r"^(?:hi\W+|hey\W+)?how (?:are you|are things|is it going|do you do)(?: today)?\W*$", re.I)
 WHO = re.compile(r"^(?:who|what) are you\W*$", re.I)
@@ -30,6 +36,7 @@ HELP = re.compile(
     re.I,
 )
 MAX_AGENTS = 12
+EXAMPLES_PER_AGENT = 2
 MAX_SMALL_TALK_CHARS = 300  # tests/security/test_regex_backtracking.py fuzzes these patterns at this length
 
 
@@ -48,13 +55,18 @@ def small_talk(text: str, tools: Sequence[Tool]) -> str | None:
         return "I'm Sidekick: I run your agents for you. Ask \"what can you do\" to see what they handle."
     if BYE.match(said):
         return "Bye for now!"
-    if THANKS.match(said) and re.search(r"[a-z]", said, re.I):
+    if THANKS.match(said):
         return "You're welcome!"
+    if DONE.match(said):
+        return "OK, I'm here when you need me."
+    if ACK.match(said):
+        return "Good. Anything else?"
     return None
 
 
 def help_text(tools: Sequence[Tool]) -> str:
-    """A short list of the user's agents, in their own plain words."""
+    """A short list of the user's agents, each in a few plain words of its own description and
+    two things to say to it; never a word cut in half."""
     shown: dict[str, list[Tool]] = {}
     for tool in tools:
         if tool.listed and tool.examples:
@@ -63,12 +75,21 @@ def help_text(tools: Sequence[Tool]) -> str:
         return "No agents are installed yet, so there is nothing I can do. Install one with `dreamer install`."
     lines = ["Here is what your agents can do:"]
     for agent, mine in list(shown.items())[:MAX_AGENTS]:
-        about = _first_sentence(mine[0].agent_description) or ", ".join(t.function.replace("_", " ") for t in mine[:3])
-        example = render_example(mine[0].examples[0])
-        lines.append(f"- {agent}: {about} (say \"{example}\")")
+        about = brief(_first_sentence(mine[0].agent_description)) or brief(mine[0].summary)
+        said = [f"\"{render_example(t.examples[0])}\"" for t in _showcase(mine)]
+        lines.append(f"- {agent}: {_lower_first(about)}. Try {' or '.join(said)}.")
     if len(shown) > MAX_AGENTS:
-        lines.append(f"… and {len(shown) - MAX_AGENTS} more agents (`dreamer agents` lists them).")
+        lines.append(f"And {len(shown) - MAX_AGENTS} more agents: `dreamer agents` lists them.")
     return "\n".join(lines)
+
+
+def _showcase(tools: Sequence[Tool]) -> list[Tool]:
+    """An agent's functions to show by an example: its most-exampled one (its everyday one), then the
+    most-exampled of the other kind (a read beside a change), else the next."""
+    ranked = sorted(tools, key=lambda t: -len(t.examples))
+    first = ranked[0]
+    rest = [t for t in ranked[1:] if t.reads != first.reads] or ranked[1:]
+    return [first, *rest[: EXAMPLES_PER_AGENT - 1]]
 
 
 def not_understood(text: str) -> str:
@@ -80,10 +101,11 @@ def not_understood(text: str) -> str:
 
 def _first_sentence(text: str) -> str:
     text = " ".join((text or "").split())
-    head = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0].rstrip(".")
-    if len(head) > 120:
-        head = head[:119].rstrip() + "…"
-    return head[:1].lower() + head[1:] if head[:2] != head[:2].upper() else head
+    return re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0].rstrip(".")
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
 
 
 _COMMON = frozenset(

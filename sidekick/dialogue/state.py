@@ -77,10 +77,17 @@ class DialogueState:
     # The words of the request an open "which did you mean" question was asked about, so the
     # user's pick can be learned for that phrasing.
     asked_text: str | None = None
+    # The latest turn: the user's words, how it went ("missed": nothing fitted, "called": it
+    # made calls, "asked": it asked about functions it chose, None: anything else) and the
+    # functions it called or asked about, so a correction in the
+    # next message ("no, I meant my calendar", "undo that", a rephrasing) can be learned from.
+    said: str | None = None
+    outcome: str | None = None
+    called: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"calls": [c.to_dict() for c in self.calls], "shown": self.shown.to_dict() if self.shown else None,
-                "asked_text": self.asked_text}
+                "asked_text": self.asked_text, "said": self.said, "outcome": self.outcome, "called": list(self.called)}
 
     @classmethod
     def from_dict(cls, data: Any) -> DialogueState:
@@ -90,7 +97,10 @@ class DialogueState:
             calls = tuple(CallRecord.from_dict(c) for c in data.get("calls") or ())[-MAX_CALLS:]
             shown = Shown.from_dict(data["shown"]) if isinstance(data.get("shown"), Mapping) else None
             asked = data.get("asked_text")
-            return cls(calls, shown, asked if isinstance(asked, str) else None)
+            said, outcome, called = data.get("said"), data.get("outcome"), data.get("called") or ()
+            return cls(calls, shown, asked if isinstance(asked, str) else None, said if isinstance(said, str) else None,
+                       outcome if outcome in ("missed", "called", "asked") else None,
+                       tuple(str(c) for c in called if isinstance(c, str))[:MAX_CALLS])
         except (KeyError, TypeError, ValueError, AttributeError):
             return cls()  # a state an older Sidekick wrote: start afresh
 
@@ -125,7 +135,7 @@ class DialogueState:
             listed = entities(result)
             if listed:
                 shown = Shown(call["agent"], call["function"], tuple(listed[:MAX_SHOWN]))
-        return DialogueState(tuple(calls[-MAX_CALLS:]), shown, self.asked_text)
+        return replace(self, calls=tuple(calls[-MAX_CALLS:]), shown=shown)
 
 
 def entities(result: Any) -> list[Any]:

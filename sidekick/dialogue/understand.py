@@ -9,15 +9,16 @@ is open) is a new request: the question is dropped, and the reply says so in one
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from dreamer.sidekick.dialogue.followups import follow_up
 from dreamer.sidekick.dialogue.smalltalk import not_understood, small_talk
-from dreamer.sidekick.dialogue.state import DialogueState
+from dreamer.sidekick.dialogue.state import DialogueState, label
 from dreamer.sidekick.dialogue.undo import is_undo, plan_undo
 from dreamer.sidekick.planner.base import Clarification, FunctionFacts, PartialPlan, Plan, PlanContext, Step, Tool
-from dreamer.sidekick.planner.dialog import CANCEL, _is_no, _is_yes, advance, resume
+from dreamer.sidekick.planner.dialog import CANCEL, _is_no, _is_yes, advance, option_words, resume, said_words
 from dreamer.sidekick.planner.language.lexicon import FILLERS, ORDINALS, PRONOUNS, UNITS
 from dreamer.sidekick.planner.language.text import fold, plural_strip, prepare, tokenize
 
@@ -27,17 +28,43 @@ ANSWER_WORDS = frozenset(
     "one the that this first second third last other wait stop cancel never mind right correct".split()
 )
 MAX_MISSING_ANSWER_WORDS = 4  # a longer message that plans as a request of its own is one
+# "Never mind, what's on my calendar today": a dismissal, a break, then a request of its own.
+# The dismissal drops the open question (or, with none open, says nothing); the rest is read
+# as any message. Only a break (comma, dash, stop) separates them: "forget the milk" is a request.
+# "No, wait, keep it" is no dismissal: it answers the question (no).
+DISMISSAL = re.compile(
+    r"^\s*(?:(?:oh|ah|ok|okay|hmm|um|uh|no|wait|sorry|actually),?\s+)?"
+    r"(?:never ?mind(?: that)?|forget (?:it|that|about it|about that)|scratch that|cancel that)"
+    r"\s*(?:[,;:.!]|\s-+|\s–)\s*(?P<rest>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+# With no question open these take back the last call ("scratch that, add oat milk"): not stripped.
+UNDOING = re.compile(r"^\s*(?:\w+,?\s+)?(?:scratch|cancel) that\b", re.IGNORECASE)
+# "Remove it", "delete that" straight after a call that added something: that call, reversed.
+# "Delete that note", "cancel that event": the noun must name what the last call made.
+REMOVE_IT = re.compile(r"^\s*(?:please\s+)?(?:remove|delete|drop|cancel)\s+(?:it|that|them|those|this)(?:\s+(?P<noun>[a-z]+))?"
+                       r"(?:\s+(?:again|please|now))?(?:\s+(?:please|now))?\s*[.!]*$", re.IGNORECASE)
+# "How do I make the first one": a value that points at an entry of the list just shown.
+ORDINAL_REF = re.compile(r"^(?:the\s+)?(?:(?P<word>first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last)|"
+                         r"(?:number\s+|no\.?\s*)(?P<num>\d{1,2}))(?:\s+(?:one|recipe|note|item|event|idea|entry))?$",
+                         re.IGNORECASE)
 
 # (text, tools, context) -> Plan: the planner for a message read as a new request.
 PlanFn = Callable[[str, Sequence[Tool], PlanContext], Plan]
 # phrase -> [(agent, function, args)] this user taught, strongest first.
 LookupFn = Callable[[str], Sequence[tuple[str, str, dict]]]
+# phrase -> the functions ("agent.function") this user said were wrong for it.
+AvoidFn = Callable[[str], set[str]]
+
+
+def _nothing_avoided(text: str) -> set[str]:
+    return set()
 
 
 @dataclass(frozen=True)
 class Understood:
     plan: Plan | None  # None: let the model-driven planner take the message
-    how: str  # "answer" | "smalltalk" | "undo" | "followup" | "learned" | "planner" | "model"
+    how: str  # "answer" | "smalltalk" | "undo" | "followup" | "learned" | "planner" | "model" | "corrected"
     dropped_question: bool = False
     keep_pending: bool = False  # small talk while a question is open: it stays open
     picked: tuple[Step, tuple[Step, ...]] | None = None  # (the option picked, those passed over)
@@ -47,25 +74,30 @@ class Understood:
 
 def understand(
     text: str, tools: Sequence[Tool], context: PlanContext, state: DialogueState, pending: Clarification | None,
-    plan: PlanFn | None, learned: LookupFn,
+    plan: PlanFn | None, learned: LookupFn, avoid: AvoidFn = _nothing_avoided,
 ) -> Understood:
-    """How to handle `text`. `plan` is None while a model plans new requests."""
+    """How to handle `text`. `plan` is None while a model plans new requests; the planner
+    never sees the functions `avoid` names for this phrasing (the user corrected them)."""
     if pending is not None:
-        return _with_question(text, tools, context, state, pending, plan, learned)
-    return _fresh(text, tools, context, state, plan, learned)
+        return _with_question(text, tools, context, state, pending, plan, learned, avoid)
+    return _fresh(text, tools, context, state, plan, learned, avoid=avoid)
 
 
 def _with_question(
     text: str, tools: Sequence[Tool], context: PlanContext, state: DialogueState, pending: Clarification,
-    plan: PlanFn | None, learned: LookupFn,
+    plan: PlanFn | None, learned: LookupFn, avoid: AvoidFn,
 ) -> Understood:
+    dismissed = DISMISSAL.match(text)
+    if dismissed is not None and _words(dismissed.group("rest")):
+        fresh = _fresh(dismissed.group("rest"), tools, context, state, plan, learned)
+        return replace(fresh, dropped_question=True)
     try:
         answered = resume(pending, text, context)
     except (ValueError, KeyError, IndexError, TypeError):
         answered = None  # a stored question this Sidekick cannot read
     if answered is not None and (CANCEL.match(text.strip()) or _bare_answer(pending, text)):
         return Understood(answered, "answer", picked=_picked(pending, answered))
-    fresh = _fresh(text, tools, context, state, plan, learned, question_open=True)
+    fresh = _fresh(text, tools, context, state, plan, learned, question_open=True, avoid=avoid)
     own_request = fresh.how in ("undo", "followup", "learned", "model") or (
         fresh.how == "planner" and fresh.plan is not None and (fresh.plan.steps or fresh.plan.pending is not None)
         and not fresh.plan.unmatched
@@ -83,34 +115,81 @@ def _with_question(
 
 def _fresh(
     text: str, tools: Sequence[Tool], context: PlanContext, state: DialogueState, plan: PlanFn | None,
-    learned: LookupFn, question_open: bool = False,
+    learned: LookupFn, question_open: bool = False, avoid: AvoidFn = _nothing_avoided,
 ) -> Understood:
+    dismissed = DISMISSAL.match(text)
+    if dismissed is not None and _words(dismissed.group("rest")) and not UNDOING.match(text):
+        text = dismissed.group("rest")  # nothing is open to drop: the request is what follows
     chat = small_talk(text, tools)
     if chat is not None:
         return Understood(Plan(reply=chat), "smalltalk")
-    if is_undo(text):
+    if is_undo(text) or _removes_last(text, state, tools):
         undo = plan_undo(state, tools)
         if undo.step is None:
             return Understood(Plan(reply=undo.reason), "undo")
         index = next(i for i, r in enumerate(state.calls) if r is undo.record)
         return Understood(_settled((undo.step,), tools, context), "undo", undo_of=index)
-    follow = follow_up(text, state, tools, context.local_now())
+    replan = (lambda words: plan(words, tools, context)) if plan is not None else None
+    follow = follow_up(text, state, tools, context.local_now(), replan)
     if follow is not None:
         if not follow.steps:
             return Understood(Plan(reply=follow.reply or "Done."), "followup")
         return Understood(_settled(follow.steps, tools, context), "followup", extras={"kind": follow.kind})
+    avoided = avoid(text)
+    if avoided:
+        tools = [t for t in tools if t.name not in avoided]
     taught = _learned(text, tools, context, learned, plan)
     if taught is not None:
         return Understood(taught, "learned")
     if plan is None:
         return Understood(None, "model")
-    planned = plan(text, tools, context)
+    planned = _pointed(plan(text, tools, context), state)
     if planned.unmatched:
         if not _words(text):
             return Understood(Plan(reply="I didn't catch a request there; say what you would like done, or ask "
                                         "\"what can you do\".", unmatched=True), "planner")
         return Understood(Plan(reply=not_understood(text), unmatched=True), "planner")
     return Understood(planned, "planner")
+
+
+def _removes_last(text: str, state: DialogueState, tools: Sequence[Tool]) -> bool:
+    """ "Remove it" / "delete that note" straight after a call its function can reverse, naming what it made."""
+    m = REMOVE_IT.match(text)
+    if m is None:
+        return False
+    for record in reversed(state.calls):
+        if record.is_undo or record.undone:
+            continue
+        if record.undo in (None, False):
+            return False
+        noun = m.group("noun")
+        if noun is None:
+            return True
+        tool = next((t for t in tools if t.name == record.name), None)
+        named = f"{record.agent} {record.function} {tool.summary if tool else ''}".replace("_", " ").casefold()
+        return plural_strip(noun.casefold()) in {plural_strip(w) for w in re.findall(r"[a-z]+", named)}
+    return False
+
+
+def _pointed(plan: Plan, state: DialogueState) -> Plan:
+    """The plan with "the first one" (a value naming an entry of the list just shown) replaced by that entry."""
+    shown = state.shown
+    if shown is None or not shown.entities or not plan.steps:
+        return plan
+    steps = []
+    for step in plan.steps:
+        args = dict(step.args)
+        for key, value in step.args.items():
+            m = ORDINAL_REF.match(value.strip()) if isinstance(value, str) else None
+            if m is None or step.agent != shown.agent:
+                continue
+            word = (m.group("word") or "").lower()
+            n = len(shown.entities) if word == "last" else ORDINALS.get(word) or int(m.group("num") or 0)
+            if 1 <= n <= len(shown.entities):
+                entity = shown.entities[n - 1]
+                args[key] = entity[key] if isinstance(entity, dict) and key in entity else label(entity)
+        steps.append(replace(step, args=args))
+    return replace(plan, steps=tuple(steps))
 
 
 def _learned(text: str, tools: Sequence[Tool], context: PlanContext, learned: LookupFn, plan: PlanFn | None) -> Plan | None:
@@ -175,10 +254,10 @@ def _bare_answer(pending: Clarification, text: str) -> bool:
         return True  # resume() read a value of the parameter's type; the caller weighs length
     known: set[str] = set()
     for option in pending.options:
-        label = f"{option.label} {option.step.agent} {option.step.function}".replace("_", " ")
-        known |= {plural_strip(fold(w.low)) for w in tokenize(prepare(label))}
+        known |= option_words(option)
     extra = [w for w in words if w not in ANSWER_WORDS and w not in FILLERS and w not in PRONOUNS
-             and w not in ORDINALS and w not in UNITS and not w.isdigit() and plural_strip(fold(w)) not in known]
+             and w not in ORDINALS and w not in UNITS and not w.isdigit() and not said_words([w]) <= known
+             and plural_strip(fold(w)) not in known]
     return not extra
 
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dreamer.contracts.reply_text import result_words
 from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, inverse_step
 from dreamer.sidekick.planner.base import Step, Tool, addressed
 
@@ -40,15 +41,23 @@ def is_undo(text: str) -> bool:
 
 
 def plan_undo(state: DialogueState, tools: Sequence[Tool]) -> UndoPlan:
-    """What "undo that" means now: the newest call not yet undone (and not itself an undo)."""
+    """What "undo that" means now: the newest call that changed something and is not yet undone
+    (nor itself an undo). Calls that only read (@function(reads=True)) are passed over:
+    "add eggs", "what's on my list", "undo that" takes the eggs off."""
     by_name = {t.name: t for t in tools}
+    passed = 0  # reads passed over
     for record in reversed(state.calls):
         if record.undone or record.is_undo:
             continue
         tool = by_name.get(record.name)
+        if tool is not None and tool.reads:
+            passed += 1
+            continue
         what = addressed(tool.summary).rstrip(".").lower() if tool else record.name
         if record.undo is False:
-            return UndoPlan(None, record, f"I can't undo that: \"{what}\" only reads and changes nothing.")
+            hint = result_words(record.result, tool.undo_hint) if tool and tool.undo_hint else None
+            said = f"I can't undo that: \"{what}\" made changes that can't be reversed."
+            return UndoPlan(None, record, f"{said} {hint}" if hint else said)
         if record.undo is None:
             return UndoPlan(None, record, f"I can't undo that: the {record.agent} agent does not say how to reverse \"{what}\".")
         step = inverse_step(record)
@@ -57,4 +66,6 @@ def plan_undo(state: DialogueState, tools: Sequence[Tool]) -> UndoPlan:
         if step.name not in by_name:
             return UndoPlan(None, record, f"I can't undo that: {step.name} is no longer one of your agents' functions.")
         return UndoPlan(step, record)
+    if passed:
+        return UndoPlan(None, None, "I can't undo that: so far I have only looked things up here, which changes nothing.")
     return UndoPlan(None, None, "There is nothing to undo in this conversation yet.")

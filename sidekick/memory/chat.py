@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.memory.search import find
-from dreamer.kernel.memory.service import forget, memories, remember
+from dreamer.kernel.memory.facts import forget, memories, remember
 from dreamer.kernel.memory.store import Fact
 from dreamer.kernel.store.db import Store
 from dreamer.sidekick.memory.extract import Forget, Recall, Remember, read_memory_intent, second_person

@@ -16,11 +16,12 @@ conversation can store a pending clarification and answer it in a later request.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
+
+from dreamer.contracts.reply_text import addressed as addressed  # one wording of "the user" as "you", shared with replies
 
 ClarificationKind = Literal["choose", "missing", "confirm"]
 KINDS: tuple[str, ...] = ("choose", "missing", "confirm")
@@ -51,6 +52,10 @@ class Tool:
     undo: Mapping[str, Any] | bool | None = None
     reply: Sequence[str] = ()
     listed: bool = True
+    # @function(reads=True): a call only reads, so "undo that" passes over it; for undo=False,
+    # what the user can do instead (reply templates over the result).
+    reads: bool = False
+    undo_hint: Sequence[str] = ()
 
     @property
     def name(self) -> str:
@@ -96,6 +101,8 @@ class Tool:
             undo=undo if isinstance(undo := spec.get("undo"), (Mapping, bool)) else None,
             reply=tuple(r for r in reply if isinstance(r, str)) if isinstance(reply := spec.get("reply"), list) else (),
             listed=spec.get("sidekick") is not False,
+            reads=spec.get("reads") is True,
+            undo_hint=tuple(h for h in hint if isinstance(h, str)) if isinstance(hint := spec.get("undo_hint"), list) else (),
         )
 
 
@@ -320,13 +327,6 @@ class PlanContext:
         if now.tzinfo is None:
             now = now.replace(tzinfo=tz)
         return now.astimezone(tz)
-
-
-def addressed(text: str) -> str:
-    """A description speaks of "the user"; a question speaks to them ("your grocery list")."""
-    for said, meant in (("the user's", "your"), ("the user", "you"), ("The user's", "Your"), ("The user", "You")):
-        text = re.sub(rf"\b{said}\b", meant, text)
-    return text
 
 
 def zone(name: str | None) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from dreamer.contracts.reply_text import and_list, brief
 from dreamer.sidekick.planner.base import (
     Clarification,
     FunctionFacts,
@@ -31,7 +32,6 @@ from dreamer.sidekick.planner.base import (
     Plan,
     PlanContext,
     Step,
-    addressed,
 )
 from dreamer.sidekick.planner.language.lexicon import FILLERS, ORDINALS, PRONOUNS, UNITS
 from dreamer.sidekick.planner.language.slots import Reading, SlotType, read, slot_type
@@ -45,14 +45,31 @@ _YES = frozenset({
     "absolutely", "definitely", "certainly", "of course", "go ahead", "go for it", "do it", "please do", "proceed",
     "fine", "alright", "all right", "sounds good", "that is right", "that is it", "that one", "affirmative", "please",
     "thanks", "thank you", "yes do it", "sounds great", "great", "perfect", "why not", "let us do it", "make it so",
-    "you bet", "indeed", "naturally",
+    "you bet", "indeed", "naturally", "go on", "carry on", "sure thing", "yes please", "alright then", "ok then",
 })
 _NO = frozenset({
     "no", "n", "nope", "nah", "do not", "cancel", "stop", "abort", "wait", "never mind", "not now", "not that",
     "neither", "none", "leave it", "forget it", "please", "thanks", "thank you", "no thanks", "hold on", "hold off",
     "not yet", "absolutely not", "no way", "do not do it", "do not do that", "better not", "i changed my mind",
     "changed my mind", "actually", "on second thought", "not really", "i would rather not", "rather not",
+    "keep it", "keep them", "keep that", "leave them", "leave it as is", "do not bother", "no need",
+    "not necessary", "skip it", "forget about it",
 })
+# An answer may open with yes or no and then say back what it agrees to or refuses: "yup, clear
+# it", "yes, wipe it", "no, keep everything", "don't bother". After the head, at most one word
+# of its own (the verb), with words that point back at what was asked.
+_YES_HEADS = frozenset({"yes", "yeah", "yea", "yep", "yup", "sure", "ok", "okay", "fine", "alright", "absolutely",
+                        "definitely", "certainly", "of course", "go ahead", "please do", "do it", "correct", "right"})
+_NO_HEADS = frozenset({"no", "nope", "nah", "do not", "not", "please do not", "no no"})
+# Words that point back at what was asked, or say nothing: "the list" or "my notes" would name
+# something, and "ok, show my list" is a request, not a yes.
+_ECHO = frozenset({"it", "that", "them", "this", "those", "everything", "all", "then", "now", "please", "thing",
+                   "ahead", "and", "go", "just", "so", "thanks", "thank", "you", "anything", "is"})
+MAX_ECHO = 4  # words after the head
+_OBJECTS = frozenset({"it", "that", "them", "this", "those", "everything", "all", "anything"})
+_YES_VERBS = frozenset({"proceed", "continue", "go"})
+_NO_VERBS = frozenset({"bother", "keep", "leave", "need", "cancel", "stop", "touch", "worry", "change", "do", "go",
+                       "proceed", "continue"})
 _POLITE = frozenset({"please", "thanks", "thank you"})
 CANCEL = re.compile(r"^\s*(cancel|never ?mind|forget (it|that|about it)|stop|abort|nothing|none of (them|those)|"
                     r"neither( of them)?|no thanks|no,? thank you|scratch that)\b", re.IGNORECASE)
@@ -60,6 +77,7 @@ _LAST = frozenset({"last", "final", "bottom"})
 _CARDINALS = frozenset(w for w in UNITS if w not in ("a", "an", "couple", "dozen", "single"))
 
 CANCELLED = "OK, I've dropped that request."
+_AGENT_NAMED = re.compile(r" \(the [^()]+ agent(?: by [^()]+)?\)$")
 
 
 def advance(partial: PartialPlan) -> Plan:
@@ -117,8 +135,8 @@ def resume(pending: Clarification, text: str, context: PlanContext | None = None
     if pending.kind == "choose":
         picked = _pick(words, text, pending.options)
         if picked is None:
-            if len(pending.options) == 1 and _is_no(words):
-                return Plan(reply=CANCELLED)
+            if _is_no(words):
+                return Plan(reply=CANCELLED)  # "no, leave it" to "which did you mean?": neither
             return None
         steps = list(partial.steps)
         choices = list(partial.choices) + [()] * (len(steps) - len(partial.choices))
@@ -204,14 +222,13 @@ def _pick(words: list[str], text: str, options: tuple[Option, ...]) -> Step | No
         return options[picks.pop() - 1].step
     if len(options) == 1 and _is_yes(words):
         return options[0].step
-    # Words of an option: "the grocery one", "the task list", "todo" (spelling forgiven).
-    said = {plural_strip(fold(w)) for w in words if w not in FILLERS and w not in PRONOUNS}
+    # Words of an option: "the grocery one", "the shopping list one", "todo" (spelling and synonyms forgiven).
+    said = said_words(words)
     if not said:
         return None
     scores = []
     for option in options:
-        text = f"{option.label} {option.step.agent} {option.step.function}".replace("_", " ")
-        known = {plural_strip(fold(w.low)) for w in tokenize(prepare(text))}
+        known = option_words(option)
         scores.append(sum(1 for w in said if w in known or any(fuzz.ratio(w, k) >= 85 for k in known)))
     best = max(scores)
     if best and scores.count(best) == 1:
@@ -219,12 +236,45 @@ def _pick(words: list[str], text: str, options: tuple[Option, ...]) -> Step | No
     return None
 
 
+def said_words(words: list[str]) -> set[str]:
+    """The content words of an answer in the lexicon's forms ("shopping" is "grocery")."""
+    lex = _lexicon()
+    return {lex.canon_word(w) for w in words if w not in FILLERS and w not in PRONOUNS}
+
+
+def option_words(option: Option) -> set[str]:
+    """The words an option can be named by: its label's, its agent's and its function's, in the lexicon's forms."""
+    lex = _lexicon()
+    text = f"{option.label} {option.step.agent} {option.step.function}".replace("_", " ").replace("-", " ")
+    return {lex.canon_word(w.low) for w in tokenize(prepare(text))} | {plural_strip(fold(w.low)) for w in tokenize(prepare(text))}
+
+
 def _is_yes(words: list[str]) -> bool:
-    return made_of(words, _YES) and not made_of(words, _POLITE)
+    return (made_of(words, _YES) or _head_and_echo(words, _YES_HEADS, _YES_VERBS)) and not made_of(words, _POLITE)
 
 
 def _is_no(words: list[str]) -> bool:
-    return made_of(words, _NO) and not made_of(words, _POLITE)
+    return (made_of(words, _NO) or _head_and_echo(words, _NO_HEADS, _NO_VERBS)) and not made_of(words, _POLITE)
+
+
+def _head_and_echo(words: list[str], heads: frozenset[str], verbs: frozenset[str]) -> bool:
+    """`words` open with one of `heads` and go on only to say it back: a verb with "it" ("clear it",
+    "keep everything"), or one of `verbs` alone ("don't bother"); "no milk" is no refusal."""
+    rest = words
+    while True:  # "no, don't clear it": one head after another
+        size = next((n for n in (3, 2, 1) if len(rest) > n and " ".join(rest[:n]) in heads), 0)
+        if not size:
+            break
+        rest = rest[size:]
+    if rest is words:
+        return False
+    own = [i for i, w in enumerate(rest) if w not in _ECHO]
+    if len(rest) > MAX_ECHO or len(own) > 1:
+        return False
+    if not own:
+        return True
+    i = own[0]
+    return rest[i] in verbs or (i + 1 < len(rest) and rest[i + 1] in _OBJECTS)
 
 
 def _needs_yes(step: Step, facts: dict[str, FunctionFacts] | Any) -> bool:
@@ -233,24 +283,58 @@ def _needs_yes(step: Step, facts: dict[str, FunctionFacts] | Any) -> bool:
 
 
 def _label(step: Step, facts: dict[str, FunctionFacts] | Any) -> str:
+    """An option or a step as a person reads it: "Add items to your grocery list: bread"."""
     known = facts.get(step.name)
-    summary = addressed(known.summary) if known and known.summary else step.name
-    shown = ", ".join(f"{k.replace('_', ' ')}: {_show(v)}" for k, v in step.args.items())
-    return f"{summary} ({shown})" if shown else summary
+    shown = [_show(v) for k, v in step.args.items() if not (known and _whole(known, k)) and _show(v)]
+    return f"{_doing(known, step)}: {'; '.join(shown)}" if shown else _doing(known, step)
+
+
+def _doing(known: FunctionFacts | None, step: Step) -> str:
+    """What the function does, short and capitalised ("Delete one event from your calendar")."""
+    summary = known.summary if known else ""
+    # Among several agents' functions the summary ends "(the grocery agent by dreamer)": kept.
+    agent = _AGENT_NAMED.search(summary)
+    what = brief(summary[: agent.start()] if agent else summary) or step.function.replace("_", " ")
+    return what[:1].upper() + what[1:] + (agent.group(0) if agent else "")
+
+
+def _whole(facts: FunctionFacts, name: str) -> bool:
+    """The parameter takes the user's whole request (sql-explorer's question): showing it says it back."""
+    schema = facts.properties.get(name)
+    return isinstance(schema, dict) and schema.get("x-whole-request") is True
 
 
 def _show(value: Any) -> str:
     if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
+        return and_list([_show(v) for v in value])
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, str):
+        return _when(value) or value
     return str(value)
+
+
+def _when(value: str) -> str | None:
+    """An ISO day or time as words: "2025-03-14" is "Friday 14 March", with "at 15:00" for a time."""
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if not re.match(r"^\d{4}-\d{2}-\d{2}", value):
+        return None
+    day = f"{moment.strftime('%A')} {moment.day} {moment.strftime('%B')}"
+    return f"{day} at {moment.strftime('%H:%M')}" if "T" in value or " " in value.strip() else day
 
 
 def _ask_for(facts: FunctionFacts, name: str) -> str:
     schema = facts.properties.get(name, {})
     slot = slot_type(name, schema if isinstance(schema, dict) else {}, True)
     label = name.replace("_", " ")
+    doing = _doing(facts, Step("", name))
+    if slot.kind in ("int", "text") and (name == "id" or name.endswith("_id")):
+        # "watch_id": the thing is named by its number, which a listing shows.
+        thing = name[: -len("_id")].replace("_", " ") if name != "id" else "one"
+        return f"{doing}: which {thing}? Say its number."
     question = {
         "list": f"which {label}?",
         "day": "for which day?",
@@ -261,4 +345,4 @@ def _ask_for(facts: FunctionFacts, name: str) -> str:
         "enum": f"which {label}: {', '.join(slot.choices)}?",
         "url": "which link?",
     }.get(slot.kind, f"what {label}?")
-    return f"{addressed(facts.summary)}: {question}"
+    return f"{doing}: {question}"

@@ -7,18 +7,30 @@ scoped manager. The explorer's data syscalls are answered by the kernel's own
 DataService (validator, scope rewriter, engine layer), so its answers are scoped the way
 the kernel scopes them.
 
-    .venv/bin/python tests/agents/sql_eval.py          # both splits, both users, both databases
+    .venv/bin/python tests/agents/sql_eval.py             # every split, both users
+    .venv/bin/python tests/agents/sql_eval.py --chat      # the same questions through the offline planner
+    .venv/bin/python tests/agents/sql_eval.py --sidekick  # ... through Sidekick's whole turn
+    .venv/bin/python tests/agents/sql_eval.py --postgres  # the same rows on PostgreSQL (with any of the above)
+
+`--chat` sends each question through Sidekick's planner (no model: the offline one the
+chat runs, over the starter agents' real functions in tests/sidekick/tools.json) and
+counts it right only when the plan is one call of `sql-explorer.ask` whose answer, with
+the question the planner passed, is right. `--sidekick` sends it through Sidekick's turn
+itself (memory rules, dialogue layer, planner, reply), as the chat does.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 import shutil
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +40,7 @@ sys.path.insert(0, str(HERE))
 from sql_questions import Case  # noqa: E402
 
 from dreamer.kernel.data.demo import DEMO_CONNECTION, SCOPES_FILE, build_demo  # noqa: E402
-from dreamer.kernel.data.service import DataService  # noqa: E402
+from dreamer.kernel.data.queries import DataService  # noqa: E402
 from dreamer.contracts.errors import DreamerError  # noqa: E402
 from dreamer.kernel.store.db import Store  # noqa: E402
 
@@ -81,6 +93,43 @@ class World:
         return handle
 
 
+PG_ADMIN_URL = os.environ.get("DREAMER_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+@contextmanager
+def postgres_world(folder: Path, admin_url: str = PG_ADMIN_URL) -> Iterator[World]:
+    """The same demo rows in a PostgreSQL database of their own (schema hr), dropped afterwards;
+    the truth queries still run on the SQLite copies. psycopg.OperationalError when it does not answer."""
+    import psycopg
+
+    from dreamer.kernel.data import engine_pg
+    from dreamer.kernel.data.demo import SCHEMA, demo_rows
+
+    with psycopg.connect(admin_url, autocommit=True, connect_timeout=3) as admin:
+        name = f"dreamer_sqleval_{secrets.token_hex(4)}"
+        admin.execute(f'CREATE DATABASE "{name}"')
+    url = admin_url.rsplit("/", 1)[0] + f"/{name}"
+    world: World | None = None
+    try:
+        with psycopg.connect(url) as db:
+            db.execute("CREATE SCHEMA hr")
+            db.execute("SET search_path = hr")
+            db.execute(SCHEMA)
+            for table, rows in demo_rows(date.today().replace(day=1)).items():
+                with db.cursor().copy(f"COPY {table} FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+        world = build_world(folder, url=f"{url}?schema=hr")
+        yield world
+    finally:
+        if world is not None:
+            world.data.remove(DEMO_CONNECTION)
+            world.store.engine.dispose()
+        engine_pg.close_pools()
+        with psycopg.connect(admin_url, autocommit=True, connect_timeout=3) as db:
+            db.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def build_world(folder: Path, url: str | None = None) -> World:
     """The demo data (SQLite by default; `url` a PostgreSQL schema URL holding the same rows)."""
     full = build_demo(folder / "hr.db")
@@ -112,26 +161,69 @@ class Outcome:
     said: str
 
 
+ANSWERED = ("value", "groups", "top")  # what a numeric answer carries; a refusal carries none of them
+
+
+def _routed_away(result: dict[str, Any]) -> bool:
+    """The chat sent the question to something other than `ask` (or to nothing)."""
+    return "routed_to" in result
+
+
 def score(case: Case, result: dict[str, Any] | None, truth: list[tuple[Any, ...]]) -> bool:
+    """Whether `result` answers `case` as `truth` does. An answer counts only when `ask` gave it:
+    an empty or NULL truth is not met by a question that went elsewhere or was refused."""
     if result is None:
         return False
+    if _routed_away(result):  # the chat sent it elsewhere: right only for what is not ask's to answer
+        if case.kind == "unplaceable":  # an HR-sounding question off the model: "none of your agents can"
+            return not result["routed_to"]
+        return case.kind in ("elsewhere", "refused") and "sql-explorer.ask" not in result["routed_to"]
+    refusal = not any(k in result for k in ANSWERED) and bool(result.get("answer"))
+    if case.kind == "elsewhere":  # not about HR: no number
+        return refusal
+    if case.kind == "refused":  # about the asker: a sentence saying so, not a word it could not place
+        return refusal and "could not place" not in str(result["answer"])
     if case.kind == "unplaceable":
-        return "value" not in result and "groups" not in result and "could not place" in str(result.get("answer"))
+        return not any(k in result for k in ANSWERED) and "could not place" in str(result.get("answer"))
+    if result.get("via") not in ("semantic-model", "model"):
+        return False
     if case.kind == "scalar":
         expected = truth[0][0] if truth else None
-        got = result.get("value")
+        if "value" not in result or "groups" in result:
+            return False
+        got = result["value"]
         if expected is None:
-            return got in (None, 0) and "groups" not in result
-        return isinstance(got, (int, float)) and abs(float(got) - float(expected)) <= 0.5 and "groups" not in result
-    if case.kind == "grouped":
-        got = {str(g["code"]): float(g["value"]) for g in result.get("groups") or []}
-        want = {str(code): float(value) for code, value in truth}
-        return "top" not in result and got.keys() == want.keys() and all(abs(got[k] - want[k]) <= 0.5 for k in want)
+            return got in (None, 0)
+        return isinstance(got, (int, float)) and abs(float(got) - float(expected)) <= 0.5
+    if case.kind in ("grouped", "grouped2"):
+        if "groups" not in result or "top" in result:
+            return False
+        width = 1 if case.kind == "grouped" else 2
+        got = {_key(g, width): float(g["value"]) for g in result["groups"] if g["value"] is not None}
+        want = {tuple(str(c) for c in row[:width]): float(row[width]) for row in truth if row[width] is not None}
+        return got.keys() == want.keys() and all(abs(got[k] - want[k]) <= 0.5 for k in want)
     if case.kind == "top":
-        got = [str(x) for x in result.get("top") or []]
+        if "top" not in result:
+            return False
+        ids = bool(truth) and isinstance(truth[0][0], int) and "top_ids" in result
+        got = [str(x) for x in result["top_ids" if ids else "top"]]
         want = {str(row[0]) for row in truth}
         return bool(got) and all(g in want for g in got) if want else not got
+    if case.kind == "topn":  # exactly n (fewer only when fewer exist), each among the true best n, ties allowed
+        if "top" not in result:
+            return False
+        got = [str(x) for x in result.get("top_ids") or result["top"]]
+        values = {str(row[0]): float(row[1]) for row in truth if row[1] is not None}
+        ranked = sorted(values.values(), reverse=case.order == "max")
+        n = min(case.n, len(ranked))
+        if len(got) != n or len(set(got)) != n or not all(g in values for g in got):
+            return False
+        return sorted((values[g] for g in got), reverse=case.order == "max") == ranked[:n]
     raise ValueError(case.kind)
+
+
+def _key(group: dict[str, Any], width: int) -> tuple[str, ...]:
+    return (str(group["code"]),) if width == 1 else (str(group["code"]), str(group.get("code2")))
 
 
 def run(cases: list[Case], ask: Callable[[str, str], dict[str, Any] | None], world: World,
@@ -198,22 +290,129 @@ def in_process_ask(world: World) -> Callable[[str, str], dict[str, Any] | None]:
     return ask
 
 
-def main() -> None:
-    from sql_questions import issue_questions, tuning
-    from sql_questions_heldout import held_out
+def through_chat(ask: Callable[[str, str], dict[str, Any] | None]) -> Callable[[str, str], dict[str, Any] | None]:
+    """`ask` reached as Sidekick's offline planner routes a chat message (the planner alone):
+    the answer when the plan is one call of `sql-explorer.ask`, else where it went (`routed_to`)."""
+    sys.path.insert(0, str(HERE.parent / "sidekick"))
+    from routing_eval import load_tools
 
+    from dreamer.sidekick.planner import OfflinePlanner, PlanContext
+
+    tools, planner = load_tools(), OfflinePlanner()
+
+    def chat(question: str, user: str) -> dict[str, Any] | None:
+        plan = planner.plan(question, tools, PlanContext(now=datetime.now(timezone.utc), timezone="UTC"))
+        calls = [f"{s.agent}.{s.function}" for s in plan.steps]
+        if calls != ["sql-explorer.ask"] or plan.pending is not None:
+            return {"answer": f"routed to {calls or 'no call'}{' (asked first)' if plan.pending else ''}",
+                    "routed_to": calls or [f"{s.agent}.{s.function}" for s in plan.pending.partial.steps]
+                    if plan.pending else calls}
+        return ask(str(plan.steps[0].args.get("question", "")), user)
+
+    return chat
+
+
+def through_sidekick(ask: Callable[[str, str], dict[str, Any] | None], world: World
+                     ) -> Callable[[str, str], dict[str, Any] | None]:
+    """`ask` reached through Sidekick's whole turn (memory rules, the dialogue layer, the offline
+    planner, the question a function's result asks, the reply text), in this process: each
+    question opens a new conversation of an eval user; the installed functions are the starter
+    agents' (tests/sidekick/tools.json), and only `sql-explorer.ask` runs (any other call is
+    recorded as where the message went). The result carries the reply the user would read."""
+    import asyncio
+
+    sys.path.insert(0, str(HERE.parent / "sidekick"))
+    from routing_eval import load_tools
+
+    from dreamer.kernel.invocations.principal import Principal
+    from dreamer.kernel.invocations.records import Outcome
+    from dreamer.kernel.users.accounts import create_user
+    from dreamer.sidekick.chat.planning import PlanningPool
+    from dreamer.sidekick.chat.sidekick import Sidekick
+    from dreamer.sidekick.planner import OfflinePlanner
+
+    tools = load_tools()
+    current = {"user": "hr_admin"}
+
+    class InProcessPlanner(OfflinePlanner):
+        """The offline planner run in a planning thread of this process (the kernel uses processes)."""
+
+    class Invoker:
+        llm = None
+        tools = None
+
+        async def invoke(self, who: Principal, agent: str, function: str, args: dict[str, Any], caller: Any) -> Outcome:
+            if (agent, function) != ("sql-explorer", "ask"):
+                return Outcome({"reply": "(not run in the eval)"}, "inv_eval")
+            return Outcome(ask(str(args.get("question", "")), current["user"]), "inv_eval")
+
+    class EvalSidekick(Sidekick):
+        def tools(self, who: Principal) -> list[Any]:
+            return list(tools)
+
+    sidekick = EvalSidekick(world.store, Invoker(), InProcessPlanner())  # type: ignore[arg-type]
+    sidekick.planning = PlanningPool(budget_s=600.0, processes=0)  # a slow shared machine: no TooSlow here
+    principals: dict[str, Principal] = {}
+    for user in USERS:  # users of their own each time: a world may serve several runs
+        name = f"eval-{user}-{secrets.token_hex(3)}"
+        with world.store.session() as s:
+            made, _ = create_user(s, name)
+            principals[user] = Principal(made.id, name)
+
+    async def turn(question: str, user: str) -> dict[str, Any]:
+        return [e async for e in sidekick.turn(principals[user], question)][-1]
+
+    def chat(question: str, user: str) -> dict[str, Any] | None:
+        current["user"] = user
+        done = asyncio.run(turn(question, user))
+        calls = [f"{c['agent']}.{c['function']}" for c in done["calls"]]
+        if calls != ["sql-explorer.ask"]:
+            steps = [s["agent"] + "." + s["function"] for s in (done["pending"] or {}).get("steps", [])]
+            return {"answer": f"routed to {calls or steps or 'no call'}: {done['reply']}", "routed_to": calls or steps,
+                    "chat_reply": done["reply"]}
+        result = done["calls"][0].get("result")
+        if not isinstance(result, dict):
+            return {"answer": done["reply"], "failed": True}
+        return {**result, "chat_reply": done["reply"]}
+
+    return chat
+
+
+def splits(today: date) -> list[tuple[str, list[Case]]]:
+    from sql_questions import issue_questions, tuning, tuning_wider
+    from sql_questions_heldout import held_out
+    from sql_questions_heldout2 import held_out_2
+
+    return [("tuning", tuning(today) + issue_questions(today) + tuning_wider(today)), ("held-out", held_out(today)),
+            ("held-out-2", held_out_2(today))]
+
+
+def main() -> None:
+    """Scores per split and per user; `-v` lists the tuning split's misses (never a held-out split's)."""
     verbose = "-v" in sys.argv
-    with tempfile.TemporaryDirectory() as tmp:
-        world = build_world(Path(tmp))
+    with tempfile.TemporaryDirectory() as tmp, \
+            (postgres_world(Path(tmp)) if "--postgres" in sys.argv else _sqlite_world(Path(tmp))) as world:
         ask = in_process_ask(world)
-        today = date.today()
-        for name, cases in (("tuning", tuning(today) + issue_questions(today)), ("held-out", held_out(today))):
+        if "--chat" in sys.argv:
+            ask = through_chat(ask)
+        elif "--sidekick" in sys.argv:
+            ask = through_sidekick(ask, world)
+        for name, cases in splits(date.today()):
             outcomes = run(cases, ask, world)
-            print(f"{name}: {len(cases)} questions x {len(USERS)} users: {summary(outcomes)}")
+            per_user = "; ".join(f"{user} {summary([o for o in outcomes if o.user == user])}" for user in USERS)
+            print(f"{name}: {len(cases)} questions x {len(USERS)} users: {summary(outcomes)} ({per_user})")
             if verbose and name == "tuning":
                 for o in outcomes:
                     if not o.ok:
                         print(f"  [{o.user}] {o.case.question!r}: {o.said}")
+
+
+@contextmanager
+def _sqlite_world(folder: Path) -> Iterator[World]:
+    world = build_world(folder)
+    try:
+        yield world
+    finally:
         world.store.engine.dispose()
 
 

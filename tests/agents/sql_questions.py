@@ -27,6 +27,8 @@ class Case:
     question: str
     truth: str
     kind: str = "scalar"
+    n: int = 0  # "topn": how many groups the answer must name
+    order: str = "max"  # "topn": the best are the highest ("max") or the lowest ("min")
 
 
 def month_bounds(today: date) -> dict[str, str]:
@@ -215,3 +217,115 @@ def issue_questions(today: date) -> list[Case]:
              f"SELECT COUNT(DISTINCT a.employee_id) FROM {ABS_JOIN} WHERE e.department = 'D042' AND "
              f"a.absence_date >= '{month_bounds(today)['m2s']}' AND a.absence_date < '{month_bounds(today)['m2e']}'"),
     ]
+
+
+def tuning_wider(today: date) -> list[Case]:
+    """Tuning families for the wider compiler (issue 17's audit): top N, measures said in other
+    words, time spans, per month, two groupings, group comparisons, questions about the asker and
+    questions that are not about HR. Other phrasings than sql_questions_heldout2.py's, which is
+    only scored."""
+    b = month_bounds(today)
+    m1 = date.fromisoformat(b["m1s"])
+    q = 3 * ((today.month - 1) // 3) + 1
+    qs, qe = date(today.year, q, 1), date(today.year + (q == 10), (q + 2) % 12 + 1, 1)
+    tomorrow = (today + timedelta(days=1)).isoformat()
+    jan = f"{today.year}-01-01"
+    out: list[Case] = []
+    add = out.append
+    abs_in = "absence_date >= '{s}' AND absence_date < '{e}'"
+    # Top N: exactly N groups or people.
+    for n, (phrase, truth, order) in itertools.product([2, 4], [
+            ("top {n} departments by number of absences last month",
+             f"SELECT e.department, COUNT(*) FROM {ABS_JOIN} WHERE a.{abs_in.format(s=b['m2s'], e=b['m2e'])} "
+             "GROUP BY e.department", "max"),
+            ("which {n} employees earn the most?", "SELECT employee_id, salary FROM employees", "max"),
+            ("the {n} departments with the lowest average salary", "SELECT department, AVG(salary) FROM employees "
+             "GROUP BY department", "min"),
+            (f"which {{n}} people had the most absences in {b['m1']}?", "SELECT employee_id, COUNT(*) FROM "
+             f"absence_records WHERE {abs_in.format(s=b['m1s'], e=b['m1e'])} GROUP BY employee_id", "max")]):
+        add(Case("top n", phrase.format(n=n), truth, "topn", n=n, order=order))
+    add(Case("top n", "list the five highest paid staff in finance",
+             "SELECT employee_id, salary FROM employees WHERE department = 'D021'", "topn", n=5, order="max"))
+    add(Case("top n", "top 10 earners", "SELECT employee_id, salary FROM employees", "topn", n=10, order="max"))
+    # Superlatives with the measure in them; earners, money.
+    add(Case("paid", "who is the highest paid employee in sales?", "SELECT employee_id FROM employees WHERE "
+             "department = 'D050' AND salary = (SELECT MAX(salary) FROM employees WHERE department = 'D050')", "top"))
+    add(Case("paid", "who is the worst paid?", "SELECT employee_id FROM employees WHERE salary = "
+             "(SELECT MIN(salary) FROM employees)", "top"))
+    add(Case("paid", "who makes the most money?", "SELECT employee_id FROM employees WHERE salary = "
+             "(SELECT MAX(salary) FROM employees)", "top"))
+    # Sick days are sick absences; calling in sick.
+    for tw, s, e in _times(b)[:2]:
+        add(Case("sick days", f"how many sick days {tw}?",
+                 f"SELECT COUNT(*) FROM absence_records WHERE reason_code = 'SICK' AND {abs_in.format(s=s, e=e)}"))
+        add(Case("sick days", f"how many employees called in sick {tw}?", "SELECT COUNT(DISTINCT employee_id) FROM "
+                 f"absence_records WHERE reason_code = 'SICK' AND {abs_in.format(s=s, e=e)}"))
+    add(Case("sick days", "number of sick days in customer support this year", f"SELECT COUNT(*) FROM {ABS_JOIN} WHERE "
+             f"e.department = 'D063' AND a.reason_code = 'SICK' AND a.{abs_in.format(s=b['ys'], e=b['ye'])}"))
+    add(Case("sick days", "how many people were off sick last month?", "SELECT COUNT(DISTINCT employee_id) FROM "
+             f"absence_records WHERE reason_code = 'SICK' AND {abs_in.format(s=b['m2s'], e=b['m2e'])}"))
+    add(Case("most often", f"who called in sick most often in {b['m1']}?",
+             "WITH g AS (SELECT employee_id AS c, COUNT(*) AS n FROM absence_records WHERE reason_code = 'SICK' AND "
+             f"{abs_in.format(s=b['m1s'], e=b['m1e'])} GROUP BY employee_id) SELECT c FROM g WHERE n = "
+             "(SELECT MAX(n) FROM g)", "top"))
+    add(Case("most often", "which reason for absence is most frequent?", "WITH g AS (SELECT reason_code AS c, "
+             "COUNT(*) AS n FROM absence_records GROUP BY reason_code) SELECT c FROM g WHERE n = (SELECT MAX(n) FROM g)",
+             "top"))
+    # Time spans.
+    add(Case("time", "how many absences so far this year?",
+             f"SELECT COUNT(*) FROM absence_records WHERE {abs_in.format(s=jan, e=tomorrow)}"))
+    add(Case("time", "how many remote days in the current quarter?", "SELECT COUNT(*) FROM attendance WHERE "
+             f"status = 'remote' AND date >= '{qs}' AND date < '{qe}'"))
+    add(Case("time", f"how many absences since {b['m1']}?",
+             f"SELECT COUNT(*) FROM absence_records WHERE {abs_in.format(s=b['m1s'], e=tomorrow)}"))
+    add(Case("time", f"how many absences from 10 {b['m1']} to 20 {b['m1']}?", "SELECT COUNT(*) FROM absence_records "
+             f"WHERE {abs_in.format(s=(m1 + timedelta(days=9)).isoformat(), e=(m1 + timedelta(days=20)).isoformat())}"))
+    add(Case("time", "how many people were hired between 2016 and 2017?",
+             "SELECT COUNT(*) FROM employees WHERE hire_date >= '2016-01-01' AND hire_date < '2018-01-01'"))
+    add(Case("time", "how many employees earn between 40k and 60k in sales?",
+             "SELECT COUNT(*) FROM employees WHERE department = 'D050' AND salary >= 40000 AND salary <= 60000"))
+    # Per month, and two groupings.
+    add(Case("per month", "how many sick days per month?", "SELECT substr(absence_date, 1, 7), COUNT(*) FROM "
+             "absence_records WHERE reason_code = 'SICK' GROUP BY 1", "grouped"))
+    add(Case("per month", "no-shows by month this year", "SELECT substr(absence_date, 1, 7), COUNT(*) FROM "
+             f"absence_records WHERE reason_code = 'NO_SHOW' AND {abs_in.format(s=b['ys'], e=b['ye'])} GROUP BY 1",
+             "grouped"))
+    add(Case("per month", "hires per year", "SELECT substr(hire_date, 1, 4), COUNT(*) FROM employees GROUP BY 1",
+             "grouped"))
+    add(Case("two groupings", "absences by reason and month", "SELECT reason_code, substr(absence_date, 1, 7), "
+             "COUNT(*) FROM absence_records GROUP BY 1, 2", "grouped2"))
+    add(Case("two groupings", "headcount per department per status", "SELECT department, status, COUNT(*) FROM "
+             "employees GROUP BY 1, 2", "grouped2"))
+    add(Case("two groupings", "average salary by department and status", "SELECT department, status, AVG(salary) "
+             "FROM employees GROUP BY 1, 2", "grouped2"))
+    # Comparisons over groups.
+    add(Case("group comparison", "which departments have more than 15 employees?",
+             "SELECT department, COUNT(*) FROM employees GROUP BY department HAVING COUNT(*) > 15", "grouped"))
+    add(Case("group comparison", "how many teams have fewer than 11 employees?",
+             "SELECT COUNT(*) FROM (SELECT department FROM employees GROUP BY department HAVING COUNT(*) < 11)"))
+    add(Case("group comparison", "which departments have an average salary above 80000?",
+             "SELECT department, AVG(salary) FROM employees GROUP BY department HAVING AVG(salary) > 80000", "grouped"))
+    # Leave types, totals, averages.
+    add(Case("leave", "how many leaves per type?", "SELECT leave_type, COUNT(*) FROM approved_leave GROUP BY 1",
+             "grouped"))
+    add(Case("leave", "what is the most common type of leave?", "WITH g AS (SELECT leave_type AS c, COUNT(*) AS n "
+             "FROM approved_leave GROUP BY 1) SELECT c FROM g WHERE n = (SELECT MAX(n) FROM g)", "top"))
+    add(Case("totals", "total number of no-shows this year", "SELECT COUNT(*) FROM absence_records WHERE "
+             f"reason_code = 'NO_SHOW' AND {abs_in.format(s=b['ys'], e=b['ye'])}"))
+    add(Case("totals", "total absences last month", f"SELECT COUNT(*) FROM absence_records WHERE "
+             f"{abs_in.format(s=b['m2s'], e=b['m2e'])}"))
+    add(Case("totals", "what is the payroll of it operations?", "SELECT SUM(salary) FROM employees WHERE "
+             "department = 'D035'"))
+    add(Case("averages", "on average, what does someone in field ops earn?",
+             "SELECT AVG(salary) FROM employees WHERE department = 'D047'"))
+    add(Case("averages", "how much do employees in customer support make on average?",
+             "SELECT AVG(salary) FROM employees WHERE department = 'D063'"))
+    # About the asker; not about HR.
+    for question in ("how many days off did I have last month?", "what's my department's headcount?",
+                     "how much do I earn?", "was I absent in october?"):
+        add(Case("about me", question, "", "refused"))
+    for question in ("how many pancakes can I make with 3 eggs", "what is the average rainfall in march",
+                     "who has the most followers on instagram", "top 3 restaurants nearby",
+                     "how many kilometres is a marathon"):
+        add(Case("not hr", question, "", "elsewhere"))
+    return out

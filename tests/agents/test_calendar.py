@@ -75,13 +75,13 @@ def refused(worker: Worker, function: str, args: dict) -> str:
 
 def test_describe_matches_the_contract(calendar: Worker) -> None:
     specs = calendar.describe()
-    assert set(specs) == {"add_event", "agenda", "briefing", "remove_event"}
+    assert set(specs) == {"add_event", "agenda", "briefing", "move_event", "next_event", "remove_event"}
     assert all(s["exported"] and not s["confirm"] and not s["background"] and s["description"] for s in specs.values())
     # Sidekick's "undo that": adding is undone by deleting the new event, deleting by adding it back.
     assert specs["add_event"]["undo"] == {"function": "remove_event", "args": {"event_id": "result.event.id"},
                                           "when": "result.added"}
     assert specs["remove_event"]["undo"]["function"] == "add_event"
-    assert specs["agenda"]["undo"] is False
+    assert specs["agenda"]["reads"] is True and "undo" not in specs["agenda"]  # a read: "undo that" passes over it
     specs.pop("remove_event")
     add = specs["add_event"]["parameters"]
     assert add["required"] == ["title", "start"] and set(add["properties"]) == {"title", "start", "end", "location"}
@@ -497,3 +497,54 @@ def test_remove_event_returns_what_add_event_needs_to_put_it_back(calendar: Work
     with pytest.raises(WorkerFailed) as err:
         calendar.invoke("remove_event", {"event_id": 999}, user=PARIS)
     assert err.value.kind == "invalid_argument" and "no event 999" in err.value.message
+
+
+def test_remove_event_by_words_of_its_title(calendar: Worker) -> None:
+    """"cancel my meeting with Sam": the soonest upcoming events whose title has the words;
+    one is deleted, several are a choice, none is a sentence saying so."""
+    calendar.invoke("add_event", {"title": "Meeting with Sam and Ana", "start": "tomorrow at 10"}, user=PARIS)
+    calendar.invoke("add_event", {"title": "Yoga", "start": "tomorrow at 18:00"}, user=PARIS)
+    calendar.invoke("add_event", {"title": "Yoga", "start": "in 3 days at 18:00"}, user=PARIS)
+    gone = calendar.invoke("remove_event", {"title": "sam"}, user=PARIS)
+    assert gone["deleted"] is True and gone["event"]["title"] == "Meeting with Sam and Ana"
+    choice = calendar.invoke("remove_event", {"title": "yoga"}, user=PARIS)["ask_user"]
+    assert choice["question"] == "Which yoga should I delete?" and len(choice["options"]) == 2
+    picked = calendar.invoke("remove_event", {"title": "yoga", **choice["options"][1]["args"]}, user=PARIS)
+    assert picked["event"]["title"] == "Yoga" and picked["deleted"] is True
+    assert calendar.invoke("remove_event", {"title": "yoga"}, user=PARIS)["deleted"] is True  # one left: no question
+    for args, said in (({"title": "dentist"}, "No upcoming event on your calendar is called 'dentist'"),
+                       ({}, "Say which event to delete")):
+        with pytest.raises(WorkerFailed) as err:
+            calendar.invoke("remove_event", args, user=PARIS)
+        assert err.value.kind == "invalid_argument" and said in err.value.message
+
+
+def test_next_event_overall_and_by_name(calendar: Worker) -> None:
+    assert calendar.invoke("next_event", {}, user=PARIS)["summary"] == "Nothing is coming up on your calendar."
+    calendar.invoke("add_event", {"title": "Dentist", "start": "in 3 days at 9:30"}, user=PARIS)
+    calendar.invoke("add_event", {"title": "Standup", "start": "tomorrow at 9"}, user=PARIS)
+    soonest = calendar.invoke("next_event", {}, user=PARIS)
+    assert soonest["event"]["title"] == "Standup" and soonest["summary"].startswith("Next: Standup, Tomorrow, ")
+    dentist = calendar.invoke("next_event", {"title": "dentist appointment"}, user=PARIS)
+    assert dentist["event"]["title"] == "Dentist" and "09:30" in dentist["summary"]
+    none = calendar.invoke("next_event", {"title": "haircut"}, user=PARIS)
+    assert none["event"] is None and none["summary"] == "No upcoming event on your calendar is called 'haircut'."
+
+
+def test_move_event_keeps_its_length_and_time_of_day_and_moves_back(calendar: Worker) -> None:
+    added = calendar.invoke("add_event", {"title": "Dentist", "start": "tomorrow at 9:30", "end": "45 minutes"}, user=PARIS)
+    # A day alone keeps the time of day; the length stays 45 minutes.
+    moved = calendar.invoke("move_event", {"title": "dentist appointment", "start": "in 4 days"}, user=PARIS)
+    assert moved["moved"] is True and moved["event"]["id"] == added["event"]["id"]
+    start, end = (datetime.fromisoformat(moved["event"][k]) for k in ("start", "end"))
+    assert start.timetz().replace(tzinfo=None) == time(9, 30) and (end - start).total_seconds() == 45 * 60
+    assert (start.date() - datetime.fromisoformat(added["event"]["start"]).date()).days == 3
+    assert moved["summary"].startswith("Moved Dentist to ")
+    # A new time moves it there; undo (move_event with restore_start) puts it back.
+    later = calendar.invoke("move_event", {"event_id": added["event"]["id"], "start": "in 5 days at 16:00"}, user=PARIS)
+    assert datetime.fromisoformat(later["event"]["start"]).timetz().replace(tzinfo=None) == time(16, 0)
+    back = calendar.invoke("move_event", {"event_id": added["event"]["id"], "start": later["restore_start"]}, user=PARIS)
+    assert back["event"]["start"] == moved["event"]["start"] and back["event"]["end"] == moved["event"]["end"]
+    with pytest.raises(WorkerFailed) as err:
+        calendar.invoke("move_event", {"title": "haircut", "start": "friday"}, user=PARIS)
+    assert "No upcoming event on your calendar is called 'haircut'" in err.value.message

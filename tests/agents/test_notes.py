@@ -46,10 +46,10 @@ def refused(worker: Worker, function: str, args: dict) -> str:
 
 def test_describe_matches_the_contract(notes: Worker) -> None:
     specs = notes.describe()
-    assert set(specs) == {"save", "search", "recent", "save_article", "delete"}
+    assert set(specs) == {"save", "search", "recent", "save_article", "delete", "add_todo", "todos", "finish_todo"}
     assert specs["save"]["undo"] == {"function": "delete", "args": {"note_id": "result.id"}, "when": None}
     assert specs["delete"]["undo"]["function"] == "save"
-    assert all(s["exported"] and not s["confirm"] and not s["background"] and s["description"] for s in specs.values())
+    assert all(s["exported"] and not s["confirm"] and not s["background"] and s["description"] for s in specs.values()), specs
     save = specs["save"]["parameters"]
     assert save["required"] == ["text"] and save["properties"]["tags"]["default"] == []
     assert specs["recent"]["parameters"]["properties"]["limit"]["default"] == 10
@@ -467,3 +467,21 @@ def test_delete_removes_a_note_from_search_and_returns_its_text(notes: Worker) -
     assert notes.invoke("search", {"query": "wifi"}, user=PARIS)["count"] == 0
     assert notes.invoke("recent", {}, user=PARIS)["count"] == 0
     assert "no note" in refused(notes, "delete", {"note_id": saved["id"]})
+
+
+def test_a_to_do_list_is_notes_tagged_todo_taken_off_when_done(notes: Worker) -> None:
+    specs = notes.describe()
+    assert specs["add_todo"]["undo"]["function"] == "delete" and specs["finish_todo"]["undo"]["function"] == "add_todo"
+    first = notes.invoke("add_todo", {"text": "renew the passport"}, user=PARIS)
+    notes.invoke("add_todo", {"text": "call the bank about the card"}, user=PARIS)
+    notes.invoke("save", {"text": "the bank opens at nine"}, user=PARIS)  # a plain note is no task
+    assert first["tags"] == ["todo"]
+    listed = notes.invoke("todos", {}, user=PARIS)
+    assert [t["text"] for t in listed["todos"]] == ["renew the passport", "call the bank about the card"]
+    done = notes.invoke("finish_todo", {"text": "the bank call"}, user=PARIS)
+    assert done["text"] == "call the bank about the card" and done["deleted"] is True
+    assert [t["text"] for t in notes.invoke("todos", {}, user=PARIS)["todos"]] == ["renew the passport"]
+    assert notes.invoke("search", {"query": "bank"}, user=PARIS)["count"] == 1  # the plain note stays
+    assert "nothing on your to-do list" in refused(notes, "finish_todo", {"text": "walk the dog"}).lower()
+    notes.invoke("add_todo", {"text": "renew the car insurance"}, user=PARIS)
+    assert "more than one" in refused(notes, "finish_todo", {"text": "renew"}).lower()

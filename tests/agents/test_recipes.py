@@ -95,6 +95,8 @@ def test_suggest_by_cuisine_and_time(recipes: Worker) -> None:
     both = recipes.invoke("suggest", {"ingredient": "chicken", "cuisine": "japanese", "max_minutes": 25})
     assert {r["name"] for r in both["recipes"]} == {"Chicken Teriyaki", "Oyakodon"}
     assert recipes.invoke("suggest", {})["count"] == len(RECIPES)
+    # Words around the one cuisine named ("something italian tonight") do not hide it.
+    assert recipes.invoke("suggest", {"cuisine": "italian tonight"})["count"] == italian["count"]
 
 
 def test_suggest_refuses_bad_criteria(recipes: Worker) -> None:

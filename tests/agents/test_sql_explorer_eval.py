@@ -1,13 +1,12 @@
 """Issue 17's targets, measured: `ask` with no model, in the real SDK worker, on the
-question families (tuning split, the issue's own questions, and the held-out split
-written once before the compiler and never tuned on), as hr_admin and as the
-D042-scoped ops manager (whose truth is the D042-only copy), on SQLite and PostgreSQL.
+question families (tuning split, the issue's own questions, and two held-out splits
+written before the compiler work they measure and never tuned on), as hr_admin and as
+the D042-scoped ops manager (whose truth is the D042-only copy), on SQLite and PostgreSQL;
+and the same questions as chat messages through Sidekick's whole turn.
 The worker's data syscalls are answered by the kernel's own DataService."""
 
 from __future__ import annotations
 
-import os
-import secrets
 from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
@@ -15,15 +14,12 @@ from typing import Any
 
 import pytest
 from agent_worker import Worker, WorkerFailed
-from sql_eval import USERS, SyscallError, World, build_world, run, summary
-from sql_questions import issue_questions, tuning
-from sql_questions_heldout import held_out
+import sql_eval
+from sql_eval import USERS, SyscallError, World, build_world, run, splits, summary, through_sidekick
+from sql_questions import issue_questions
 
-from dreamer.kernel.data import engine_pg
-from dreamer.kernel.data.demo import SCHEMA, demo_rows
 
 BUNDLE = Path(__file__).resolve().parents[2] / "agents" / "sql_explorer"
-PG_ADMIN_URL = os.environ.get("DREAMER_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 TARGET = 0.90
 
 
@@ -60,35 +56,21 @@ def postgres_world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     import psycopg
 
     try:
-        admin = psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=3)
+        with sql_eval.postgres_world(tmp_path_factory.mktemp("pgeval")) as world:
+            yield world
     except psycopg.OperationalError:
         pytest.skip("PostgreSQL does not answer")
-    name = f"dreamer_sqleval_{secrets.token_hex(4)}"
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
-    with psycopg.connect(url) as db:
-        db.execute("CREATE SCHEMA hr")
-        db.execute("SET search_path = hr")
-        db.execute(SCHEMA)
-        for table, rows in demo_rows(date.today().replace(day=1)).items():
-            with db.cursor().copy(f"COPY {table} FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-    world = build_world(tmp_path_factory.mktemp("pgeval"), url=f"{url}?schema=hr")
-    try:
-        yield world
-    finally:
-        world.data.remove("hr-demo")
-        engine_pg.close_pools()
-        world.store.engine.dispose()
-        with psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=3) as db:
-            db.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-# SQLite runs every split; PostgreSQL (the same rows) the issue's questions and the held-out split,
-# which keeps the file to a minute or two on the shared machine.
-SPLITS = [("sqlite", "tuning"), ("sqlite", "held-out"), ("postgres", "issue"), ("postgres", "held-out")]
+# SQLite runs every split; PostgreSQL (the same rows) the issue's questions and the held-out splits,
+# which keeps the file to a few minutes on the shared machine.
+SPLITS = [("sqlite", "tuning"), ("sqlite", "held-out"), ("sqlite", "held-out-2"), ("postgres", "issue"),
+          ("postgres", "held-out"), ("postgres", "held-out-2")]
+
+
+def _cases(split: str) -> list:
+    today = date.today()
+    return issue_questions(today) if split == "issue" else dict(splits(today))[split]
 
 
 @pytest.mark.parametrize("backend, split", SPLITS)
@@ -97,10 +79,7 @@ def test_everyday_hr_questions_answer_right_within_scope(backend: str, split: st
     world: World = request.getfixturevalue(f"{backend}_world")
     worker = start_worker(BUNDLE, "sql_explorer.server", "sql-explorer")
     ask = _worker_ask(worker, world)
-    today = date.today()
-    cases = {"tuning": tuning(today) + issue_questions(today), "issue": issue_questions(today),
-             "held-out": held_out(today)}[split]
-    outcomes = run(cases, ask, world)
+    outcomes = run(_cases(split), ask, world)
     print(f"{backend} {split}: {summary(outcomes)}")
     assert sum(o.crashed for o in outcomes) == 0, [o.said for o in outcomes if o.crashed]
     right = sum(o.ok for o in outcomes) / len(outcomes)
@@ -120,3 +99,18 @@ def test_the_scoped_manager_gets_d042_numbers_not_the_companys(sqlite_world: Wor
     everyone, mine = ask(question, "hr_admin"), ask(question, "ops_manager")
     assert everyone and mine and mine["value"] == 22 and everyone["value"] > mine["value"]
     assert "22" in mine["reply"]
+
+
+@pytest.mark.parametrize("split", ["tuning", "held-out", "held-out-2"])
+def test_the_questions_as_chat_messages_reach_ask_whole_and_answer_right(
+        split: str, sqlite_world: World, start_worker: Callable[..., Worker]) -> None:
+    """Through Sidekick with no model: its whole turn (memory rules, dialogue layer, offline
+    planner, reply) over the starter agents' real functions must send each HR question to
+    `sql-explorer.ask` with the whole question (everyday questions such as eggs for pancakes go
+    elsewhere), and the worker's answer must be right."""
+    ask = through_sidekick(_worker_ask(start_worker(BUNDLE, "sql_explorer.server", "sql-explorer"), sqlite_world),
+                           sqlite_world)
+    outcomes = run(_cases(split), ask, sqlite_world)
+    print(f"chat {split}: {summary(outcomes)}")
+    assert sum(o.crashed for o in outcomes) == 0, [o.said for o in outcomes if o.crashed]
+    assert sum(o.ok for o in outcomes) / len(outcomes) >= TARGET, summary(outcomes)

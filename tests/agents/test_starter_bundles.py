@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import date
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from dreamer.agents.bundles import starter_bundles
 from dreamer.agents.recipes.recipes.catalog import RECIPES
 from dreamer.agents.recipes.recipes.days import ROTATION, recipe_for, resolve_day, zone
+from dreamer.contracts.examples import check_costs
 from dreamer.contracts.manifest import load_manifest
 
 AGENTS_DIR = Path(__file__).resolve().parents[2] / "agents"
@@ -33,9 +36,9 @@ def test_starter_bundles_come_after_the_agents_they_call() -> None:
 
 def test_manifests_declare_exactly_what_the_agents_use() -> None:
     grocery, recipes, notes, calendar, sql_explorer, watch = (load_manifest(b) for b in starter_bundles())
-    assert (grocery.version, grocery.publisher, grocery.kind) == ("1.2.0", "dreamer", "agent")
+    assert (grocery.version, grocery.publisher, grocery.kind) == ("1.2.3", "dreamer", "agent")
     assert grocery.permissions.required == [] and grocery.permissions.optional == []
-    assert (recipes.version, recipes.publisher, recipes.kind) == ("1.3.0", "dreamer", "agent")
+    assert (recipes.version, recipes.publisher, recipes.kind) == ("1.3.2", "dreamer", "agent")
     assert recipes.permissions.required == ["agent:grocery.add_items"]
     assert recipes.permissions.optional == ["memory:read"]  # plan_dinner honours remembered diets with it
     assert grocery.triggers == [] and recipes.triggers == []
@@ -129,3 +132,13 @@ def test_zone_falls_back_to_utc_for_unknown_names() -> None:
     assert zone("../../etc/passwd")[1] == "UTC"
     assert zone(None)[1] == "UTC"
     assert zone("Europe/Paris")[1] == "Europe/Paris"
+
+
+def test_starter_examples_are_within_the_limits_the_kernel_installs() -> None:
+    """The kernel refuses a bundle whose examples expand too far (contracts/examples.py) at
+    install, so a starter over the limit would stop every first start; tools.json is the
+    starters' functions as their code declares them (test_fixture keeps it current)."""
+    agents = json.loads((AGENTS_DIR.parent / "tests" / "sidekick" / "tools.json").read_text())
+    for agent in agents:
+        specs = [SimpleNamespace(name=f["name"], examples=f.get("examples") or []) for f in agent["functions"]]
+        assert check_costs(specs) is None, agent["name"]

@@ -19,7 +19,8 @@ ALLOWED: dict[str, set[str]] = {
     # The sandbox binds only sdk/ into a worker: agent-side code can import nothing else.
     "sdk": set(),
     # sdk: the reply and undo templates' grammar (sdk/replies.py), which functions.json
-    # carries and a worker must also read inside its sandbox, where only sdk/ exists.
+    # carries and a worker must also read inside its sandbox, where only sdk/ exists; and the
+    # scaffold's placeholder description (sdk/templates.py), which pages show as "No description yet".
     "contracts": {"sdk"},
     "kernel": {"contracts", "sdk"},  # sdk: the worker wire protocol (sdk/protocol.py)
     # sdk: the reply and undo templates' grammar (sdk/replies.py), pure code shared with the
@@ -58,6 +59,23 @@ def test_every_import_crosses_layers_only_downwards() -> None:
 def test_the_kernel_imports_nothing_above_it(upper: str) -> None:
     above = [imp.where() for imp in IMPORTS if imp.source_layer == "kernel" and imp.target_layer == upper]
     assert not above, "\n".join(above)
+
+
+def test_the_scanner_reads_the_whole_tree() -> None:
+    # An empty or broken scan would pass every rule here; the tree has many hundreds of imports.
+    assert len(IMPORTS) > 100
+    assert len({imp.source_layer for imp in IMPORTS}) >= 8
+
+
+def test_the_web_app_calls_kernel_services_never_a_route_handler() -> None:
+    # The pages read through the same kernel services the handlers call; a handler is
+    # the HTTP edge (its Query defaults, its response shapes) and not an in-process API.
+    into_routes = [
+        imp.where() for imp in IMPORTS
+        if imp.source_layer == "web" and (imp.target == "dreamer.kernel.api.routes"
+                                          or imp.target.startswith("dreamer.kernel.api.routes."))
+    ]
+    assert not into_routes, "\n".join(into_routes)
 
 
 def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from dreamer.kernel.config import load_settings
 from dreamer.host.build import build_kernel
 from dreamer.kernel.core import Kernel
-from dreamer.kernel.invocations.service import Principal
+from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.store.models import Invocation, Trigger, User
 from dreamer.kernel.triggers import cron
 from dreamer.contracts.triggers import ScheduleError, cron_trigger
@@ -190,3 +190,16 @@ def _latest_fire(trigger: object, after: datetime, until: datetime) -> datetime 
         latest = when
         when = trigger.get_next_fire_time(when, when + timedelta(seconds=1))  # type: ignore[attr-defined]
     return latest
+
+
+def test_a_tick_fired_once_is_not_queued_again(world: World) -> None:
+    """A new cluster leader replaying a tick the old one fired (kernel/cluster/) finds its
+    cron_fires row and queues nothing; another tick of the same trigger still fires."""
+    assert world.kernel is not None
+    row = world.morning()
+    tick = datetime(2026, 4, 1, 5, 0, tzinfo=UTC)
+    first = world.run(world.kernel.triggers.cron.fire(row.id, scheduled_for=tick, once=True))
+    again = world.run(world.kernel.triggers.cron.fire(row.id, scheduled_for=tick.astimezone(PARIS), once=True))
+    later = world.run(world.kernel.triggers.cron.fire(row.id, scheduled_for=tick + timedelta(days=1), once=True))
+    assert first is not None and again is None and later is not None and later != first
+    world.wait_for(lambda: all(r.status in ("succeeded", "failed") for r in world.runs() if r.id in (first, later)))

@@ -14,12 +14,12 @@ from sqlalchemy import update
 
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
-from dreamer.kernel.invocations.service import Caller, Principal
+from dreamer.kernel.invocations.principal import Caller, Principal
 from dreamer.kernel.invocations.syscalls import SyscallContext
 from dreamer.kernel.posts.feed import feed
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Grant, Post
-from dreamer.kernel.users.service import create_user
+from dreamer.kernel.users.accounts import create_user
 from test_posts import Kernel  # the same stand-in for ctx.invoker
 
 

@@ -16,13 +16,14 @@ from sqlalchemy import func, select
 from dreamer.kernel.config import Settings, load_settings
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.cache import InstallCache
-from dreamer.kernel.invocations.service import Caller, Principal
+from dreamer.kernel.invocations.principal import Caller, Principal
 from dreamer.kernel.invocations.syscalls import SyscallContext, default_table
 from dreamer.kernel.posts.feed import feed
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import AuditEntry, Grant, Post
 from dreamer.kernel.store.writer import GroupWriter
-from dreamer.kernel.users.service import create_user
+from dreamer.kernel.posts.signal import FeedSignal
+from dreamer.kernel.users.accounts import create_user
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Kernel:
     cache: InstallCache
     syscalls: dict[str, Any] = field(default_factory=default_table)
     settings: Settings = field(default_factory=load_settings)  # posts.create reads the feed quota
+    feed: FeedSignal = field(default_factory=FeedSignal)  # and wakes the user's open feed streams
     writer: GroupWriter = field(init=False)
 
     def __post_init__(self) -> None:

@@ -13,6 +13,7 @@ COMMANDS = [
     ["publish"], ["search"], ["login"], ["yank"], ["keys", "generate"], ["keys", "show"], ["gallery", "serve"],
     ["test"], ["dev"], ["outdated"], ["upgrade"],
     ["tools"], ["tools", "enable"], ["tools", "disable"], ["tools", "headers"], ["call-tool"],
+    ["traces", "export"], ["traces", "opt-out"], ["traces", "opt-in"], ["traces", "setting"],
 ]
 
 

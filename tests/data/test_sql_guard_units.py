@@ -12,7 +12,7 @@ import pytest
 
 from dreamer.kernel.data.results import Results
 from dreamer.kernel.data.scopes import parse_scopes
-from dreamer.kernel.data.service import DataService
+from dreamer.kernel.data.queries import DataService
 from dreamer.kernel.data.validator import parse_query
 from dreamer.contracts.errors import DreamerError
 from dreamer.sidekick.chat.questions import question_from
@@ -22,8 +22,8 @@ from hr_testkit import Demo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "agents" / "sql_explorer"))
 from sql_explorer import compiler, sqlbuild  # noqa: E402
-from sql_explorer.model import Dimension, ModelError  # noqa: E402
-from sql_explorer.model import parse as parse_model  # noqa: E402
+from dreamer.sdk.semantic import Dimension, ModelError  # noqa: E402
+from dreamer.sdk.semantic import parse as parse_model  # noqa: E402
 
 from dreamer.kernel.data.demo import SCOPES_FILE  # noqa: E402
 
@@ -116,8 +116,10 @@ def test_result_pages_belong_to_their_user() -> None:
                         rows=[[i] for i in range(120)], truncated=False, written="w", secured="s")
     assert results.get(kept.id, 1).page(3, 50)["rows"] == [[i] for i in range(100, 120)]
     assert results.cached(("c", "r", "sql", "v1"), 1) is kept and results.cached(("c", "r", "sql", "v2"), 1) is None
-    with pytest.raises(DreamerError):
+    with pytest.raises(DreamerError) as err:  # another user's id reads as one that has gone
         results.get(kept.id, 2)
+    assert err.value.code == "not_found" and "has expired; ask again" in err.value.message
+    assert "restart" in err.value.message  # kept in memory only: the user is told why it can be gone
     with pytest.raises(DreamerError):
         kept.page(4, 50)
 
@@ -131,14 +133,16 @@ def test_connections_are_declared_once_and_scopes_only_move_forward(sqlite_demo:
         data = DataService(store)
         scopes = (Path(__file__).resolve().parents[2] / "kernel" / "data" / "demo_scopes.yaml").read_text()
         data.add("hr", f"sqlite:///{sqlite_demo.conn.path}", scopes=scopes)
-        assert data.list()[0]["scopes_version"] == 2
+        shipped = parse_scopes(scopes).version
+        assert data.list()[0]["scopes_version"] == shipped
         with pytest.raises(DreamerError) as err:
             data.add("hr", f"sqlite:///{sqlite_demo.conn.path}")
         assert err.value.code == "conflict"
         with pytest.raises(DreamerError) as err:
             data.set_scopes("hr", scopes)
         assert err.value.code == "conflict" and "raise `version`" in err.value.message
-        data.set_scopes("hr", scopes.replace("\nversion: 2", "\nversion: 3", 1).replace("  me: hr_admin\n", ""))
+        data.set_scopes("hr", scopes.replace(f"\nversion: {shipped}", f"\nversion: {shipped + 1}", 1)
+                        .replace("  me: hr_admin\n", ""))
         with pytest.raises(DreamerError) as err:
             data.catalog("hr", "me")
         assert err.value.code == "permission_denied" and "no scope" in err.value.message
@@ -193,5 +197,41 @@ def test_a_postgresql_connection_gets_its_own_reader_and_loses_it_on_removal(pos
         data.remove("hr-pg")
         with psycopg.connect(admin) as db:
             assert db.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (reader,)).fetchone() is None
+    finally:
+        store.dispose()
+
+
+@pytest.mark.parametrize("broken, words", [
+    (("table: absence_records", "table: absense_records"), "entity absence.table: 'absense_records' is not a table"),
+    (("column: reason_code", "column: reason"), "dimension reason.column: table absence_records has no column 'reason'"),
+    (("{from: attendance.employee_id, to: employees.employee_id}",
+      "{from: attendance.employee_id, to: employees.id}"), "join 2.to: table employees has no column 'id'"),
+    (("says: \"with reason {value}\"", "says: \"with reason\""), "dimension reason.says must contain {value}"),
+    (("labels: {SICK: sick,", "labels: {ILL: sick,"), "dimension reason.labels: 'ILL' is not one of its values"),
+    (("      time: absence_date\n", "      time: [absence_date]\n"), "entity absence.time must be a table or column name"),
+])
+def test_a_broken_semantic_model_is_refused_at_upload_naming_the_field(
+        sqlite_demo: Demo, tmp_path: Path, broken: tuple[str, str], words: str) -> None:
+    from dreamer.kernel.store.db import Store
+
+    store = Store(f"sqlite:///{tmp_path / 'kernel.db'}")
+    store.migrate()
+    try:
+        data = DataService(store)
+        good = SCOPES_FILE.read_text()
+        version = parse_scopes(good).version
+        bad = good.replace(broken[0], broken[1], 1)
+        assert bad != good
+        with pytest.raises(DreamerError) as err:  # a new connection with it
+            data.add("hr", f"sqlite:///{sqlite_demo.conn.path}", scopes=bad)
+        assert err.value.code == "invalid_argument" and words in err.value.message
+        assert err.value.message.count(". ") == 0  # one sentence
+        assert data.list() == []  # nothing half-made
+        data.add("hr", f"sqlite:///{sqlite_demo.conn.path}", scopes=good)
+        with pytest.raises(DreamerError) as err:  # a new version of the file in place
+            data.set_scopes("hr", bad.replace(f"\nversion: {version}", f"\nversion: {version + 1}", 1))
+        assert err.value.code == "invalid_argument" and words in err.value.message
+        assert data.describe("hr")["scopes_version"] == version  # the old file stays
+        assert data.catalog("hr", "hr_admin")["semantic"]["version"] == parse_scopes(good).semantic["version"]
     finally:
         store.dispose()

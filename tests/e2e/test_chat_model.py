@@ -91,3 +91,22 @@ def test_a_question_of_the_model_is_answered_to_the_model(model_kernel: KernelPr
     sent = fake.requests[1].body["messages"]
     assert [m["content"] for m in sent if m["role"] in ("user", "assistant")][:3] == [
         "add something to my list", "What should I add?", "bread"]
+
+
+def test_an_empty_model_answer_lets_the_offline_planner_answer(model_kernel: KernelProc, fake: FakeLLMServer) -> None:
+    model_kernel.cli_json("call", "grocery", "clear", "--yes")
+    fake.script(Text(""))
+    done = chat(model_kernel, "add bread to my grocery list", "--new")
+    assert done["reply"].startswith("(The model could not help here: the model gave an empty answer.")
+    assert "offline planner answered instead" in done["reply"]
+    assert [(c["function"], c["ok"]) for c in done["calls"]] == [("add_items", True)]
+    assert "bread" in grocery_items(model_kernel)
+
+
+def test_a_refused_model_call_is_audited(model_kernel: KernelProc, fake: FakeLLMServer) -> None:
+    fake.script(ToolCalls([Call("launch_rockets", {})]), Text("I cannot do that."))
+    done = chat(model_kernel, "launch the rockets", "--new")
+    assert done["calls"] == [] and done["reply"] == "I cannot do that."
+    audit = model_kernel.cli_json("audit", "--limit", "20")
+    assert any(e["action"] == "sidekick.model_call" and e["target"] == "launch_rockets" and e["decision"] == "deny"
+               for e in audit)  # type: ignore[union-attr]

@@ -13,6 +13,9 @@ from openpyxl import load_workbook
 
 from kernelproc import KernelProc, start_kernel
 
+from dreamer.kernel.data.demo import SCOPES_FILE
+from dreamer.kernel.data.scopes import parse_scopes
+
 
 @pytest.fixture(scope="module")
 def hr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, dict[str, str]]]:
@@ -118,6 +121,15 @@ def test_only_the_administrator_manages_data_connections(hr: tuple[KernelProc, d
     bad = kernel.cli("data", "add", "x", "sqlite:////no/such.db", "--json")
     assert bad.returncode != 0 and json.loads(bad.stdout)["error"]["code"] == "invalid_argument"
     assert [c["name"] for c in kernel.cli_json("data")] == ["hr-demo"]  # nothing half-written
+    # A newer file whose semantic model names a column the database does not have is refused, naming it.
+    shipped = SCOPES_FILE.read_text()
+    version = parse_scopes(shipped).version
+    scopes.write_text(shipped.replace(f"\nversion: {version}", f"\nversion: {version + 1}", 1)
+                      .replace("column: reason_code", "column: reason", 1))
+    broken = kernel.cli("data", "scopes", "hr-demo", str(scopes), "--json")
+    message = json.loads(broken.stdout)["error"]["message"]
+    assert broken.returncode != 0 and "semantic model: dimension reason.column" in message and "'reason'" in message
+    assert kernel.cli_json("data")[0]["scopes_version"] == version  # the file in place stays
 
 
 def test_the_issues_questions_answer_in_one_sentence_without_error_text(hr: tuple[KernelProc, dict]) -> None:
@@ -148,11 +160,13 @@ def test_a_result_downloads_as_csv_or_xlsx_for_its_user_only(hr: tuple[KernelPro
     assert len(list(load_workbook(xlsx).active.iter_rows(values_only=True))) == 23
     # Another user (the administrator included) has no result by that id: results are kept per user.
     other = kernel.cli("data", "export", qid, "--json", "-o", str(tmp_path / "x.xlsx"))
-    assert other.returncode != 0 and json.loads(other.stdout)["error"]["code"] == "not_found"
+    error = json.loads(other.stdout)["error"]
+    assert other.returncode != 0 and error["code"] == "not_found" and "has expired; ask again" in error["message"]
     # Asking the same again is answered from the user's cache, and the span says so.
     again = json.loads(_call(kernel, "execute_sql", {"sql": "SELECT employee_id, name FROM employees ORDER BY 1"},
                              user="ops_manager").stdout)
     with kernel.client() as c:
         spans = c.get(f"/v1/invocations/{again['invocation_id']}", headers={"X-Dreamer-User": "ops_manager"}).json()["spans"]
     query = next(s for s in spans if s["name"] == "execute_tool data.query")
-    assert query["attributes"]["dreamer.sql.cache"] == "hit" and "scopes 2" in query["attributes"]["dreamer.sql.cache_key"]
+    shipped = parse_scopes(SCOPES_FILE.read_text()).version
+    assert query["attributes"]["dreamer.sql.cache"] == "hit" and f"scopes {shipped}" in query["attributes"]["dreamer.sql.cache_key"]

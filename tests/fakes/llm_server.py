@@ -47,10 +47,11 @@ class Reply:
 class Text(Reply):
     text: str = ""
     chunks: list[str] | None = None  # how a stream splits the text; default: about 3 pieces
+    pace: float = 0.0  # seconds between a stream's events (a slow model, so a reader sees the text grow)
 
-    def __init__(self, text: str, *, chunks: list[str] | None = None, **usage: Any) -> None:
+    def __init__(self, text: str, *, chunks: list[str] | None = None, pace: float = 0.0, **usage: Any) -> None:
         super().__init__(**usage)
-        self.text, self.chunks = text, chunks
+        self.text, self.chunks, self.pace = text, chunks, pace
 
 
 @dataclass
@@ -245,7 +246,7 @@ def _handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             elif isinstance(reply, BrokenStream) and not req.stream:
                 self._json(500, _error_body(req.format, "api_error", reply.message))
             elif req.stream:
-                self._stream(_events(req, reply))
+                self._stream(_events(req, reply), getattr(reply, "pace", 0.0))
             else:
                 render = _anthropic_message if req.format == "anthropic" else _openai_completion
                 self._json(200, render(req, reply))
@@ -262,12 +263,14 @@ def _handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, events: Iterator[bytes]) -> None:
+        def _stream(self, events: Iterator[bytes], pace: float = 0.0) -> None:
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
             self.end_headers()
-            for event in events:
+            for n, event in enumerate(events):
+                if n and pace and server._stopping.wait(pace):
+                    return
                 self.wfile.write(event)
                 self.wfile.flush()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from dreamer.gallery.app import create_app
-from dreamer.gallery.service import GallerySettings
+from dreamer.gallery.rules import GallerySettings
 from gallerykit import Served, serve
 
 

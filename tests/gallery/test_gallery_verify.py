@@ -83,7 +83,7 @@ def test_an_invite_only_gallery_refuses_strangers(tmp_path: Path) -> None:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from dreamer.gallery.app import create_app
-    from dreamer.gallery.service import GallerySettings
+    from dreamer.gallery.rules import GallerySettings
     from gallerykit import serve
 
     key = public_key_text(Ed25519PrivateKey.generate().public_key())

@@ -15,7 +15,7 @@ from llm_server import FakeLLMServer  # noqa: E402
 from dreamer.kernel.llm.config import LLMConfig, Price  # noqa: E402
 from dreamer.kernel.llm.gateway import Gateway  # noqa: E402
 from dreamer.kernel.store.db import Store  # noqa: E402
-from dreamer.kernel.users.service import create_user  # noqa: E402
+from dreamer.kernel.users.accounts import create_user  # noqa: E402
 
 T = TypeVar("T")
 MODELS = {"fast": "small-1", "standard": "medium-1", "powerful": "large-1"}

@@ -119,6 +119,7 @@ def test_an_invalid_schema_is_refused_before_any_model_call(fake: FakeLLMServer,
 def test_a_server_without_json_schema_support_is_asked_in_words(fake: FakeLLMServer, sqlite_store: Store, user_id: int) -> None:
     fake.script(
         Fail(400, "unknown field response_format", "invalid_request_error"),
+        Fail(422, "unknown field response_format", "invalid_request_error"),
         Text('{"title": "Leek soup", "minutes": 30}'),
         Text('{"title": "Pea soup", "minutes": 20}'),
     )
@@ -129,10 +130,30 @@ def test_a_server_without_json_schema_support_is_asked_in_words(fake: FakeLLMSer
 
     first, second = run(gw, twice)
     assert (first.data["title"], second.data["title"]) == ("Leek soup", "Pea soup")
-    assert "response_format" in fake.requests[0].body
-    # Refused once, then never sent again; the schema still travels in the system prompt.
-    assert "response_format" not in fake.requests[1].body and "response_format" not in fake.requests[2].body
-    assert '"minutes"' in fake.requests[2].body["messages"][0]["content"]
+    # json_schema refused, then llama-cpp-python's json_object-with-schema refused too
+    assert fake.requests[0].body["response_format"]["type"] == "json_schema"
+    assert fake.requests[1].body["response_format"] == {"type": "json_object", "schema": RECIPE}
+    # then never sent again; the schema still travels in the system prompt.
+    assert "response_format" not in fake.requests[2].body and "response_format" not in fake.requests[3].body
+    assert '"minutes"' in fake.requests[3].body["messages"][0]["content"]
+
+
+def test_a_server_that_takes_json_object_with_a_schema_keeps_it(fake: FakeLLMServer, sqlite_store: Store, user_id: int) -> None:
+    """llama-cpp-python's server: 422 for json_schema, a grammar-constrained answer for json_object + schema."""
+    fake.script(
+        Fail(422, "Input should be 'text' or 'json_object'", "invalid_request_error"),
+        Text('{"title": "Leek soup", "minutes": 30}'),
+        Text('{"title": "Pea soup", "minutes": 20}'),
+    )
+    gw = gateway_for(fake, "openai", sqlite_store)
+
+    async def twice(g):  # noqa: ANN001, ANN202
+        return [await g.structured(ask(), RECIPE, user_id=user_id), await g.structured(ask(), RECIPE, user_id=user_id)]
+
+    first, second = run(gw, twice)
+    assert (first.data["title"], second.data["title"]) == ("Leek soup", "Pea soup")
+    assert [r.body["response_format"]["type"] for r in fake.requests] == ["json_schema", "json_object", "json_object"]
+    assert fake.requests[2].body["response_format"]["schema"] == RECIPE
 
 
 def test_other_bad_requests_are_not_retried_without_a_schema(fake: FakeLLMServer, sqlite_store: Store, user_id: int) -> None:

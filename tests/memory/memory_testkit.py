@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.users.service import create_user
+from dreamer.kernel.users.accounts import create_user
 
 
 def new_user(store: Store, name: str) -> int:

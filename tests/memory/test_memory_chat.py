@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from memory_testkit import new_user
 
-from dreamer.kernel.invocations.service import Principal
-from dreamer.kernel.memory.service import memories, remember
+from dreamer.kernel.invocations.principal import Principal
+from dreamer.kernel.memory.facts import memories, remember
 from dreamer.kernel.store.db import Store
 from dreamer.sidekick.chat.conversations import conversation_view
 from dreamer.sidekick.chat.sidekick import Sidekick

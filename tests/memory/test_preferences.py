@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dreamer.kernel.memory.service import remember
+from dreamer.kernel.memory.facts import remember
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Grant
 from dreamer.sidekick.chat.preferences import apply_preferences

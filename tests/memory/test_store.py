@@ -11,7 +11,7 @@ from sqlalchemy import select
 from dreamer.kernel.audit.log import verify
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.memory import store as memory_store
-from dreamer.kernel.memory.service import forget, memories, remember
+from dreamer.kernel.memory.facts import forget, memories, remember
 from dreamer.kernel.memory.text import fact_key, normalize
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import AuditEntry, Memory, User

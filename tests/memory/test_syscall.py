@@ -22,11 +22,11 @@ from llm_server import FakeLLMServer, Text  # noqa: E402
 
 from dreamer.contracts.errors import DreamerError  # noqa: E402
 from dreamer.kernel.install.cache import InstallCache  # noqa: E402
-from dreamer.kernel.invocations.service import Caller, Principal  # noqa: E402
+from dreamer.kernel.invocations.principal import Caller, Principal  # noqa: E402
 from dreamer.kernel.invocations.syscalls import SyscallContext, default_table  # noqa: E402
 from dreamer.kernel.llm.config import LLMConfig  # noqa: E402
 from dreamer.kernel.llm.gateway import Gateway  # noqa: E402
-from dreamer.kernel.memory.service import memories, remember  # noqa: E402
+from dreamer.kernel.memory.facts import memories, remember  # noqa: E402
 from dreamer.kernel.store.db import Store  # noqa: E402
 from dreamer.kernel.store.writer import GroupWriter  # noqa: E402
 from dreamer.kernel.store.models import AuditEntry, Grant, LlmUsage  # noqa: E402

@@ -24,6 +24,10 @@ def test_declarations_reach_the_spec() -> None:
     assert spec["undo"] == {"function": "remove_items", "args": {"items": "result.added"}, "when": "result.added"}
     assert spec["reply"] == ["Added {added}."] and spec["sidekick"] is False
     assert describe(add_items, undo=False).spec()["undo"] is False
+    # A read is not an irreversible change: "undo that" passes over it to the call before.
+    assert describe(add_items, reads=True).spec()["reads"] is True
+    hinted = describe(add_items, undo=False, undo_hint='Say "remove {added}" to take them off.').spec()
+    assert hinted["undo"] is False and hinted["undo_hint"] == ['Say "remove {added}" to take them off.']
     # Nothing declared: the spec is what it was before these options existed.
     assert set(describe(add_items).spec()) == {"name", "description", "parameters", "result", "exported",
                                                "background", "confirm", "examples", "retries"}
@@ -42,6 +46,11 @@ def test_declarations_reach_the_spec() -> None:
         ({"reply": 5}, "template or a list"),
         ({"reply": [""]}, "non-empty"),
         ({"sidekick": "no"}, "True or False"),
+        ({"reads": "yes"}, "True or False"),
+        ({"reads": True, "undo": False}, "nothing to undo"),
+        ({"reads": True, "undo": "remove_items"}, "nothing to undo"),
+        ({"undo_hint": "Remove them."}, "goes with undo=False"),
+        ({"undo": False, "undo_hint": "Remove {added"}, "brace"),
     ],
 )
 def test_bad_declarations_are_refused_at_definition(options: dict, words: str) -> None:
@@ -65,6 +74,9 @@ def test_install_checks_the_same_rules() -> None:
         (_file(reply=["{unclosed"]), "brace"),
         (_file(reply=["x" * 600]), "reply"),
         (_file(sidekick="yes"), "sidekick"),
+        (_file(reads=True, undo=False), "nothing to undo"),
+        (_file(undo_hint=["Remove them."]), "undo=False"),
+        (_file(reads="yes"), "reads"),
     ]:
         with pytest.raises(DreamerError) as err:
             parse_functions(bad)

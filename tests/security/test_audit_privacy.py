@@ -63,6 +63,27 @@ def test_an_ordinary_user_sees_only_their_own_count_and_numbering(kernel: tuple[
     assert sorted(e["seq"] for e in _get(client, bob, "/v1/audit", limit=1000)) == seqs
 
 
+def test_a_page_and_a_filter_number_entries_as_the_whole_list_does(kernel: tuple[TestClient, str, str, Path]) -> None:
+    """The numbers are worked out for the page's own rows (not the whole log each time),
+    and they are the same whichever page or filter shows an entry."""
+    client, admin, bob, _ = kernel
+    _act(client, bob, 3)
+    _act(client, admin, 2)
+    whole = _get(client, bob, "/v1/audit", limit=10_000)
+    assert [e["seq"] for e in whole] == list(range(len(whole), 0, -1))
+    assert _get(client, bob, "/v1/audit", limit=4) == whole[:4]
+    recipes = [e for e in whole if e["actor"] == "agent:recipes" or e["target"].startswith("recipes")]
+    assert recipes and len(recipes) < len(whole)
+    assert _get(client, bob, "/v1/audit", limit=1000, agent="recipes") == recipes
+    assert _get(client, bob, "/v1/audit", limit=1000, invocation="inv_nothing") == []
+    ran = client.post("/v1/agents/grocery/functions/list_items", json={"args": {}}, headers={"Authorization": f"Bearer {bob}"})
+    run = ran.json()["invocation_id"]
+    mine = _get(client, bob, "/v1/audit", invocation=run)
+    assert [(e["action"], e["target"], e["invocation_id"]) for e in mine] == [("functions.call", "grocery.list_items", run)]
+    assert mine[0]["seq"] == len(whole) + 1
+    assert _get(client, admin, "/v1/audit", invocation=run) == []  # the administrator's own entries only
+
+
 def test_the_administrator_sees_the_installation(kernel: tuple[TestClient, str, str, Path]) -> None:
     client, admin, bob, _ = kernel
     full = _get(client, admin, "/v1/audit/verify")

@@ -11,12 +11,16 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import update
 from kernelproc import KernelProc, start_kernel, write_bundle
 
-from dreamer.kernel.triggers.service import MAX_CHAIN_RUNS
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.models import ChainRun, User, utcnow
+from dreamer.kernel.triggers.chains import MAX_CHAIN_RUNS, spend
 
 pytestmark = pytest.mark.timeout(400)
 ECHO = '''
@@ -85,3 +89,30 @@ def test_a_self_triggering_event_stops_at_the_chain_budget(kernel: KernelProc) -
         assert c.post("/v1/agents/echo/functions/start", json={"args": {}}).status_code == 200
     time.sleep(3)
     assert _count(kernel.home, runs) > MAX_CHAIN_RUNS
+
+
+def test_the_budget_outlives_a_restart_and_is_shared_by_nodes(store: Store) -> None:
+    """The count is in the store: a second kernel on the same database (a restart, or
+    another node) continues a chain's count instead of starting it afresh."""
+    with store.session() as s:
+        user = User(name="chains")
+        s.add(user)
+        s.flush()
+        user_id = user.id
+    for expected in range(1, MAX_CHAIN_RUNS + 1):
+        with store.session() as s:
+            assert spend(s, "inv_runaway", user_id) == expected
+    other = Store(store.url.render_as_string(hide_password=False))  # the next kernel process on the same database
+    try:
+        with other.session() as s:
+            assert spend(s, "inv_runaway", user_id) == MAX_CHAIN_RUNS + 1
+        with other.session() as s:
+            assert spend(s, "inv_fresh", user_id) == 1  # another chain has a budget of its own
+        # A chain untouched for a day is pruned when a new one starts.
+        with other.session() as s:
+            s.execute(update(ChainRun).where(ChainRun.chain == "inv_runaway").values(updated_at=utcnow() - timedelta(days=2)))
+        with other.session() as s:
+            assert spend(s, "inv_newer", user_id) == 1
+            assert s.get(ChainRun, "inv_runaway") is None
+    finally:
+        other.dispose()

@@ -22,8 +22,8 @@ from dreamer.kernel.core import Kernel
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.install.pins import check_pinned_key
 from dreamer.kernel.install.registry import get_installed
-from dreamer.kernel.invocations.service import Principal
-from dreamer.kernel.users.service import create_user
+from dreamer.kernel.invocations.principal import Principal
+from dreamer.kernel.users.accounts import create_user
 from kernelproc import write_bundle
 
 G = "http://127.0.0.1:9/gallery"

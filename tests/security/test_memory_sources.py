@@ -20,7 +20,7 @@ from test_syscall import Kernel, grant, refused, syscall  # noqa: E402
 
 from dreamer.kernel.install.cache import InstallCache  # noqa: E402
 from dreamer.kernel.memory import syscall as memory_syscall  # noqa: E402
-from dreamer.kernel.memory.service import memories, remember  # noqa: E402
+from dreamer.kernel.memory.facts import memories, remember  # noqa: E402
 from dreamer.kernel.memory.store import MAX_AGENT_FACTS, MAX_FACTS_PER_AGENT  # noqa: E402
 from dreamer.kernel.store.db import Store  # noqa: E402
 

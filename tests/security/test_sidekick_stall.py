@@ -4,7 +4,8 @@ A real kernel with two users. While the first sends the reported regex attack,
 long messages that cost the planner about half a second of CPU each, and installs
 an agent with hundreds of examples (its index is built on the next message), a
 second user polls /healthz and their own conversations; every answer must come
-within a second. Before the fix, planning ran on the event loop: four long
+within a second of the slowest answer the same user gets while nothing costly runs (the
+machine's own noise: on a shared CI machine other tests compete for the cores). Before the fix, planning ran on the event loop: four long
 messages in flight kept the second user waiting about two seconds, and the
 attack twenty.
 """
@@ -75,6 +76,18 @@ def _chat(kernel: KernelProc, text: str, out: list[dict]) -> None:
         out.append({"status": response.status_code, **(response.json() if response.content else {})})
 
 
+def _quiet(kernel: KernelProc, other: str, seconds: float = 3.0) -> float:
+    """The other user's slowest answer while nothing costly runs: what the machine itself adds
+    (on a shared CI machine, other tests' processes). The bound is on the delay beyond it."""
+    poller = Poller(kernel, other)
+    poller.start()
+    time.sleep(seconds)
+    poller.halt.set()
+    poller.join(30)
+    assert not poller.errors, poller.errors[:3]
+    return poller.worst
+
+
 def _while_polled(kernel: KernelProc, other: str, work: list[threading.Thread]) -> Poller:
     poller = Poller(kernel, other)
     poller.start()
@@ -91,6 +104,7 @@ def _while_polled(kernel: KernelProc, other: str, work: list[threading.Thread]) 
 def test_messages_that_cost_the_planner_do_not_delay_another_user(kernel: tuple[KernelProc, str]) -> None:
     k, other = kernel
     _chat(k, "what's on my grocery list", [])  # the embedding model and the starters' index are ready
+    noise = _quiet(k, other)
     answers: list[dict] = []
     work = [threading.Thread(target=_chat, args=(k, text, answers)) for text in [ATTACK, LONG, LONG, LONG, LONG, ATTACK]]
     started = time.perf_counter()
@@ -99,8 +113,9 @@ def test_messages_that_cost_the_planner_do_not_delay_another_user(kernel: tuple[
     assert len(answers) == 6 and all(a["status"] == 200 for a in answers), answers
     assert not poller.errors, poller.errors[:3]
     assert poller.count > 4
-    print(f"6 costly messages in {took:.1f} s; the other user's slowest answer {poller.worst * 1000:.0f} ms")
-    assert poller.worst < BOUND_S
+    print(f"6 costly messages in {took:.1f} s; the other user's slowest answer {poller.worst * 1000:.0f} ms"
+          f" ({noise * 1000:.0f} ms with nothing costly running)")
+    assert poller.worst < BOUND_S + noise
 
 
 def test_an_agent_with_many_examples_does_not_delay_another_user(
@@ -112,14 +127,16 @@ def test_an_agent_with_many_examples_does_not_delay_another_user(
     (folder / "functions.json").write_text(json.dumps(costly_functions(functions=10, examples=30, groups=2)))
     done = k.cli("install", str(folder), "--yes")
     assert done.returncode == 0, done.stderr + done.stdout
+    noise = _quiet(k, other)
     answers: list[dict] = []
     work = [threading.Thread(target=_chat, args=(k, text, answers)) for text in
             ["please do add the item3x4 of the outside review, part two hello", LONG]]
     poller = _while_polled(k, other, work)
     assert all(a["status"] == 200 for a in answers), answers
     assert not poller.errors, poller.errors[:3]
-    print(f"index build for 1,200 phrases: the other user's slowest answer {poller.worst * 1000:.0f} ms")
-    assert poller.worst < BOUND_S
+    print(f"index build for 1,200 phrases: the other user's slowest answer {poller.worst * 1000:.0f} ms"
+          f" ({noise * 1000:.0f} ms with nothing costly running)")
+    assert poller.worst < BOUND_S + noise
 
 
 def test_the_reviews_bundle_is_refused_at_install(kernel: tuple[KernelProc, str], tmp_path: Path) -> None:

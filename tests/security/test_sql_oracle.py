@@ -25,7 +25,7 @@ import pytest
 from dreamer.kernel.data import engine_pg
 from dreamer.kernel.data.demo import SCHEMA, SCOPES_FILE, build_demo, demo_rows
 from dreamer.kernel.data.engine_sqlite import RUNTIME_ERROR
-from dreamer.kernel.data.service import DataService
+from dreamer.kernel.data.queries import DataService
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 

@@ -4,6 +4,7 @@ cached under one scopes version is not served under the next."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from dreamer.kernel.data.demo import SCOPES_FILE, build_demo
 from dreamer.kernel.data.results import MAX_RESULTS
-from dreamer.kernel.data.service import DataService
+from dreamer.kernel.data.queries import DataService
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 
@@ -53,7 +54,11 @@ def test_the_cache_is_per_user_and_per_scopes_version(data: DataService) -> None
     assert not data.query("hr", "me", sql, ME).cached
     assert data.query("hr", "me", sql, ME).cached
     assert not data.query("hr", "bob", sql, BOB).cached  # the same role and SQL, another user: run for bob
-    text = SCOPES_FILE.read_text().replace("\nversion: 2", "\nversion: 3", 1)
+    shipped = SCOPES_FILE.read_text()
+    found = re.search(r"^version: (\d+)$", shipped, re.M)
+    assert found, "the shipped scopes file names its version"
+    current = int(found.group(1))
+    text = shipped.replace(f"\nversion: {current}", f"\nversion: {current + 1}", 1)
     data.set_scopes("hr", text.replace("  me: hr_admin\n", "  me: hr_admin\n  bob: hr_admin\n"))
     again = data.query("hr", "me", sql, ME)
-    assert not again.cached and "scopes 3" in again.versions
+    assert not again.cached and f"scopes {current + 1}" in again.versions

@@ -245,7 +245,7 @@ def test_staging_is_capped_per_user_however_small_the_upload(k: tuple[KernelProc
 
 
 @pytest.mark.parametrize("attack", [
-    ("fill", {"mb": 40}),  # big files, each under the per-file limit, in one call
+    ("fill", {"mb": 40, "pause": 0.1}),  # big files, each under the per-file limit, in one call (10 MB/s)
     ("many", {"n": 4000}),  # many one-byte files: counted by the blocks they take
     ("grow", {"mb": 40}),  # a SQLite database growing
 ])

@@ -45,7 +45,8 @@ def describe(agent: str) -> dict[str, Any]:
         "name": manifest["name"],
         "description": " ".join(str(manifest.get("description", "")).split()),
         "functions": [
-            {k: f[k] for k in ("name", "description", "exported", "confirm", "parameters", "examples", "undo", "reply", "sidekick") if k in f}
+            {k: f[k] for k in ("name", "description", "exported", "confirm", "parameters", "examples", "undo", "reply", "sidekick",
+                                "reads", "undo_hint") if k in f}
             for f in functions
         ],
     }

@@ -68,11 +68,11 @@ def test_choices_between_agents_name_the_agent_and_its_publisher(starters: list[
 
 
 def test_a_clearly_more_specific_newcomer_wins(starters: list[Tool]) -> None:
-    todo = Tool("todo", "add_task", "Add a task to the to-do list.", TEXT,
-                ("add {text} to my (to-do|todo) list", "remind me to {text}"), publisher="someone",
-                installed_at=LATER)
-    got = plan("add call the plumber to my to-do list", [*starters, todo])
-    assert steps(got) == [("todo.add_task", {"text": "call the plumber"})]
+    habits = Tool("habits", "log_habit", "Log a habit done today in the habit tracker.", TEXT,
+                  ("log {text} in my habit tracker", "add {text} to my habit tracker"), publisher="someone",
+                  installed_at=LATER)
+    got = plan("add a 5k run to my habit tracker", [*starters, habits])
+    assert steps(got) == [("habits.log_habit", {"text": "a 5k run"})]
 
 
 @pytest.mark.parametrize("text", [

@@ -48,6 +48,29 @@ def test_yes_and_no_in_other_words(tools: list[Tool]) -> None:
     for no in ("wait, don't", "no thanks", "hold on"):
         plan = read(no, tools, pending=asked.pending).plan
         assert plan is not None and plan.steps == () and plan.reply and "dropped" in plan.reply, no
+    # Yes or no said back with the action: "yup, clear it", "no, forget it", "don't bother".
+    for yes in ("sure thing", "go on", "yup, clear it"):
+        plan = read(yes, tools, pending=asked.pending).plan
+        assert plan is not None and [s.confirmed for s in plan.steps] == [True], yes
+    for no in ("no, forget it", "don't bother", "nope, keep it"):
+        seen = read(no, tools, pending=asked.pending)
+        assert seen.how == "answer" and seen.plan is not None and seen.plan.steps == (), no
+    # ... but a yes or no that goes on to a request of its own is that request.
+    for request in ("ok, show my list", "yes, add milk", "no, add oat milk instead"):
+        seen = read(request, tools, pending=asked.pending)
+        assert seen.dropped_question and seen.plan is not None and seen.plan.steps, request
+        assert all(not s.confirmed for s in seen.plan.steps), request
+
+
+def test_an_option_is_named_by_its_words_or_their_synonyms(tools: list[Tool]) -> None:
+    asked = read("add bread", tools).plan
+    assert asked is not None and asked.pending is not None and asked.pending.kind == "choose"
+    for words in ("the shopping list one", "shopping", "on my grocery list please"):
+        seen = read(words, tools, pending=asked.pending)
+        assert seen.how == "answer" and steps(seen) == [("grocery.add_items", {"items": ["bread"]})], words
+    for words in ("no", "no, leave it", "neither"):
+        seen = read(words, tools, pending=asked.pending)
+        assert seen.how == "answer" and seen.plan is not None and seen.plan.steps == (), words
 
 
 def test_undo_runs_the_declared_inverse_and_says_when_it_cannot(tools: list[Tool]) -> None:
@@ -62,6 +85,22 @@ def test_undo_runs_the_declared_inverse_and_says_when_it_cannot(tools: list[Tool
     assert "nothing to undo" in (read("undo that", tools, undone).plan.reply or "")  # type: ignore[union-attr]
     listed = after(tools, {"agent": "grocery", "function": "list_items", "args": {}, "result": {"items": []}})
     assert "can't undo" in (read("undo that", tools, listed).plan.reply or "")  # type: ignore[union-attr]
+
+
+def test_undo_passes_over_reads_and_says_truly_what_cannot_be_undone(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["eggs"]},
+             "result": {"added": ["eggs"], "already_there": [], "items": ["eggs"]}}
+    looked = {"agent": "grocery", "function": "list_items", "args": {}, "result": {"items": ["eggs"]}}
+    agenda = {"agent": "calendar", "function": "agenda", "args": {"day": "today"}, "result": {"events": []}}
+    # "add eggs", "what's on my list", "what's on today", "undo that": the eggs come off.
+    seen = read("undo that", tools, after(tools, added, looked, agenda))
+    assert seen.how == "undo" and steps(seen) == [("grocery.remove_items", {"items": ["eggs"]})]
+    # Dinner put things on the list: it cannot be undone, and the reply says what to do instead.
+    dinner = {"agent": "recipes", "function": "plan_dinner", "args": {"day": "tomorrow"},
+              "result": {"weekday": "Thursday", "recipe": {"name": "Chili"}, "added": ["beans", "onions"]}}
+    said = read("undo that", tools, after(tools, added, dinner)).plan.reply or ""  # type: ignore[union-attr]
+    assert "can't undo" in said and "only reads" not in said
+    assert 'remove beans and onions from my grocery list' in said
 
 
 def test_follow_ups_resolve_against_the_state(tools: list[Tool]) -> None:
@@ -97,3 +136,57 @@ def test_a_taught_phrasing_routes_straight_to_its_function(tools: list[Tool]) ->
     assert seen.plan.pending.kind == "missing" and seen.plan.steps[0].name == "calendar.add_event"
     assert steps(read("add bread", tools, taught=[("grocery", "add_items", {"items": ["bread"]})])) == [
         ("grocery.add_items", {"items": ["bread"]})]
+
+
+def test_a_request_inside_a_follow_up_is_read_as_one(tools: list[Tool]) -> None:
+    state = after(tools, {"agent": "grocery", "function": "add_items", "args": {"items": ["lettuce"]},
+                          "result": {"added": ["lettuce"], "already_there": [], "items": ["lettuce"]}})
+    # What follows "and" is asked of the planner first: the same function's value, without its command words.
+    assert steps(read("oh and don't forget croutons", tools, state)) == [("grocery.add_items", {"items": ["croutons"]})]
+    # ... a request for another function is no follow-up at all.
+    assert steps(read("and what's on my calendar tomorrow", tools, state))[0][0] == "calendar.agenda"
+    # "remove it" straight after an add takes that add back.
+    seen = read("never mind, remove it", tools, state)
+    assert seen.how == "undo" and steps(seen) == [("grocery.remove_items", {"items": ["lettuce"]})]
+
+
+def test_a_dismissal_before_a_request_drops_the_question_and_plans_the_rest(tools: list[Tool]) -> None:
+    asked = read("add bread", tools).plan
+    assert asked is not None and asked.pending is not None and asked.pending.kind == "choose"
+    seen = read("forget that, what's on my calendar today", tools, pending=asked.pending)
+    assert seen.dropped_question and steps(seen) == [("calendar.agenda", {"day": "today"})]
+    confirm = read("clear my grocery list", tools).plan
+    assert confirm is not None and confirm.pending is not None
+    declined = read("no wait, keep it", tools, pending=confirm.pending).plan  # an answer (no), not a dismissal
+    assert declined is not None and declined.steps == () and "dropped" in (declined.reply or "")
+
+
+def test_a_correction_changes_the_parameter_its_value_fits(tools: list[Tool]) -> None:
+    state = after(tools, {"agent": "calendar", "function": "add_event",
+                          "args": {"title": "dentist", "start": "2025-03-14T10:00+01:00"},
+                          "result": {"added": True, "event": {"id": 7, "title": "dentist"}}})
+    # A bare time keeps the day already given; the title stays.
+    assert steps(read("actually make it 11am", tools, state)) == [
+        ("calendar.remove_event", {"event_id": 7}),
+        ("calendar.add_event", {"title": "dentist", "start": "2025-03-14T11:00+01:00"})]
+    moved = steps(read("actually make that monday at 9", tools, state))
+    assert moved[-1] == ("calendar.add_event", {"title": "dentist", "start": "2025-03-17T09:00+01:00"})
+
+
+def test_another_day_another_department_and_a_pointed_entry(tools: list[Tool]) -> None:
+    day = after(tools, {"agent": "calendar", "function": "agenda", "args": {"day": "2025-03-13"}, "result": {}})
+    for said in ("and saturday?", "now do saturday too", "saturday"):
+        assert steps(read(said, tools, day)) == [("calendar.agenda", {"day": "2025-03-15"})], said
+    asked = after(tools, {"agent": "sql-explorer", "function": "ask",
+                          "args": {"question": "how many people in sales took sick leave in October?"}, "result": {}})
+    assert steps(read("and in finance?", tools, asked)) == [
+        ("sql-explorer.ask", {"question": "how many people in finance took sick leave in October?"})]
+    assert steps(read("what about November?", tools, asked)) == [
+        ("sql-explorer.ask", {"question": "how many people in sales took sick leave in November?"})]
+    saved = after(tools, {"agent": "notes", "function": "save", "args": {"text": "buy stamps"},
+                          "result": {"id": 4, "text": "buy stamps"}})
+    assert steps(read("delete that note", tools, saved)) == [("notes.delete", {"note_id": 4})]
+    assert read("delete that recipe", tools, saved).how != "undo"  # the noun names something else
+    shown = after(tools, {"agent": "recipes", "function": "suggest", "args": {"cuisine": "thai"},
+                          "result": {"recipes": [{"name": "Pad Thai"}, {"name": "Green Curry"}], "count": 2}})
+    assert steps(read("how do I make the second one", tools, shown)) == [("recipes.get_recipe", {"name": "Green Curry"})]

@@ -9,7 +9,7 @@ import pytest
 from model_testkit import FakeLLMServer
 
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.users.service import create_user
+from dreamer.kernel.users.accounts import create_user
 
 
 @pytest.fixture

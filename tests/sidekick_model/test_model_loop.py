@@ -41,7 +41,7 @@ def test_a_multi_step_plan_runs_independent_calls_together(
     assert calls.steps[1].args == {"day": "2025-06-06"}
     assert events[2]["ok"] and events[2]["result"] == {"items": ["milk"]}
     assert reply_of(events) == {"event": "reply", "text": "You have a dinner tomorrow; I added pasta to your list.",
-                                "pending": None, "streamed": True}
+                                "pending": None, "streamed": True, "failed": None}
     first, second, third = (r.body for r in fake.requests)
     offered = {t["name"] if provider == "anthropic" else t["function"]["name"] for t in first["tools"]}
     assert offered == {"grocery__add_items", "grocery__list_items", "grocery__clear", "calendar__agenda", "ask_user"}
@@ -134,3 +134,26 @@ def test_the_step_limit_stops_the_loop(fake: FakeLLMServer, provider: str, sqlit
     events = drive(fake, provider, sqlite_store, user_id, "keep looking", calls, loop=ModelLoop(max_steps=3))
     assert len(calls.steps) == 3 and len(fake.requests) == 3  # no fourth model call
     assert reply_of(events)["text"].startswith("I stopped after 3 steps")
+    assert reply_of(events)["failed"] == "the model did not finish within 3 steps"
+    refused_or_not = [e for e in events if e["event"] == "refused"]
+    assert refused_or_not == []  # list_items is offered and needs no yes: nothing was refused
+
+
+def test_an_empty_answer_is_a_failure_unless_calls_ran(fake: FakeLLMServer, provider: str, sqlite_store: Store,
+                                                       user_id: int) -> None:
+    fake.script(Text(""))
+    events = drive(fake, provider, sqlite_store, user_id, "hm", Calls())
+    assert reply_of(events)["failed"] == "the model gave an empty answer"
+    # After a call that ran, a silent model's reply is what the call did.
+    fake.script(ToolCalls([Call("grocery__list_items", {})]), Text(""))
+    calls = Calls(answers={"grocery.list_items": {"items": ["milk"]}})
+    events = drive(fake, provider, sqlite_store, user_id, "what is on my list", calls)
+    assert reply_of(events)["failed"] is None and reply_of(events)["text"].strip()
+
+
+def test_refused_calls_come_out_as_events(fake: FakeLLMServer, provider: str, sqlite_store: Store, user_id: int) -> None:
+    fake.script(ToolCalls([Call("launch_rockets", {}), Call("grocery__clear", {})]))
+    events = drive(fake, provider, sqlite_store, user_id, "clear it and launch", Calls())
+    refused = {(e["call"], e["reason"]) for e in events if e["event"] == "refused"}
+    assert ("grocery.clear", "not run: it waits for the user's confirmation") in refused
+    assert any(name == "launch_rockets" for name, _ in refused)

@@ -183,5 +183,5 @@ def test_build_of_a_tool_bundle_writes_tools_json(kernel: KernelProc, tmp_path: 
     done = kernel.cli("build", str(folder))
     assert done.returncode == 0, done.stderr
     written = json.loads((folder / "tools.json").read_text())
-    assert [t["name"] for t in written["tools"]] == ["say", "write_note", "crash", "hang"]
+    assert [t["name"] for t in written["tools"]] == ["say", "write_note", "notify_flood", "crash", "hang"]
     assert written["tools"][0]["annotations"] == {"read_only_hint": True}

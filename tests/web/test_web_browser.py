@@ -202,11 +202,12 @@ def test_install_review_with_an_optional_scope_off_then_revoke(
     # The refusal shows in Activity, and its trace opens.
     page.goto("/activity")  # type: ignore[attr-defined]
     page.click("#verify-chain")  # type: ignore[attr-defined]
-    page.wait_for_function("document.getElementById('chain').textContent.startsWith('chain verified')")  # type: ignore[attr-defined]
+    page.wait_for_function("() => document.getElementById('chain').textContent.startsWith('chain verified')")  # type: ignore[attr-defined]
     page.locator("a", has_text="asked peeker to peek").first.click()  # type: ignore[attr-defined]
     page.wait_for_selector(".spans li")  # type: ignore[attr-defined]
     assert "failed" in page.inner_text(".status-tag")  # type: ignore[attr-defined]
-    assert "permission" in page.inner_text(".alert.error").lower()  # type: ignore[attr-defined]
+    # The refusal in words (its code, permission_denied, is no longer printed beside it).
+    assert "has not granted agent:grocery.list_items" in page.inner_text(".alert.error")  # type: ignore[attr-defined]
     shot(page, "08-trace")
 
 

@@ -208,3 +208,41 @@ def test_the_feed_shows_posts_escaped_and_links_only_to_the_web(app: object) -> 
         assert 'href="javascript:' not in shown
         assert "enrollment is open" in b.get("/feed", params={"agent": "watch"}).text
         assert "enrollment is open" not in b.get("/feed", params={"agent": "grocery"}).text
+
+
+def test_runs_name_their_conversation_and_the_run_they_belong_to(app: object) -> None:
+    """GET /v1/invocations: Sidekick's runs carry the chat they were made in; a call made by a
+    run names that run as its root, even when the list is filtered so the run itself is not in it."""
+    admin = {"Authorization": f"Bearer {admin_token(app)}"}
+    with browser(app) as b:
+        # A user of its own, signed in with a password: independent of the other tests' history.
+        assert b.post("/v1/users", json={"name": "erin"}, headers=admin).status_code == 201
+        assert b.put("/v1/users/erin/password", json={"password": "erin's runs"}, headers=admin).status_code == 200
+        signed = b.post("/login", data={"name": "erin", "password": "erin's runs", "csrf": csrf_of(b.get("/login").text)})
+        assert signed.status_code == 303
+        mine = {"X-CSRF-Token": csrf_of(b.get("/activity").text)}
+        first = b.post("/v1/chat", json={"message": "add chervil to my grocery list", "stream": False}, headers=mine)
+        conversation = first.json()["conversation_id"]
+        b.post("/v1/chat", json={"message": "add sorrel to my grocery list", "conversation_id": conversation,
+                                 "stream": False}, headers=mine).raise_for_status()
+        b.post("/v1/chat", json={"message": "add dill to my grocery list", "stream": False}, headers=mine).raise_for_status()
+        planned = b.post("/v1/agents/recipes/functions/plan_dinner", json={"args": {"day": "2031-05-05"}}, headers=mine)
+        assert planned.status_code == 200, planned.text
+        runs = b.get("/v1/invocations").json()
+        plan = next(r for r in runs if r["function"] == "plan_dinner")
+        call = next(r for r in runs if r["parent_id"] == plan["id"])
+        assert plan["root_id"] == plan["id"] and call["root_id"] == plan["id"]
+        assert plan["conversation"] is None and call["conversation"] is None  # called directly, not in a chat
+        chatted = [r for r in runs if r["caller"] == "sidekick"]
+        assert [r["args"]["items"] for r in chatted] == [["dill"], ["sorrel"], ["chervil"]]
+        assert chatted[0]["conversation"]["id"] != conversation
+        assert all(r["conversation"] == {"id": conversation, "title": "add chervil to my grocery list"} for r in chatted[1:])
+        only_calls = b.get("/v1/invocations", params={"agent": "grocery"}).json()
+        assert next(r for r in only_calls if r["id"] == call["id"])["root_id"] == plan["id"]
+        # The page: one heading for the conversation though another chat came between; the call in words.
+        page = b.get("/activity").text
+        assert page.count(f'data-conversation="{conversation}"') == 1
+        assert page.index("Grocery added sorrel to your grocery list.") < page.index("Grocery added chervil to your grocery list.")
+        assert "asked grocery to add items" not in page
+        filtered = b.get("/activity", params={"agent": "grocery"}).text
+        assert f'href="/activity/{plan["id"]}">an earlier run</a>' in filtered

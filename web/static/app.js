@@ -96,7 +96,9 @@ document.querySelector(".top .menu")?.addEventListener("click", (event) => {
 });
 
 // Urgent posts raise a notice on whatever page is open, once each. The feed page marks
-// what it shows as seen (data-seen-up-to); elsewhere the feed is read every 20 s.
+// what it shows as seen (data-seen-up-to). Elsewhere the feed is read once, then the
+// kernel pushes each new post down one event stream (GET /v1/feed/stream): no polling.
+// <html data-feed> says where that stands: "reading", "listening" or "closed".
 const seenKey = () => `dreamer-urgent-seen:${document.querySelector(".who .name")?.textContent || ""}`;
 const seenUpTo = () => Number(localStorage.getItem(seenKey()) || 0);
 const markSeen = (id) => { if (id > seenUpTo()) localStorage.setItem(seenKey(), String(id)); };
@@ -106,7 +108,7 @@ function showNotice(slot, post) {
   const text = post.text.length > 220 ? `${post.text.slice(0, 219)}…` : post.text;
   const open = el("a", { class: "button primary", href: `/feed#post-${post.id}`, text: "Open the feed" });
   const dismiss = el("button", { type: "button", text: "Dismiss" });
-  const box = el("div", { class: "notice", role: "alert" },
+  const box = el("div", { class: "notice", role: "alert", "data-post": String(post.id) },
     el("p", {}, ...(text.startsWith(post.agent) ? [] : [el("strong", { text: `${post.agent}: ` })]), text), el("div", { class: "actions" }, open, dismiss));
   const done = () => { markSeen(post.id); box.remove(); };
   dismiss.addEventListener("click", done);
@@ -114,19 +116,33 @@ function showNotice(slot, post) {
   slot.replaceChildren(box);
 }
 
+const noticeWorthy = (p) => p.priority === "urgent" && p.id > seenUpTo()
+  && Date.now() - Date.parse(p.created_at) < NOTICE_MAX_AGE_MS;
+
 async function watchFeed(slot) {
+  const state = (value) => { document.documentElement.dataset.feed = value; };
+  state("reading");
+  let after = "";  // from now on, unless the read below says where the feed stood
   try {
     const posts = await api("GET", "/v1/feed?limit=20");
-    const fresh = posts.filter((p) => p.priority === "urgent" && p.id > seenUpTo()
-      && Date.now() - Date.parse(p.created_at) < NOTICE_MAX_AGE_MS);
+    after = `?after=${posts.reduce((most, p) => Math.max(most, p.id), 0)}`;
+    const fresh = posts.filter(noticeWorthy);
     if (fresh.length && !slot.querySelector(".notice")) showNotice(slot, fresh[0]);
-  } catch { /* offline or signed out: the next round tries again */ }
+  } catch { /* offline or signed out: the stream below says so too */ }
+  // EventSource reconnects by itself after a dropped connection (sending the last id it saw);
+  // a refusal (signed out, credential revoked) closes it for good.
+  const stream = new EventSource(`/v1/feed/stream${after}`);
+  stream.addEventListener("open", () => state("listening"));
+  stream.addEventListener("post", (event) => {
+    const post = JSON.parse(event.data);
+    if (noticeWorthy(post) && !slot.querySelector(".notice")) showNotice(slot, post);
+  });
+  stream.addEventListener("error", (event) => {
+    if (event.data || stream.readyState === EventSource.CLOSED) { stream.close(); state("closed"); }
+  });
 }
 
 const feedSeen = document.querySelector("[data-seen-up-to]");
 if (feedSeen) markSeen(Number(feedSeen.dataset.seenUpTo));
 const noticeSlot = document.querySelector("[data-watch-feed]");
-if (noticeSlot) {
-  watchFeed(noticeSlot);
-  setInterval(() => watchFeed(noticeSlot), 20_000);
-}
+if (noticeSlot) watchFeed(noticeSlot);

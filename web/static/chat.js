@@ -14,8 +14,24 @@ const scrollDown = () => { list.scrollTop = list.scrollHeight; };
 // Held at the newest message while the reader is there, even as the list's box changes
 // (a notice or banner arriving above it, the phone keyboard opening); not once they scroll up.
 let atBottom = true;
-list.addEventListener("scroll", () => { atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 48; });
-new ResizeObserver(() => { if (atBottom) scrollDown(); }).observe(list);
+let seenHeight = list.clientHeight;
+list.addEventListener("scroll", () => {
+  // A scroll the box's own change of size caused (the notice pushing it down) is not the reader
+  // leaving the bottom: the resize observer below puts the newest message back.
+  if (list.clientHeight !== seenHeight) return;
+  atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 48;
+});
+// The list's own box and each message's (content that grows after arrival: a notice above,
+// a rating box or the details filled in, a font that loads late) both move the newest one.
+const holdDown = new ResizeObserver(() => {
+  seenHeight = list.clientHeight;
+  if (atBottom) scrollDown();
+});
+holdDown.observe(list);
+for (const item of list.children) holdDown.observe(item);
+new MutationObserver((changes) => {
+  for (const change of changes) change.addedNodes.forEach((n) => { if (n.nodeType === 1) holdDown.observe(n); });
+}).observe(list, { childList: true });
 
 // --- answers: the sentence first, what ran folded under it -------------------------------
 
@@ -33,6 +49,22 @@ const callSentence = (call) => {
   return `Asked ${call.agent} to ${String(call.function).replaceAll("_", " ")}${said ? `: ${said}` : ""}`;
 };
 
+// The same cleaning as contracts/reply_text.py's plain_error and error_words (keep the two alike):
+// no traceback, no "add_items raised ValueError:", one sentence.
+const TRACE_LINE = /^\s*(?:File "|Traceback|\^+$|During handling)/m;
+const RAISED = /^[A-Za-z_]\w* raised (?=[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b)/;
+const EXCEPTION = /\b(?:[A-Z][A-Za-z]*(?:Error|Exception)|Traceback|SystemExit|KeyboardInterrupt)\b:?\s*/g;
+function errorWords(error) {
+  let said = String((typeof error === "string" ? error : error?.message) || "").trim();
+  const trace = said.search(TRACE_LINE);
+  if (trace >= 0) said = said.slice(0, trace).trim();
+  said = said.replace(RAISED, "").replace(EXCEPTION, "").trim().replace(/^['"]+|['"]+$/g, "").trim();
+  said = said.split(/\s+/).filter(Boolean).join(" ");
+  if (said.length < 4) return "It failed without saying why.";
+  if (said.length > 400) said = `${said.slice(0, 399).trimEnd()}…`;
+  return said[0].toUpperCase() + said.slice(1) + (/[.!?…]$/.test(said) ? "" : ".");
+}
+
 function detailsBox() {
   const box = el("details", { class: "details" }, el("summary"), el("ul"));
   return box;
@@ -48,7 +80,7 @@ function summarize(box) {
 
 function callItem(event) {
   const io = el("details", {}, el("summary", { text: "Arguments and result" }),
-    el("pre", { class: "args", text: JSON.stringify(event.args ?? {}, null, 2) }), el("pre", { class: "result", text: "…" }));
+    el("pre", { class: "args", tabindex: "0", text: JSON.stringify(event.args ?? {}, null, 2) }), el("pre", { class: "result", tabindex: "0", text: "…" }));
   const item = el("li", { class: "call" },
     el("div", { class: "what" }, el("span", { class: "dot", "aria-hidden": "true" }),
       el("span", { text: callSentence(event) }), el("span", { class: "fn", text: `${event.agent}.${event.function}` })),
@@ -57,13 +89,21 @@ function callItem(event) {
   return item;
 }
 
+// A call that did its part but lacks a grant to finish (its result's `needs_grant`, e.g. watch
+// without net:HOST): the Grant button under the sentence (app.js grants it; the kernel takes
+// only a scope the agent's manifest asks for). The same as chat.html draws for a stored answer.
+function grantOffer(agent, scope) {
+  const offer = el("div", { class: "offer" },
+    el("button", { class: "primary small", type: "button", "data-action": "grant-offer", text: `Grant ${scope} to ${agent}` }));
+  offer.dataset.agent = agent;
+  offer.dataset.scope = scope;
+  return offer;
+}
+
 function finishCall(item, event) {
   item.classList.add(event.ok ? "ok" : "failed");
   item.querySelector(".result").textContent = JSON.stringify(event.ok ? event.result : event.error, null, 2);
-  if (!event.ok && event.error) {
-    const why = typeof event.error === "string" ? event.error : event.error.message;
-    if (why) item.querySelector(".what").after(el("p", { class: "why", text: why }));
-  }
+  if (!event.ok && event.error) item.querySelector(".what").after(el("p", { class: "why", text: errorWords(event.error) }));
   if (event.invocation_id) {
     item.append(el("a", { class: "small trace", href: `/activity/${encodeURIComponent(event.invocation_id)}`, text: "Open the trace" }));
   }
@@ -301,12 +341,18 @@ async function say(text, shown = text) {
             details.querySelector("ul").append(call);
             if (name === "tool_call") open.push(call);
           }
-          if (name === "tool_result") finishCall(call, event);
+          if (name === "tool_result") {
+            finishCall(call, event);
+            const scope = event.ok && event.result && event.result.needs_grant;
+            if (typeof scope === "string") bubble.after(grantOffer(event.agent, scope));
+          }
           summarize(details);
         } else if (name === "text") {
           bubble.textContent += event.delta || "";
         } else if (name === "clarification" || name === "confirmation") {
           asked = event;
+        } else if (name === "done") {
+          if (event.turn_id && window.rateBox) item.append(window.rateBox(event.turn_id));
         } else if (name === "error") {
           bubble.classList.add("error");
           bubble.textContent = `Sidekick could not finish that: ${event.message || "something went wrong."}`;

@@ -45,10 +45,18 @@ function scopeRow(row, optional) {
   return li;
 }
 
+// A description still holding the scaffold's placeholder (a listing published with it) or none
+// reads "No description yet" (contracts/manifest.py shown_description; the page carries the texts).
+function described(text) {
+  const holder = document.getElementById("upload").dataset;
+  const said = (text || "").trim();
+  return !said || said === holder.placeholderDescription ? holder.noDescription : said;
+}
+
 function showReview(data) {
   const r = data.review, up = data.upgrade;
   document.getElementById("r-title").textContent = `${r.title || r.name} ${r.version}`;
-  document.getElementById("r-desc").textContent = r.description || "";
+  document.getElementById("r-desc").textContent = described(r.description);
   document.getElementById("r-publisher").textContent =
     `Published by ${r.publisher || "an unknown publisher"}` + (r.publisher_verified
       ? ` (verified: signed with key ${r.publisher_fingerprint || "?"}, from ${r.gallery || "a gallery"})`
@@ -126,7 +134,7 @@ if (galleryForm) {
         });
         hits.append(el("li", { class: "gallery-hit" },
           el("div", {}, el("strong", { text: hit.title || hit.name }), " ", el("code", { class: "small", text: hit.name }),
-            el("br"), el("span", { class: "muted small", text: `${hit.description || ""} · by ${hit.publisher}` })),
+            el("br"), el("span", { class: "muted small", text: `${described(hit.description)} · by ${hit.publisher}` })),
           button));
       }
     } catch (error) {

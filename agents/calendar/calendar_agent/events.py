@@ -120,3 +120,45 @@ def on_day(db: sqlite3.Connection, day: date, day_start: datetime, day_end: date
         (str(day), str(day), utc_text(day_end), utc_text(day_start)),
     ).fetchall()
     return [_event(row) for row in rows]
+
+
+def move(db: sqlite3.Connection, event_id: int, *, start_utc: datetime | None = None, end_utc: datetime | None = None,
+         first: date | None = None, after_last: date | None = None) -> None:
+    """Give the event new times: timed (start_utc, end_utc) or all-day (first, after_last)."""
+    if start_utc is not None and end_utc is not None:
+        db.execute("UPDATE events SET all_day = 0, start_utc = ?, end_utc = ?, start_date = NULL, end_date = NULL WHERE id = ?",
+                   (utc_text(start_utc), utc_text(end_utc), event_id))
+    else:
+        db.execute("UPDATE events SET all_day = 1, start_date = ?, end_date = ?, start_utc = NULL, end_utc = NULL WHERE id = ?",
+                   (str(first), str(after_last), event_id))
+
+
+def upcoming(db: sqlite3.Connection, now: datetime, today: date, limit: int = 200) -> list[Event]:
+    """Events not yet over, soonest first: timed ones ending after `now`, all-day ones from `today` on."""
+    rows = db.execute(
+        """
+        SELECT * FROM events
+        WHERE (all_day = 0 AND end_utc > ?) OR (all_day = 1 AND end_date > ?)
+        ORDER BY coalesce(start_utc, start_date || 'T00:00:00Z'), id
+        LIMIT ?
+        """,
+        (utc_text(now), str(today), limit),
+    ).fetchall()
+    return [_event(row) for row in rows]
+
+
+def titled(found: list[Event], title: str) -> list[Event]:
+    """Those of `found` whose title has every word of `title` (any case, any order):
+    "my meeting with Sam" finds "Meeting with Sam and Ana"."""
+    words = [w for w in _words(title) if w not in _FILLER]
+    if not words:
+        return []
+    return [e for e in found if all(w in _words(e.title) for w in words)]
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(".,:;!?'\"()").lower() for w in text.split() if w.strip(".,:;!?'\"()")]
+
+
+# Words a person says around an event's name that the name itself need not have.
+_FILLER = frozenset("my the a an our this that event appointment meeting on at for".split())

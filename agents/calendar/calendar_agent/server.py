@@ -14,7 +14,7 @@ import unicodedata
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from dreamer.sdk import CallError, Context, InvalidArgument, function
+from dreamer.sdk import CallError, Context, InvalidArgument, ask_user, function
 
 from . import events, show
 from .when import day_bounds, parse_end, parse_when, resolve_day, zone
@@ -88,6 +88,7 @@ def _day(ctx: Context, day: str) -> tuple[date, datetime, str]:
         "don't [let me] forget (to|about) {title} {start}",
         "schedule {title} {start}",
         "schedule {title} for {start}",
+        "block {start} for {title}",
         "add {title} {start} at {location}",
         "add {title} from {start} to {end}",
         "schedule {title} from {start} until {end}",
@@ -161,35 +162,152 @@ def add_event(ctx: Context, title: str, start: str, end: str | None = None, loca
     undo_args={"title": "result.event.title", "start": "result.restore_start", "end": "result.restore_end",
                "location": "result.event.location"},
     reply=["Deleted {event.title} ({event.time}) from your calendar."],
-    examples=["delete event {event_id}", "(delete|remove|cancel) [calendar] event [number] {event_id}"],
+    examples=[
+        "delete event {event_id}", "(delete|remove|cancel) [calendar] event [number] {event_id}",
+        "(cancel|delete|remove) (my|the) {title} (appointment|meeting|event|call|reservation|booking)",
+        "(cancel|delete|remove) my (appointment|meeting|event|call) (with|about|for|at) {title}",
+        "(cancel|delete|remove) [the] {title} (from|in|on) my calendar", "take {title} off my calendar",
+    ],
 )
-def remove_event(ctx: Context, event_id: int) -> dict:
-    """Delete one event from the user's calendar by its id. Returns the event, so it can be added again."""
-    if isinstance(event_id, bool) or not isinstance(event_id, int) or event_id < 1:
-        raise BadRequest("Give the id of the event to delete, a whole number such as 3.")
+def remove_event(ctx: Context, event_id: int | None = None, title: str | None = None) -> dict:
+    """Delete one event from the user's calendar, by its id or by words of its title (the
+    soonest upcoming events that have them; several: the user picks). Returns the event,
+    so it can be added again."""
+    now, tz_name = _now(ctx)
+    tz = now.tzinfo
+    assert tz is not None
+    found = _find(ctx, now, event_id, title, "delete")
+    if isinstance(found, dict):
+        return found
+    event = found
+    event_id = event.id
+    shown = show.shown(event, tz)
+    restore_start, restore_end = _restore(event, tz)  # what add_event reads back to recreate it (undo)
+    events.delete(ctx.db, event_id)
+    ctx.log("deleted an event", id=event_id)
+    return {"event": shown, "deleted": True, "timezone": tz_name,
+            "restore_start": restore_start, "restore_end": restore_end}
+
+def _find(ctx: Context, now: datetime, event_id: int | None, title: str | None, doing: str) -> events.Event | dict[str, Any]:
+    """The event an id or words of its title name; a question (ask_user) when several upcoming ones have the words."""
+    if event_id is None and not (title and title.strip()):
+        raise BadRequest(f"Say which event to {doing}: its name, such as \"dentist\", or its id from your agenda.")
+    if event_id is not None and (isinstance(event_id, bool) or not isinstance(event_id, int) or event_id < 1):
+        raise BadRequest(f"Give the id of the event to {doing}, a whole number such as 3.")
+    tz = now.tzinfo
+    assert tz is not None
+    events.ensure_schema(ctx.db)
+    if event_id is None:
+        wanted = _text(title, "title", 200, required=True) or ""
+        matching = events.titled(events.upcoming(ctx.db, now, now.date()), wanted)
+        if not matching:
+            raise BadRequest(f"No upcoming event on your calendar is called {wanted!r}; say \"what's on my calendar\" to see them.")
+        if len(matching) > 1:
+            options = [(f"{e.title}, {show.shown(e, tz)['time']}", {"event_id": e.id}) for e in matching[:6]]
+            return ask_user(f"Which {wanted} should I {doing}?", options)
+        event_id = matching[0].id
+    event = events.get(ctx.db, event_id)
+    if event is None:
+        raise BadRequest(f"There is no event {event_id}; your agenda for the day lists events with their ids.")
+    return event
+
+
+def _restore(event: events.Event, tz: Any) -> tuple[str, str | None]:
+    """What add_event or move_event reads back to put the event where it was (undo)."""
+    if event.all_day:
+        assert event.start_date is not None and event.end_date is not None
+        last = event.end_date - timedelta(days=1)
+        return event.start_date.isoformat(), (last.isoformat() if last > event.start_date else None)
+    shown = show.shown(event, tz)
+    return shown["start"], shown["end"]
+
+
+@function(
+    exported=True,
+    undo="move_event",
+    undo_args={"event_id": "result.event.id", "start": "result.restore_start"},
+    reply=["Moved {event.title} to {event.time}."],
+    examples=[
+        "move my {title} (appointment|meeting|event|call) to {start}",
+        "move my (appointment|meeting|event|call) (with|about|for) {title} to {start}",
+        "move {title} to {start}", "reschedule [my] {title} (to|for) {start}",
+        "push [my] {title} to {start}", "shift [my] {title} to {start}",
+        "postpone [my] {title} (to|until) {start}", "move {title} on my calendar to {start}",
+        "bump [my] {title} to {start}",
+    ],
+)
+def move_event(ctx: Context, start: str, title: str | None = None, event_id: int | None = None) -> dict:
+    """Move one event to a new time, keeping its length; a day without a time keeps its time of day."""
+    now, tz_name = _now(ctx)
+    tz = now.tzinfo
+    assert tz is not None
+    found = _find(ctx, now, event_id, title, "move")
+    if isinstance(found, dict):
+        return found
+    event = found
+    try:
+        when = parse_when(start, now)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
+    restore_start, _ = _restore(event, tz)
+    if event.all_day:
+        assert event.start_date is not None and event.end_date is not None
+        if when.all_day:
+            first = when.start.date()
+            events.move(ctx.db, event.id, first=first, after_last=first + (event.end_date - event.start_date))
+        else:
+            events.move(ctx.db, event.id, start_utc=when.start, end_utc=when.start + timedelta(hours=1))
+    else:
+        assert event.start_utc is not None and event.end_utc is not None
+        length = event.end_utc - event.start_utc
+        begin = when.start
+        if when.all_day:  # "move my dentist to tuesday": the same time on the new day
+            local = event.start_utc.astimezone(tz)
+            begin = datetime.combine(when.start.date(), local.timetz().replace(tzinfo=None), tzinfo=tz)
+        events.move(ctx.db, event.id, start_utc=begin, end_utc=begin + length)
+    moved = events.get(ctx.db, event.id)
+    assert moved is not None
+    shown = show.shown(moved, tz)
+    day = moved.start_date or (moved.start_utc.astimezone(tz).date() if moved.start_utc else now.date())
+    ctx.log("moved an event", id=event.id)
+    return {"event": shown, "moved": True, "timezone": tz_name, "restore_start": restore_start,
+            "summary": f"Moved {moved.title} to {show.day_name(day, now.date())}, {shown['time']}."}
+
+
+@function(
+    exported=True,
+    reads=True,
+    examples=[
+        "what's my next (appointment|meeting|event)", "what is my next (appointment|meeting|event)",
+        "(what's|what is) next on my calendar", "when is my next {title}", "when's my next {title}",
+        "what's coming up [on my calendar]", "what do I have coming up", "what's the next thing on my calendar",
+    ],
+)
+def next_event(ctx: Context, title: str | None = None) -> dict:
+    """The user's next event, or the next one whose title has these words ("when is my next dentist")."""
     now, tz_name = _now(ctx)
     tz = now.tzinfo
     assert tz is not None
     events.ensure_schema(ctx.db)
-    event = events.get(ctx.db, event_id)
-    if event is None:
-        raise BadRequest(f"There is no event {event_id}; your agenda for the day lists events with their ids.")
+    coming = events.upcoming(ctx.db, now, now.date())
+    wanted = (_text(title, "title", 200, required=False) or "").strip() if title else ""
+    if wanted:
+        coming = events.titled(coming, wanted)
+    if not coming:
+        summary = (f"No upcoming event on your calendar is called {wanted!r}." if wanted
+                   else "Nothing is coming up on your calendar.")
+        return {"event": None, "timezone": tz_name, "summary": summary}
+    event = coming[0]
+    first = event.start_date if event.all_day else event.start_utc.astimezone(tz).date()  # type: ignore[union-attr]
+    assert first is not None
     shown = show.shown(event, tz)
-    events.delete(ctx.db, event_id)
-    ctx.log("deleted an event", id=event_id)
-    if event.all_day:
-        assert event.start_date is not None and event.end_date is not None
-        last = event.end_date - timedelta(days=1)
-        restore_start, restore_end = event.start_date.isoformat(), (last.isoformat() if last > event.start_date else None)
-    else:
-        restore_start, restore_end = shown["start"], shown["end"]
-    # restore_*: what add_event reads back to recreate the event (undo).
-    return {"event": shown, "deleted": True, "timezone": tz_name,
-            "restore_start": restore_start, "restore_end": restore_end}
+    return {"event": shown, "timezone": tz_name,
+            "summary": f"Next: {event.title}, {show.day_name(first, now.date())}, {shown['time']}."}
+
 
 @function(
     exported=True,
-    undo=False,
+    reads=True,
     examples=[
         "what's on my calendar {day}",
         "what do I have {day}",
@@ -197,6 +315,7 @@ def remove_event(ctx: Context, event_id: int) -> dict:
         "show my agenda for {day}",
         "my schedule for {day}",
         "am I free {day}",
+        "what am I doing {day}",
         "what's happening {day}",
         "what's on my calendar",
         "show my calendar",
@@ -204,7 +323,9 @@ def remove_event(ctx: Context, event_id: int) -> dict:
         "am I busy {day}",
         "(any|are there any) (meetings|events|appointments) {day}",
         "what (meetings|events|appointments) do I have {day}",
-        "do I have (anything|any meetings|any appointments) {day}",
+        "do I have (anything|any meetings|any appointments|plans|any plans) {day}",
+        "(anything|what's) (planned|scheduled) [for] {day}",
+        "what have I got [on] {day}",
         "show my schedule for {day}",
         "what do I have on [the|my] calendar {day}",
     ],
@@ -324,7 +445,7 @@ def _open_groceries(ctx: Context) -> tuple[list[str] | None, str | None]:
 
 @function(
     exported=True,
-    undo=False,
+    reads=True,
     examples=[
         "get me ready for {day}",
         "brief me for {day}",

@@ -105,6 +105,11 @@ def _rows(db: sqlite3.Connection) -> dict[str, str]:
         "we (need|want) [more] {items}",
         "don't let me forget [to buy] {items}",
         "(I|we) need [some|more] {items}",
+        "{items} (to|on) [my|the] (grocery|shopping) list",
+        "(we|I) (ran|have run|are running) out of {items}",
+        "(we are|I am) [running] low on {items}",
+        "(I am|we are) out of {items}",
+        "we have no {items} left",
         "remind me to (buy|get|pick up) {items}",
         "add {items} to [my|the] groceries",
     ],
@@ -152,7 +157,7 @@ def add_items(ctx: Context, items: list[str]) -> dict:
         "remove {items} from the list",
         "take {items} off my grocery list",
         "cross {items} off the shopping list",
-        "(check|tick|mark) {items} off [the|my] [grocery|shopping] list",
+        "(check|tick|mark|cross) {items} off [the|my] [grocery|shopping] list",
         "mark {items} as bought",
         "delete {items} from my shopping list",
         "I bought {items}",
@@ -160,6 +165,12 @@ def add_items(ctx: Context, items: list[str]) -> dict:
         "(remove|delete) {items}",
         "I (already|just) (bought|got) {items}",
         "we (don't|no longer) need {items}",
+        "(got|bought) {items} already",
+        "(got|bought) [the] {items}",
+        "{items} (is|are) bought",
+        "{items} can come off [the|my] list",
+        "no (need|more need) for {items} [anymore]",
+        "(remove|delete) {items} from [my|the] groceries",
     ],
 )
 def remove_items(ctx: Context, items: list[str]) -> dict:
@@ -188,7 +199,7 @@ def remove_items(ctx: Context, items: list[str]) -> dict:
 
 @function(
     exported=True,
-    undo=False,
+    reads=True,
     reply=["On your grocery list: {items}.", "{!items}Your grocery list is empty."],
     examples=[
         "what's on my grocery list",
@@ -199,6 +210,10 @@ def remove_items(ctx: Context, items: list[str]) -> dict:
         "what's on the list",
         "what (do|should) I (get|buy) at the (store|supermarket)",
         "what groceries do (I|we) need",
+        "what do (I|we) need to (buy|get)",
+        "what's left to buy",
+        "what (am I|are we) supposed to (buy|get)",
+        "go through my [grocery|shopping] list",
         "how many (items|things) are on my [grocery|shopping] list",
         "read [me] my (groceries|grocery list|shopping list) [back to me]",
         "what's on [the|my] (shopping|grocery) list",
@@ -226,6 +241,7 @@ def list_items(ctx: Context) -> dict:
         "start a new grocery list",
         "(clear|empty) [my|the] [grocery|shopping] list",
         "remove (everything|all items) from [my|the] (grocery|shopping) list",
+        "take everything off [my|the] (grocery|shopping) list",
     ],
 )
 def clear(ctx: Context) -> dict:

@@ -87,6 +87,7 @@ def _room_for_one_more(ctx: Context) -> None:
     reply=['Saved your note: "{text}".'],
     examples=[
         "save a note {text}",
+        "note to self[:] {text}",
         "note that {text}",
         "take a note {text}",
         "make a note that {text}",
@@ -97,6 +98,8 @@ def _room_for_one_more(ctx: Context) -> None:
         "note {text} with the tags {tags}",
         "save {text} in my notes",
         "(remember|record|keep) in my notes [that] {text}",
+        "remember (that|this)[:] {text}",
+        "(put|write|add) in my notes [that] {text}",
     ],
 )
 def save(ctx: Context, text: str, tags: list[str] = []) -> dict:  # noqa: B006 - read, never changed
@@ -105,6 +108,11 @@ def save(ctx: Context, text: str, tags: list[str] = []) -> dict:  # noqa: B006 -
     Tags are single words ("work", "to-read"); hashtags in the text (#errands)
     become tags too. Returns the new note's id, its text and its tags.
     """
+    return _add_note(ctx, text, tags)
+
+
+def _add_note(ctx: Context, text: str, tags: list[str]) -> dict:
+    """Save a plain note with these tags (and its hashtags), and return it as callers see it."""
     body = clean.note_text(text)
     wanted = clean.tags(tags, body)
     fts, tz, tz_name = _ready(ctx)
@@ -118,7 +126,7 @@ def save(ctx: Context, text: str, tags: list[str] = []) -> dict:  # noqa: B006 -
 
 @function(
     exported=True,
-    undo=False,
+    reads=True,
     reply=['Your notes about "{query}":{notes.*.text:lines}', '{!notes}I found no notes about "{query}".'],
     examples=[
         "find my notes about {query}",
@@ -129,6 +137,9 @@ def save(ctx: Context, text: str, tags: list[str] = []) -> dict:  # noqa: B006 -
         "notes about {query}",
         "find {query} in my notes",
         "show my top {limit} notes about {query}",
+        "what notes do I have (about|on) {query}",
+        "show [me] [my] notes (about|on) {query}",
+        "look in my notes for {query}",
     ],
 )
 def search(ctx: Context, query: str, limit: int = 10) -> dict:
@@ -158,7 +169,7 @@ def search(ctx: Context, query: str, limit: int = 10) -> dict:
 
 @function(
     exported=True,
-    undo=False,
+    reads=True,
     reply=["Your latest notes:{notes.*.text:lines}", "{!notes}You have no notes yet."],
     examples=[
         "show my recent notes",
@@ -168,6 +179,7 @@ def search(ctx: Context, query: str, limit: int = 10) -> dict:
         "list my latest notes",
         "show my last {limit} notes",
         "what are my newest notes",
+        "what did I (save|write down) recently",
     ],
 )
 def recent(ctx: Context, limit: int = 10) -> dict:
@@ -237,6 +249,9 @@ def _title_for(url: str, text: str | None) -> str:
 
 @function(
     exported=True,
+    undo="delete",
+    undo_args={"note_id": "result.id"},
+    undo_when="result.added",  # saving an address already saved updates it: nothing new to take away
     reply=["Saved the article {title}: {summary}", "Saved the article {url}."],
     examples=[
         "save this article {url}",
@@ -301,6 +316,92 @@ def save_article(ctx: Context, url: str, title: str | None = None, text: str | N
         "summary": summary,
         "fetched": fetched,
         "updated": existing is not None,
+        "added": existing is None,
         "note": f"The text could not be fetched: {problem}." if problem else None,
         "timezone": tz_name,
     }
+
+
+# A to-do list is notes tagged "todo": they are searchable like any note, and a to-do that is
+# done is taken off the list (deleted, restorable by undo), as a paper list is crossed out.
+TODO_TAG = "todo"
+_TODO_LIST = "(to-do|todo|task|tasks) list"
+
+
+@function(
+    exported=True,
+    undo="delete",
+    undo_args={"note_id": "result.id"},
+    reply=['Added "{text}" to your to-do list.'],
+    examples=[
+        f"(add|put) {{text}} (to|on) my {_TODO_LIST}",
+        f"(add|put) {{text}} (to|on) the {_TODO_LIST}",
+        "(add|create|new) [a] (task|to-do|todo)[:] {text}",
+        "add a (task|to-do|todo) to {text}",
+        "I (have|need) to {text}, (put|add) it (on|to) my (to-do|todo|task|tasks) [list]",
+        "(to-do|todo|task)[:] {text}",
+        "(add|put) {text} (to|on) my (to-do|todo|to do)",
+        "remind me to do {text}",
+        f"write {{text}} on my {_TODO_LIST}",
+    ],
+)
+def add_todo(ctx: Context, text: str) -> dict:
+    """Add a task to your to-do list (a note tagged todo)."""
+    return _add_note(ctx, text, [TODO_TAG])
+
+
+@function(
+    exported=True,
+    reads=True,
+    reply=["Your to-do list:{todos.*.text:lines}", "{!todos}Your to-do list is empty."],
+    examples=[
+        f"what's on my {_TODO_LIST}",
+        f"(show|read) [me] my {_TODO_LIST}",
+        "what (tasks|to-dos|todos) do I have",
+        "what do I (have|need) to do",
+        "my (tasks|to-dos|todos)",
+        "what's left to do",
+        "(list|show) [me] my (tasks|to-dos|todos)",
+        "anything on my (to-do|todo) list",
+        "do I have any (tasks|to-dos|todos)",
+        "what do I (have|need) to get done",
+    ],
+)
+def todos(ctx: Context) -> dict:
+    """The tasks on your to-do list, oldest first."""
+    fts, tz, tz_name = _ready(ctx)
+    found = store.search(ctx.db, fts, store.parse_query(f"#{TODO_TAG}"), MAX_RESULTS)
+    found.sort(key=lambda n: n.id)
+    return {"todos": [_shown(n, tz, full=False) for n in found], "count": len(found), "timezone": tz_name}
+
+
+@function(
+    exported=True,
+    undo="add_todo",
+    undo_args={"text": "result.text"},
+    reply=['Done: "{text}" is off your to-do list.'],
+    examples=[
+        "(mark|tick|check) [off] {text} [as] (done|finished|complete)",
+        "(tick|check|cross) {text} off [my] (to-do|todo|task|tasks) list",
+        f"(remove|delete) {{text}} from my {_TODO_LIST}",
+        "I (did|finished|have done) {text}",
+        "{text} is done",
+        "done with {text}",
+        "(finished|completed) {text}",
+    ],
+)
+def finish_todo(ctx: Context, text: str) -> dict:
+    """Take a done task off your to-do list; the task is found by its words."""
+    wanted = clean.query(text)
+    fts, tz, tz_name = _ready(ctx)
+    listed = store.search(ctx.db, fts, store.parse_query(f"#{TODO_TAG}"), MAX_RESULTS)
+    words = set(store.parse_query(wanted).terms)
+    scored = sorted(((len(words & set(store.parse_query(n.body or "").terms)), n) for n in listed),
+                    key=lambda pair: (-pair[0], pair[1].id))
+    if not scored or scored[0][0] == 0:
+        raise clean.BadRequest(f"Nothing on your to-do list matches {wanted!r}; 'show my to-do list' lists what is on it.")
+    if len(scored) > 1 and scored[1][0] == scored[0][0]:
+        raise clean.BadRequest(f"More than one task matches {wanted!r}; say more of its words.")
+    note = scored[0][1]
+    store.delete(ctx.db, fts, note.id)
+    return {**_shown(note, tz, full=True), "deleted": True, "timezone": tz_name}

@@ -95,12 +95,16 @@ def _cuisine(value: str) -> str:
     for cuisine in CUISINES:
         if " ".join(_words(cuisine)) == wanted:
             return cuisine
+    # "italian tonight", "something thai": the one cuisine the words name, with words around it.
+    named = [c for c in CUISINES if f" {' '.join(_words(c))} " in f" {wanted} "]
+    if len(named) == 1:
+        return named[0]
     raise BadRequest(f"There are no {value} recipes in the catalog; the cuisines are: {', '.join(CUISINES)}.")
 
 
 @function(
     exported=True,
-    undo=False,
+    reads=True,
     reply=["Some ideas: {recipes.*.name}.", "{!recipes}No recipe in the catalog fits that; try fewer conditions."],
     examples=[
         "suggest a recipe with {ingredient}",
@@ -114,6 +118,7 @@ def _cuisine(value: str) -> str:
         "(suggest|recommend) [a|some] (recipe|recipes|dinner) with {ingredient}",
         "what (can|could|should) I (cook|make) with {ingredient}",
         "dinner ideas with {ingredient}",
+        "recipe ideas (with|using) {ingredient}",
         "[a|some] {cuisine} (recipe|recipes)",
         "[a|some] quick (recipe|recipes|dinner) under {max_minutes} minutes",
         "something (quick|fast) with {ingredient}",
@@ -171,7 +176,7 @@ def suggest(
 
 @function(
     exported=True,
-    undo=False,
+    reads=True,
     reply=["{name} ({cuisine}, {minutes} minutes, serves {serves}).", "Ingredients:{quantities:lines}",
            "Steps:{steps:numbered}"],
     examples=[
@@ -182,6 +187,8 @@ def suggest(
         "how (do I|to|do you|can I) (make|cook) {name}",
         "[what's] the recipe for {name}",
         "give me the recipe for {name}",
+        "instructions for [making] {name}",
+        "how (is|are) {name} made",
     ],
 )
 def get_recipe(ctx: Context, name: str) -> dict:
@@ -210,6 +217,8 @@ def get_recipe(ctx: Context, name: str) -> dict:
 @function(
     exported=True,
     undo=False,  # its grocery items are another agent's: "remove the X" takes them off
+    undo_hint=['Its ingredients are on your grocery list now: say "remove {added} from my grocery list" to take '
+               "them off.", "{!added}It put nothing on your grocery list, so there is nothing to take off."],
     reply=["Dinner for {weekday}: {recipe.name} ({recipe.minutes} minutes).", "Keeping to: {respecting}.",
            "Added {added} to your grocery list.", "Already on your list: {already_there}."],
     examples=[

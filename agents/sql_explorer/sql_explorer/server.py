@@ -20,21 +20,25 @@ from dreamer.sdk import CallError, Context, InvalidArgument, ask_user, function
 
 from sqlglot import exp
 
+from dreamer.sdk.semantic import Dimension, Model, ModelError
+from dreamer.sdk.semantic import parse as parse_model
+
 from sql_explorer import answer, compiler, sqlbuild
 from sql_explorer.explorer import NoModel, explore
 from sql_explorer.fuzzy import match_names, rank_values
-from sql_explorer.model import Dimension, Model, ModelError
-from sql_explorer.model import parse as parse_model
+from sql_explorer.plan import PERSON_GROUP, Choice, Plan, Unplaced
 
 DEFAULT = "hr-demo"
 EXPORT_FORMATS = ("xlsx", "csv")
+PAGE = 200  # rows per data.page call (the kernel's largest page)
 
 
 class BadRequest(InvalidArgument, ValueError):
     """What the caller asked cannot be done; kind invalid_argument and this sentence."""
 
 
-@function(exported=True, examples=["list the (tables|data) [I can see]", "what (tables|data) can I (query|see)"])
+@function(exported=True, examples=["(list|show) [me] [all] the (tables|data) [I can see|in the database]",
+                                   "what (tables|data) can I (query|see)", "which tables are (there|in the database)"])
 def list_tables(ctx: Context, connection: str = DEFAULT) -> dict:
     """List the tables of a database you may query, with descriptions, join keys and your scope in words."""
     catalog = ctx.data.catalog(connection)
@@ -111,12 +115,39 @@ def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT
         "who (has|had|earns|took|is) the (highest|lowest|most|fewest|least|biggest) (salary|pay|absences|leave) {question}",
         "which (department|team|employee|manager|person) (has|had) the (most|fewest|highest|lowest) {question}",
         "(count|list|show) [me] [the] (employees|staff|absences|hires) {question}",
+        "[the] (number|count|total number) of [the] (employees|people|staff|workers|absences|hires|no-shows|sick days|remote days|leave days) {question}",
+        "[the] (number|count|total number) of (terminated|remote|new|active|approved|unapproved|medical|absent) (employees|people|staff|workers|absences) {question}",
+        "[the] (number|count) of (people|employees|staff) (on leave|away|off sick|absent) {question}",
+        "(what is|what's|show me) the headcount (of|in|for|by|per) {question}", "headcount (of|in|for|by|per) {question}",
+        "how many were absent {question}", "how many are on leave {question}",
+        "(absences|employees|staff|hires|headcount|salaries|salary|leave days|leave|no-shows|sick days|remote work|remote days) (by|per) (reason|department|status|month|team|type|manager) {question}",
+        "who (was|were|is|has been) (absent|off sick|on leave|away|late) the most {question}",
         "ask the (hr|sql) [data] {question}", "ask (hr|the sql explorer) {question}",
+        # Rankings and top lists of HR things; "top" alone would take "top 5 movies".
+        "top [2|3|4|5|10|three|five|ten] (departments|teams|employees|staff|people) by (absences|salary|pay|headcount|number of absences) {question}",
+        "top (earners|absence reasons|reasons for absence|leave types) [(in|for|of|this|last|since) {question}]",
+        "which (departments|teams|employees|people|staff|absence reasons|leave types) (have|had|has|are|were) {question}",
+        "(who is|who's|who are) the (best|worst|highest|lowest|top|least) (paid|earner|earners) {question}",
+        "who (makes|earns|made|earned) the (most|least) [money] {question}",
+        "(what is|what's) the (payroll|headcount|salary cost|wage bill) (of|in|for) {question}",
+        "(what is|what's|which is) the (most|least) common (reason for absence|absence reason|type of leave|leave type) {question}",
+        "how much (do|does) (employees|people|staff|someone|an employee) {question} (make|earn) [on average]",
+        "on average (how much|what) (do|does) {question} (earn|make)",
+        "how many (people|employees|staff) (called in sick|were off sick|took sick leave) {question}",
+        "(who|which employee) (called in sick|was off sick|took the most sick days) {question}",
+        "(hires|absences|sick days|no-shows|remote days|leave) (per|by|each) (month|year|quarter) {question}",
+        "how many (sick days|days off|absences|no-shows) did I (take|have) {question}",
+        "how many (departments|teams) (have|had) {question}",
+        "(departments|teams) with (more|fewer|less) than {question}",
+        "(what was|what is|what's) the total (payroll|salary|salaries|pay|salary cost) {question}",
+        "[the] (highest|lowest|average|total) (salary|pay|payroll) (in|of|for) {question}",
+        "which (department|team) pays the (most|least|best|worst) {question}",
+        "(absences|sick days|no-shows|remote days|hires|approved leave) (in|for|during|since|this|last) {question}",
     ],
 )
 def ask(ctx: Context, question: WholeQuestion, choices: dict[str, str] | None = None, review: bool | None = None,
         connection: str = DEFAULT) -> dict:
-    """Answer a question about the HR data (employees, absences, attendance, leave) by exploring it and running SQL.
+    """Answer a question about the company's HR data (employees, departments, absences, attendance, leave, salary, hires) by exploring it and running SQL.
 
     With a model, `review` asks a second model call to approve, revise or block each query:
     True always, False never, unset for queries over several tables or with nesting.
@@ -137,10 +168,8 @@ def export(ctx: Context, query_id: str, format: str = "xlsx") -> dict:
         raise BadRequest(f"format must be one of {', '.join(EXPORT_FORMATS)}")
     if not re.fullmatch(r"q_[0-9a-f]{16}", query_id):
         raise BadRequest("query_id is the id a query returned, like q_0123456789abcdef")
-    first = ctx.data.page(query_id, 1, page_size=200)
-    rows = list(first["rows"])
-    for page in range(2, first["pages"] + 1):
-        rows += ctx.data.page(query_id, page, page_size=200)["rows"]
+    first = ctx.data.page(query_id, 1, page_size=PAGE)
+    rows = _every_row(ctx, first)
     folder = Path("/data" if Path("/data").is_dir() else ".") / "exports"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{query_id}.{format}"
@@ -171,7 +200,7 @@ def _names_by_code(ctx: Context, connection: str, dim: Dimension) -> dict[str, l
              .from_(exp.Table(this=exp.to_identifier(dim.table, quoted=True)))
              .group_by(exp.column(dim.column, quoted=True), exp.column(dim.label, quoted=True)).order_by("n DESC"))
     out: dict[str, list[str]] = {}
-    for code, name, _ in ctx.data.query(connection, query.sql(), page_size=200)["rows"]:
+    for code, name, _ in ctx.data.query(connection, query.sql(), page_size=PAGE)["rows"]:
         out.setdefault(str(code), []).append(str(name))
     return out
 
@@ -213,11 +242,14 @@ def _compiled_answer(ctx: Context, connection: str, question: str, choices: dict
         return _said(f"This question needs a model: {exc}.")
     lookup = compiler.Names(lambda dim: _names_by_code(ctx, connection, dim))
     plan = compiler.compile_question(model, question, today(ctx), lookup, choices)
-    if isinstance(plan, compiler.Unplaced):
-        return _said(f"{plan.reason}, so I did not guess. Without a model I answer questions about employees, "
+    if isinstance(plan, Unplaced):
+        if plan.about_asker:
+            return _said(plan.reason, refused="about_asker")
+        return _said(f"{plan.reason[:1].upper()}{plan.reason[1:]}, so I did not guess. Without a model I answer "
+                     "questions about employees, "
                      "absences, remote work, leave, hires and salary, by department, status, reason or time "
                      "(anything else needs a model).", unplaced=True)
-    if isinstance(plan, compiler.Choice):
+    if isinstance(plan, Choice):
         options = [(f"{name} ({code})", {"question": question, "choices": {**choices, plan.dimension: code}})
                    for code, name in plan.options]
         return ask_user(f"Which {plan.dimension} do you mean by \"{plan.said}\"?", options)
@@ -225,56 +257,108 @@ def _compiled_answer(ctx: Context, connection: str, question: str, choices: dict
         tree = sqlbuild.build(model, plan)
     except sqlbuild.PlanError as exc:
         return _said(f"{exc}, so I did not guess.", unplaced=True)
-    sql = tree.sql(dialect=catalog.get("dialect", "sqlite"))
-    ran = ctx.data.query(connection, sql, page_size=200)
+    dialect = catalog.get("dialect", "sqlite")
+    ran, rows = _all_rows(ctx, connection, tree.sql(dialect=dialect))
     names = {d.name: lookup.cache.get(d.name, {}) for d in model.dimensions.values()}
     out: dict[str, Any] = {"via": "semantic-model", "sql": ran["sql"], "secured_sql": ran["secured_sql"],
                            "query_id": ran["query_id"], "columns": ran["columns"], "total_rows": ran["total_rows"],
-                           "cached": ran.get("cached", False), "measure": _measure_name(plan),
-                           "measure_means": _measure_words(plan)}
-    rows = ran["rows"]
-    if plan.group is None:
+                           "truncated": ran.get("truncated", False), "cached": ran.get("cached", False),
+                           "measure": _measure_name(plan), "measure_means": _measure_words(plan)}
+    if not plan.groups or plan.count_groups:
         value = rows[0][0] if rows else None
         text = answer.scalar(model, plan, value, names)
         out |= {"value": value if value is not None else (0 if plan.count != "number" else None)}
     else:
-        dim = plan.group if isinstance(plan.group, Dimension) else None
-        groups = []
-        for row in rows:
-            shown = row[1] if dim is None else answer.label(dim, row[0], names.get(dim.name, {}))
-            groups.append({"code": row[0], "label": shown, "value": row[-1]})
+        groups = _groups(ctx, connection, dialect, model, plan, ran["columns"], rows, names)
         out["groups"] = groups
         if plan.order is not None:
-            best = _best(groups, plan.limit or 1)
-            text = answer.top(model, plan, best, names)
-            out |= {"top": [b["code"] if dim is not None else b["label"] for b in best],
+            best, tied = _best(groups, plan.limit or 1, plan.exact)
+            text = answer.top(model, plan, best, tied, len(groups), names)
+            person = plan.groups[0] == PERSON_GROUP
+            out |= {"top": [b["name"] if person else b["code"] for b in best],
                     "value": best[0]["value"] if best else None}
+            if person:
+                out["top_ids"] = [b["code"] for b in best]
         else:
             text = answer.grouped(model, plan, groups, names)
+    if out["truncated"]:
+        text += (f" (The result stopped at the kernel's limit of {len(rows):,} rows, so this is not all of it; "
+                 "narrow the question down.)")
     out["rows"] = rows[:50]
     if plan.show_query:
         text += f" The query: {ran['sql']}"
     return {"answer": text, "reply": text, **out}
 
 
-def _best(groups: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """The first `limit` groups (they come ordered), and any tied with the last of them."""
+def _all_rows(ctx: Context, connection: str, sql: str) -> tuple[dict[str, Any], list[list[Any]]]:
+    """The query's first page and every row of the result (paged: a grouped answer is never cut at a page)."""
+    ran = ctx.data.query(connection, sql, page_size=PAGE)
+    return ran, _every_row(ctx, ran)
+
+
+def _every_row(ctx: Context, first: dict[str, Any]) -> list[list[Any]]:
+    """The rows of a result the kernel keeps, from its first page on."""
+    rows = list(first["rows"])
+    for page in range(2, int(first.get("pages") or 1) + 1):
+        rows += ctx.data.page(first["query_id"], page, page_size=PAGE)["rows"]
+    return rows
+
+
+def _groups(ctx: Context, connection: str, dialect: str, model: Model, plan: Plan, columns: list[str],
+            rows: list[list[Any]], names: dict[str, dict[str, list[str]]]) -> list[dict[str, Any]]:
+    """Each row as a group: its code(s), how the answer says them, and its value."""
+    at = {c: i for i, c in enumerate(columns)}
+    people = _people_labels(ctx, connection, dialect, model, rows, at) if PERSON_GROUP in plan.groups else {}
+
+    def said(group: Any, code: Any) -> str:
+        dim = group.name if isinstance(group, Dimension) else ""
+        return answer.label(group, code, names.get(dim, {}), people.get(code) if group == PERSON_GROUP else None)
+
+    out = []
+    for row in rows:
+        group = {"code": row[at["code"]], "label": said(plan.groups[0], row[at["code"]]), "value": row[at["value"]]}
+        if "code2" in at:
+            group |= {"code2": row[at["code2"]], "label2": said(plan.groups[1], row[at["code2"]])}
+        if "name" in at:
+            group["name"] = row[at["name"]]
+        out.append(group)
+    return out
+
+
+def _people_labels(ctx: Context, connection: str, dialect: str, model: Model, rows: list[list[Any]],
+                   at: dict[str, int]) -> dict[Any, str]:
+    """employee id -> how the answer names them: the name, with the employee number when another
+    person the user can see has the same name (two Farid Moreaus are told apart)."""
+    people = model.entities["employee"]
+    label = people.label or people.person or "employee_id"
+    col = exp.column(label, quoted=True)
+    shared = (exp.select(col).from_(exp.Table(this=exp.to_identifier(people.table, quoted=True)))
+              .group_by(col.copy()).having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1))))
+    _, found = _all_rows(ctx, connection, shared.sql(dialect=dialect))
+    twice = {str(r[0]) for r in found}
+    return {row[at["code"]]: f"{row[at['name']]} (employee {row[at['code']]})" if str(row[at["name"]]) in twice
+            else str(row[at["name"]]) for row in rows}
+
+
+def _best(groups: list[dict[str, Any]], limit: int, exact: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the groups named, the groups left out that tie with the last named). They come best first.
+    A top N the user counted ("top 5") names exactly N; "the highest" names every group tied for it."""
     ranked = [g for g in groups if g["value"] is not None]
     if not ranked:
-        return []
-    cut = ranked[min(limit, len(ranked)) - 1]["value"]
+        return [], []
     head = ranked[:limit]
-    return head + [g for g in ranked[limit:] if g["value"] == cut]
+    tied = [g for g in ranked[limit:] if g["value"] == head[-1]["value"]]
+    return (head, tied) if exact else (head + tied, [])
 
 
-def _measure_name(plan: compiler.Plan) -> str:
+def _measure_name(plan: Plan) -> str:
     """A stable name for what was computed: absence_rows, absence_employees, avg_salary."""
     if plan.count == "number":
         return f"{plan.agg}_{plan.number}"
     return f"{plan.entity.name}_{'employees' if plan.count == 'people' else 'rows'}"
 
 
-def _measure_words(plan: compiler.Plan) -> str:
+def _measure_words(plan: Plan) -> str:
     ent = plan.entity
     if plan.count == "number":
         return f"{plan.agg} of {plan.number}"

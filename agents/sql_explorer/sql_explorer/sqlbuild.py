@@ -3,7 +3,8 @@
 Tables are joined along the model's joins (from the counted table to the ones its
 filters and groups live in); a path the model does not have is PlanError, said in one
 sentence. The query then goes to the kernel like any other: validator, scope rewriter,
-engine layer.
+engine layer. Its columns: `code` (and `code2` for a second grouping, `name` for people)
+then `value`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from collections import deque
 
 from sqlglot import exp
 
-from sql_explorer.compiler import PERSON_GROUP, Plan
-from sql_explorer.model import Dimension, Join, Model
+from dreamer.sdk.semantic import Dimension, Join, Model
+
+from sql_explorer.plan import PERSON_GROUP, Group, Plan, TimeGroup
 
 MEASURE = "value"
+_COMPARE = {">": exp.GT, ">=": exp.GTE, "<": exp.LT, "<=": exp.LTE, "=": exp.EQ}
 
 
 class PlanError(ValueError):
@@ -54,7 +57,40 @@ def _path(model: Model, start: str, goal: str) -> list[tuple[Join, bool]]:
     raise PlanError(f"the model does not say how {start} and {goal} go together")
 
 
-_COMPARE = {">": exp.GT, ">=": exp.GTE, "<": exp.LT, "<=": exp.LTE, "=": exp.EQ}
+def _conditions(plan: Plan, number_col: exp.Column | None) -> list[exp.Expression]:
+    ent = plan.entity
+    out: list[exp.Expression] = [exp.EQ(this=_col(ent.table, c), expression=_lit(v)) for c, v in ent.where.items()]
+    for f in plan.filters:
+        out.append(exp.EQ(this=_col(f.dimension.table, f.dimension.column), expression=_code(f.dimension, f.code)))
+    if plan.range is not None and ent.time:
+        out.append(exp.GTE(this=_col(ent.table, ent.time), expression=exp.Literal.string(plan.range.start.isoformat())))
+        out.append(exp.LT(this=_col(ent.table, ent.time), expression=exp.Literal.string(plan.range.end.isoformat())))
+    if plan.compare_on == "number" and number_col is not None:
+        out += [_COMPARE[op](this=number_col.copy(), expression=_lit(n)) for op, n in plan.compare]
+    return out
+
+
+def _keys(model: Model, plan: Plan) -> list[tuple[str, exp.Expression]]:
+    """(output name, expression) for each grouping: code / code2, and name for people."""
+    out: list[tuple[str, exp.Expression]] = []
+    for i, group in enumerate(plan.groups):
+        alias = "code" if i == 0 else "code2"
+        out.append((alias, _key(model, plan, group)))
+        if group == PERSON_GROUP:
+            people = model.entities["employee"]
+            out.append(("name", _col(people.table, people.label or people.person or "employee_id")))
+    return out
+
+
+def _key(model: Model, plan: Plan, group: Group) -> exp.Expression:
+    if isinstance(group, Dimension):
+        return _col(group.table, group.column)
+    if isinstance(group, TimeGroup):  # the date as text, cut to YYYY-MM or YYYY (text or date columns alike)
+        time = _col(plan.entity.table, plan.entity.time or "")
+        return exp.Substring(this=exp.Cast(this=time, to=exp.DataType.build("text")),
+                             start=exp.Literal.number(1), length=exp.Literal.number(group.width))
+    people = model.entities["employee"]
+    return _col(people.table, people.person or "employee_id")
 
 
 def build(model: Model, plan: Plan) -> exp.Select:
@@ -62,9 +98,8 @@ def build(model: Model, plan: Plan) -> exp.Select:
     base = ent.table
     number = model.numbers.get(plan.number) if plan.number else None
     needed = [f.dimension.table for f in plan.filters]
-    if isinstance(plan.group, Dimension):
-        needed.append(plan.group.table)
-    if plan.group == PERSON_GROUP:
+    needed += [g.table for g in plan.groups if isinstance(g, Dimension)]
+    if PERSON_GROUP in plan.groups:
         needed.append(model.entities["employee"].table)
     if number is not None:
         needed.append(number.table)
@@ -75,26 +110,16 @@ def build(model: Model, plan: Plan) -> exp.Select:
                 if step not in joins:
                     joins.append(step)
     fans_out = any(not up for _, up in joins)  # a join to a many side repeats the counted rows
-    conditions: list[exp.Expression] = [exp.EQ(this=_col(base, c), expression=_lit(v)) for c, v in ent.where.items()]
-    for f in plan.filters:
-        conditions.append(exp.EQ(this=_col(f.dimension.table, f.dimension.column), expression=_code(f.dimension, f.code)))
-    if plan.range is not None and ent.time:
-        conditions.append(exp.GTE(this=_col(base, ent.time), expression=exp.Literal.string(plan.range.start.isoformat())))
-        conditions.append(exp.LT(this=_col(base, ent.time), expression=exp.Literal.string(plan.range.end.isoformat())))
-    if plan.compare is not None and plan.compare_on == "number" and number is not None:
-        op, n = plan.compare
-        conditions.append(_COMPARE[op](this=_col(number.table, number.column), expression=_lit(n)))
+    number_col = _col(number.table, number.column) if number is not None else None
+    conditions = _conditions(plan, number_col)
 
     person = _col(base, ent.person) if ent.person else None
-    if plan.count == "number" and number is not None:
-        inner: exp.Expression = _col(number.table, number.column)
+    if plan.count == "number" and number_col is not None:
         func = {"avg": exp.Avg, "sum": exp.Sum, "min": exp.Min, "max": exp.Max}.get(plan.agg, exp.Avg)
-        measure: exp.Expression = func(this=inner)
+        measure: exp.Expression = func(this=number_col.copy())
         if plan.agg == "avg":
             measure = exp.Round(this=measure, decimals=exp.Literal.number(2))
-    elif plan.count == "people" and person is not None:
-        measure = exp.Count(this=exp.Distinct(expressions=[person]))
-    elif fans_out and person is not None:
+    elif (plan.count == "people" or fans_out) and person is not None:
         measure = exp.Count(this=exp.Distinct(expressions=[person]))
     else:
         measure = exp.Count(this=exp.Star())
@@ -105,34 +130,29 @@ def build(model: Model, plan: Plan) -> exp.Select:
         on_here, on_there = (join.many_column, join.one_column) if up else (join.one_column, join.many_column)
         query = query.join(exp.Table(this=exp.to_identifier(there, quoted=True)),
                            on=exp.EQ(this=_col(here, on_here), expression=_col(there, on_there)))
-    where = exp.and_(*conditions) if conditions else None
+    if conditions:
+        query = query.where(exp.and_(*conditions))
 
-    if plan.compare is not None and plan.compare_on == "per_person":
+    if plan.compare_on == "per_person":
         if person is None:
             raise PlanError(f"{ent.says} are not counted per person")
-        if plan.group is not None:
+        if plan.groups:
             raise PlanError("I cannot group a count of people over a threshold; ask for one number")
-        op, n = plan.compare
-        inner_q = query.select(person.copy()).group_by(person.copy()).having(
-            _COMPARE[op](this=exp.Count(this=exp.Star()), expression=_lit(n)))
-        if where is not None:
-            inner_q = inner_q.where(where)
-        return exp.select(exp.Count(this=exp.Star()).as_(MEASURE)).from_(inner_q.subquery("per_person"))
-
-    if where is not None:
-        query = query.where(where)
-    if isinstance(plan.group, Dimension):
-        key = _col(plan.group.table, plan.group.column)
-        query = query.select(key.as_("code"), measure.as_(MEASURE)).group_by(key.copy())
-    elif plan.group == PERSON_GROUP:
-        people = model.entities["employee"]
-        key = _col(people.table, people.person or "employee_id")
-        label = _col(people.table, people.label or people.person or "employee_id")
-        query = query.select(key.as_("code"), label.as_("name"), measure.as_(MEASURE)).group_by(key.copy(), label.copy())
-    else:
+        inner = query.select(person.copy()).group_by(person.copy()).having(
+            exp.and_(*[_COMPARE[op](this=exp.Count(this=exp.Star()), expression=_lit(n)) for op, n in plan.compare]))
+        return exp.select(exp.Count(this=exp.Star()).as_(MEASURE)).from_(inner.subquery("per_person"))
+    keys = _keys(model, plan)
+    if not keys:
         return query.select(measure.as_(MEASURE))
+    query = query.select(*[expr.as_(alias) for alias, expr in keys], measure.as_(MEASURE))
+    query = query.group_by(*[expr.copy() for _, expr in keys])
+    if plan.compare_on == "per_group":  # "departments with fewer than 12 employees"
+        query = query.having(exp.and_(*[_COMPARE[op](this=measure.copy(), expression=_lit(n))
+                                        for op, n in plan.compare]))
+        if plan.count_groups:
+            return exp.select(exp.Count(this=exp.Star()).as_(MEASURE)).from_(query.subquery("per_group"))
     if plan.order is not None:
-        query = query.order_by(exp.Ordered(this=exp.column(MEASURE), desc=plan.order == "max"))
-    else:
-        query = query.order_by(exp.Ordered(this=exp.column("code")))
-    return query
+        # Best first; ties in a stable order, so "top 3" names the same three every time.
+        return query.order_by(exp.Ordered(this=exp.column(MEASURE), desc=plan.order == "max"),
+                              exp.Ordered(this=exp.column("code")))
+    return query.order_by(*[exp.Ordered(this=exp.column(alias)) for alias, _ in keys if alias != "name"])

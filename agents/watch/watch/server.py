@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urlsplit
 
-from dreamer.sdk import CallError, Context, function
+from dreamer.sdk import CallError, Context, InvalidArgument, function
 
 from .page import digest, passage, readable
 
@@ -33,6 +34,10 @@ CREATE TABLE IF NOT EXISTS watches (
     UNIQUE (url, what)
 )
 """
+
+
+class BadRequest(InvalidArgument, ValueError):
+    """Input a function refuses: the caller gets kind invalid_argument and this one sentence."""
 
 
 def _now() -> str:
@@ -56,45 +61,86 @@ def _row(r: Any) -> dict[str, Any]:
     exported=True,
     undo="remove_watch",
     undo_args={"watch_id": "result.id"},
-    reply=['Watching {url} for "{what}"; I will post to your feed when it shows up.',
-           "{!what}Watching {url}; I will post to your feed when it changes."],
-    examples=["watch {url} for {what}", "tell me when {url} says {what}", "watch {url}"],
+    reply=['{!needs_grant}Watching {url} for "{what}"; I will post to your feed when it shows up.',
+           "{!needs_grant}{!what}Watching {url}; I will post to your feed when it changes.",
+           # Told at once, not found out by a failed check half an hour later (nobody sees those).
+           "I added {url} to your watches, but I may not read it yet: it needs {needs_grant}. "
+           "Grant it with `{grant_command}`; until then every check of it fails."],
+    examples=["(watch|track) {url} for {what}", "(tell|alert|notify|ping) me when {url} says {what}", "watch {url}",
+              "watch the page {url} for {what}"],
 )
 def add_watch(ctx: Context, url: str, what: str = "") -> dict:
     """Watch a web page and post to the feed when the given words appear on it or their
     line changes (with no words: when the page's text changes). Checked on a schedule;
-    needs a net grant for the page's host (`dreamer grant watch net:HOST`)."""
+    needs a net grant for the page's host (`dreamer grant watch net:HOST`): without one the
+    result names it in `needs_grant`."""
     url, what = url.strip(), " ".join(what.split())
     if not url.lower().startswith(("http://", "https://")):
-        raise ValueError("the page's address must start with http:// or https://")
+        raise BadRequest("The page's address must start with http:// or https://.")
     if len(url) > 2000 or len(what) > 200:
-        raise ValueError("the address may have at most 2000 characters and the words at most 200")
+        raise BadRequest("The address may have at most 2000 characters and the words at most 200.")
+    scope = _scope(url)
+    try:
+        granted = ctx.granted(scope)
+    except CallError as exc:
+        if exc.kind != "invalid_argument":
+            raise
+        raise BadRequest(f"{url[:80]} names a host no grant can name, so it cannot be watched.") from None
     db = _db(ctx)
     if db.execute("SELECT count(*) FROM watches").fetchone()[0] >= MAX_WATCHES:
-        raise ValueError(f"at most {MAX_WATCHES} pages can be watched; remove one first")
+        raise BadRequest(f"At most {MAX_WATCHES} pages can be watched; stop watching one first.")
     db.execute("INSERT OR IGNORE INTO watches (url, what, created_at) VALUES (?, ?, ?)", (url, what, _now()))
-    row = db.execute("SELECT * FROM watches WHERE url = ? AND what = ?", (url, what)).fetchone()
-    return _row(row)
+    row = _row(db.execute("SELECT * FROM watches WHERE url = ? AND what = ?", (url, what)).fetchone())
+    if not granted:  # said now, with the command; the web app turns `needs_grant` into a Grant button
+        row |= {"needs_grant": scope, "grant_command": f"dreamer grant watch {scope}"}
+    return row
+
+
+def _scope(url: str) -> str:
+    """The grant fetching `url` needs, named as the kernel names it (kernel/net/policy.py):
+    `net:HOST` for any port, the host lower-case and in its ASCII (IDNA) form; an IPv6
+    address needs `net:*`, since a scope cannot spell one."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        host = None
+    if not host:
+        raise BadRequest(f"{url[:80]} names no host to watch.")
+    if ":" in host:
+        return "net:*"
+    try:
+        return "net:" + host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        return "net:" + host.lower()
 
 
 @function(
     exported=True,
-    undo=False,
+    reads=True,
     reply=["You are watching:{items.*.url:lines}", "{!items}You are not watching any pages."],
-    examples=["what pages am I watching", "list my watches"],
+    examples=["what pages am I watching", "list my watches", "(list|show) the pages you are watching",
+              "(list|show) my watched pages"],
 )
 def list_watches(ctx: Context) -> list:
     """The watched pages, with what was found at the last check."""
     return [_row(r) for r in _db(ctx).execute("SELECT * FROM watches ORDER BY id")]
 
 
-@function(exported=True, undo=False, reply=["Stopped watching page {removed}."], examples=["stop watching {watch_id}"])
+@function(
+    exported=True,
+    undo="add_watch",
+    undo_args={"url": "result.url", "what": "result.what"},
+    reply=['Stopped watching {url} for "{what}".', "{!what}Stopped watching {url}."],
+    examples=["stop watching {watch_id}"],
+)
 def remove_watch(ctx: Context, watch_id: int) -> dict:
-    """Stop watching a page."""
-    gone = _db(ctx).execute("DELETE FROM watches WHERE id = ?", (watch_id,)).rowcount
-    if not gone:
-        raise ValueError(f"there is no watch {watch_id}; list_watches shows them")
-    return {"removed": watch_id}
+    """Stop watching a page, by the number "list my watches" shows for it."""
+    db = _db(ctx)
+    row = db.execute("SELECT * FROM watches WHERE id = ?", (watch_id,)).fetchone()
+    if row is None:
+        raise BadRequest(f"There is no watch number {watch_id}; \"list my watches\" shows their numbers.")
+    db.execute("DELETE FROM watches WHERE id = ?", (watch_id,))
+    return {"removed": watch_id, "url": row["url"], "what": row["what"]}
 
 
 @function(
@@ -108,7 +154,7 @@ def check_now(ctx: Context) -> dict:
     return _check_all(ctx)
 
 
-@function
+@function(sidekick=False)  # the schedule's own call: nothing a person asks for by name
 def check_watches(ctx: Context, fired: dict | None = None) -> dict:
     """The scheduled check (the `check` cron trigger)."""
     return _check_all(ctx)

@@ -4,14 +4,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from dreamer.kernel.agentdb.query import run_query
+from dreamer.kernel.agentdb.query import query_agent
 from dreamer.contracts.http import read_limited
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
-from dreamer.kernel.api.schemas import CallBody, CallResult, InstallBody, QueryBody, agent_view
-from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.api.schemas import CallBody, CallResult, InstallBody, QueryBody
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.install.registry import get_installed, grants_of, list_installed
-from dreamer.kernel.invocations.service import Caller
+from dreamer.kernel.install.registry import grants_of
+from dreamer.kernel.install.views import agent_view, installed_agent, installed_agents
+from dreamer.kernel.invocations.principal import Caller
 
 router = APIRouter(prefix="/v1", tags=["agents"])
 
@@ -57,18 +57,12 @@ async def install(body: InstallBody, k: KernelDep, who: PrincipalDep) -> dict[st
 
 @router.get("/agents")
 def agents(k: KernelDep, who: PrincipalDep) -> list[dict[str, Any]]:
-    with k.store.session() as s:
-        grants: dict[str, list[str]] = {}
-        for g in grants_of(s, who.user_id):
-            grants.setdefault(g.agent, []).append(g.scope)
-        return [agent_view(a, grants.get(a.name, [])) for a in list_installed(s, who.user_id)]
+    return installed_agents(k.store, who.user_id)
 
 
 @router.get("/agents/{agent}")
 def agent(agent: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
-    with k.store.session() as s:
-        a = get_installed(s, who.user_id, agent)
-        return agent_view(a, [g.scope for g in grants_of(s, who.user_id, agent)])
+    return installed_agent(k.store, who.user_id, agent)
 
 
 @router.delete("/agents/{agent}")
@@ -93,14 +87,4 @@ async def call(agent: str, function: str, body: CallBody, k: KernelDep, who: Pri
 @router.post("/agents/{agent}/database")
 async def database(agent: str, body: QueryBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Run one SQL statement on the agent's own database; a change needs confirm=true."""
-    with k.store.session() as s:
-        installed = get_installed(s, who.user_id, agent)
-    answer = await run_query(
-        k.installer.sandbox, k.settings, user=who.user_name, agent=agent,
-        bundle_dir=installed.bundle_path, query=body.query, write=body.confirm,
-    )
-    if body.confirm:
-        with k.store.session() as s:
-            audit(s, user_id=who.user_id, actor=who.actor, action="database.write", target=agent,
-                  decision="allow", detail={"changes": answer.get("changes"), "query": body.query[:500]})
-    return answer
+    return await query_agent(k.store, k.installer.sandbox, k.settings, who, agent, body.query, write=body.confirm)

@@ -11,10 +11,8 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep, credential_of
-from dreamer.kernel.core import Kernel
 from dreamer.kernel.users.revocation import until_revoked
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.ports import ChatService
 
 router = APIRouter(prefix="/v1", tags=["sidekick"])
 
@@ -24,12 +22,6 @@ class ChatBody(BaseModel):
     message: str = Field(max_length=100_000)
     conversation_id: str | None = Field(default=None, max_length=64)
     stream: bool = True
-
-
-def _chat(k: Kernel) -> ChatService:
-    if k.chat is None:
-        raise DreamerError("not_available", "this kernel was built without Sidekick; start it with `dreamer up`")
-    return k.chat
 
 
 def _sse(event: dict[str, Any]) -> bytes:
@@ -43,7 +35,7 @@ async def chat(body: ChatBody, request: Request, k: KernelDep, who: PrincipalDep
     """One message to Sidekick. With `stream` (the default) the answer is an event stream:
     start, tool_call, tool_result, clarification | confirmation, text, done (or error).
     Without it, the `done` event's fields come back as one JSON object."""
-    events = _chat(k).turn(who, body.message, body.conversation_id)
+    events = k.chat_service().turn(who, body.message, body.conversation_id)
     # The first event is taken before answering, so a bad message is a plain JSON error.
     first = await events.__anext__()
     if not body.stream:
@@ -71,15 +63,15 @@ def conversations(
     q: str | None = Query(None, max_length=200),
 ) -> list[dict[str, Any]]:
     """The user's conversations, most recent first; `q` keeps those whose title or messages contain it."""
-    return _chat(k).conversations(who, limit, offset, q)
+    return k.chat_service().conversations(who, limit, offset, q)
 
 
 @router.get("/conversations/{conversation_id}")
 def conversation(conversation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
-    return _chat(k).conversation(who, conversation_id)
+    return k.chat_service().conversation(who, conversation_id)
 
 
 @router.delete("/conversations/{conversation_id}")
 def delete(conversation_id: str, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Delete one of your conversations with all its messages."""
-    return _chat(k).delete_conversation(who, conversation_id)
+    return k.chat_service().delete_conversation(who, conversation_id)

@@ -17,19 +17,23 @@ router = APIRouter(tags=["system"])
 
 
 @router.get("/v1/doctor")
-async def doctor(k: KernelDep, _: AdminDep) -> dict[str, Any]:
-    """Probes every sandbox backend for real (a trivial interpreter started in each).
+async def doctor(k: KernelDep, _: AdminDep, model: bool = True) -> dict[str, Any]:
+    """Probes every sandbox backend for real (a trivial interpreter started in each),
+    and, unless `model=false`, each configured model (a plain request and a tool call).
 
     For the administrator only: each call starts a process in every backend,
     which is not something every user should be able to make the kernel do.
     """
     active = k.pool.sandbox
     backends = await available_backends(k.settings.limits, active=active)
+    llm: dict[str, Any] = k.llm.describe() if k.llm is not None else {"provider": "offline", "available": False}
+    if model and k.llm is not None and llm.get("available"):
+        llm["probe"] = await k.llm.probe()
     return {
         "sandbox": {"active": active.name, "backends": backends, "seccomp": seccomp.status()},
         "store": {"backend": k.store.backend, "url": k.store.safe_url},
         # Which model provider is active (never the key: only where it is read from).
-        "llm": k.llm.describe() if k.llm is not None else {"provider": "offline", "available": False},
+        "llm": llm,
         "version": VERSION,
         "quotas": await _quotas(k),
     }

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
-from dreamer.kernel.memory.service import forget, memories, remember
+from dreamer.kernel.memory.facts import forget, memories, remember
 
 router = APIRouter(prefix="/v1/memories", tags=["memory"])
 

@@ -13,7 +13,7 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.models import User
 from dreamer.kernel.users.passwords import MAX_LENGTH, set_password
-from dreamer.kernel.users.service import get_user
+from dreamer.kernel.users.accounts import get_user
 from dreamer.kernel.users.sessions import list_sessions, revoke_all, revoke_session
 
 router = APIRouter(prefix="/v1", tags=["users"])
@@ -43,8 +43,7 @@ def password(name: str, body: PasswordBody, k: KernelDep, who: PrincipalDep) -> 
 @router.get("/sessions")
 def sessions(k: KernelDep, who: PrincipalDep) -> list[dict[str, Any]]:
     """The browsers signed in as this user."""
-    with k.store.session() as s:
-        return list_sessions(s, who.user_id)
+    return list_sessions(k.store, who.user_id)
 
 
 @router.delete("/sessions/{session_id}")

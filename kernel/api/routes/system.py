@@ -2,24 +2,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import select
 
 from dreamer.kernel.api.deps import AdminDep, KernelDep, PrincipalDep
 from dreamer.kernel.api.schemas import UserBody
 from dreamer.kernel.audit.log import append as audit
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.store.models import User
 from dreamer.kernel.users.quotas import account_usage
-from dreamer.kernel.users.service import list_users
+from dreamer.kernel.users.accounts import list_users, visible_user
 
 router = APIRouter()
 VERSION = "0.1.0"
 
 
-@router.get("/healthz", tags=["system"])
-def healthz() -> dict[str, Any]:
+@router.get("/healthz", tags=["system"], response_model=None)
+def healthz(request: Request) -> dict[str, Any] | JSONResponse:
+    """200 while the kernel serves; 503 on a cluster node being drained (`dreamer nodes drain`),
+    so the load balancer sends it no new requests."""
+    cluster = getattr(getattr(request.app.state, "kernel", None), "cluster", None)
+    if cluster is not None and cluster.draining:
+        return JSONResponse({"ok": False, "version": VERSION, "draining": True}, status_code=503)
     return {"ok": True, "version": VERSION}
 
 
@@ -74,11 +78,7 @@ async def user_quota(name: str, k: KernelDep, who: PrincipalDep) -> dict[str, An
     """What the user holds against each of their quotas (`dreamer users show`): one's own,
     or anyone's for the administrator."""
     with k.store.session() as s:
-        asking = s.get(User, who.user_id)
-        target = s.scalar(select(User).where(User.name == name))
-        allowed_to = target is not None and (target.id == who.user_id or (asking is not None and asking.is_admin) or who.via)
-        if target is None or not allowed_to:
-            raise DreamerError("not_found", f"there is no user named {name!r} you may look at")
+        target = visible_user(s, who, name)
         user_id, user_name = target.id, target.name
     return await account_usage(k.settings, k.store, k.pool, user_id, user_name)
 

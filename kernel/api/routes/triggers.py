@@ -9,8 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dreamer.kernel.api.deps import KernelDep, PrincipalDep
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.store.models import Trigger
-from dreamer.kernel.triggers.inputs import InputBody, accepts, content_of
+from dreamer.kernel.triggers.inputs import InputBody, content_of, receivers
 
 router = APIRouter(prefix="/v1", tags=["triggers"])
 
@@ -52,15 +51,7 @@ def change_trigger(agent: str, name: str, body: TriggerChange, k: KernelDep, who
 async def share(body: InputBody, k: KernelDep, who: PrincipalDep) -> dict[str, Any]:
     """Hand shared content to the agents whose input trigger accepts its content type."""
     content_type, payload = content_of(body)
-    with k.store.session() as s:
-        from sqlalchemy import select
-
-        q = select(Trigger).where(Trigger.user_id == who.user_id, Trigger.type == "input", Trigger.paused.is_(False))
-        if body.agent:
-            q = q.where(Trigger.agent == body.agent)
-        rows = [t for t in s.scalars(q.order_by(Trigger.agent, Trigger.name)) if accepts(t.content_types, content_type)]
-        for row in rows:
-            s.expunge(row)
+    rows = receivers(k.store, who.user_id, body.agent, content_type)
     if not rows:
         where = f"{body.agent} has no input trigger" if body.agent else "none of your agents has an input trigger"
         raise DreamerError("not_found", f"{where} that accepts {content_type}; `dreamer triggers` lists what each accepts")

@@ -47,9 +47,16 @@ class OpenAIProvider:
         host = urlsplit(config.base_url).hostname if config.base_url else OPENAI_HOST
         # OpenAI's newer models refuse `max_tokens`; many compatible servers only know it.
         self.max_tokens_field = "max_completion_tokens" if host == OPENAI_HOST else "max_tokens"
-        # Whether the server takes `response_format: json_schema`; set to False the
-        # first time it refuses one, after which the schema travels as instructions only.
-        self.native_schema = True
+        # How this server takes a schema for the answer. OpenAI, vLLM and Ollama know
+        # `json_schema`; llama-cpp-python's server refuses it (422) and takes
+        # `json_object` with a `schema` instead (a grammar-constrained answer). Each
+        # refusal moves one step down this list, the last being instructions only.
+        self.schema_formats: list[str] = ["json_schema", "json_object"]
+        # Whether the server can stream an answer to a request with tools. llama-cpp-python's
+        # function-calling chat format cannot ("Automatic streaming tool choice is not
+        # supported"); after the first such failure those requests are asked for whole and
+        # their text is passed on as one delta.
+        self.stream_tools = True
         self._client: openai.AsyncOpenAI | None = None
 
     @property
@@ -76,11 +83,15 @@ class OpenAIProvider:
             raise self._error(exc, model) from None
 
     async def stream(self, request: ChatRequest, model: str) -> AsyncIterator[StreamEvent]:
+        if request.tools and not self.stream_tools:
+            async for event in self._whole(request, model):
+                yield event
+            return
         offered = offered_tools(request)
         texts: list[str] = []
         pending: dict[int, dict[str, Any]] = {}  # index -> {"id", "name", "args": [...]}
-        usage = Usage()
-        stop: StopReason = "other"
+        usage: Usage | None = None
+        stop: StopReason | None = None
         answered_model = model
         try:
             chunks = await self._create(request, model, stream=True)
@@ -103,30 +114,61 @@ class OpenAIProvider:
                     if choice.finish_reason:
                         stop = _STOP.get(choice.finish_reason, "other")
         except Exception as exc:
+            if request.tools and not texts and not pending and _cannot_stream_tools(exc):
+                log.info("%s cannot stream an answer with tools (%s); asking for whole answers", self.place, exc)
+                self.stream_tools = False
+                async for event in self._whole(request, model):
+                    yield event
+                return
             raise self._error(exc, model) from None
+        if stop is None and not texts and not pending:
+            # A stream that ended before any choice: llama-cpp-python's server fails this way
+            # (an HTTP 200 stream that stops) when it cannot stream tool calls. Not an answer.
+            if request.tools and self.stream_tools:
+                log.info("%s ended a stream with tools without an answer; asking for whole answers", self.place)
+                self.stream_tools = False
+                async for event in self._whole(request, model):
+                    yield event
+                return
+            raise self._error(ValueError("the stream ended without an answer"), model)
+        if usage is None:
+            # Some servers (llama-cpp-python's) ignore stream_options.include_usage. A call
+            # counted as free would let streams get round the budget, so it is estimated
+            # (about four characters a token) and the log says so.
+            usage = _estimated(request, texts, pending)
+            log.info("%s sent no token counts with a stream; recorded an estimate (%d in, %d out)",
+                     self.place, usage.input_tokens, usage.output_tokens)
         calls: list[ToolCall] = []
         for index in sorted(pending):
             slot = pending[index]
             call = tool_call(slot["id"] or f"call_{index}", slot["name"], "".join(slot["args"]), offered)
             calls.append(call)
             yield ToolCallEvent(call)
-        yield Done(ChatResponse("".join(texts), calls, stop, usage, answered_model, self.name))
+        yield Done(ChatResponse("".join(texts), calls, stop or "other", usage, answered_model, self.name))
+
+    async def _whole(self, request: ChatRequest, model: str) -> AsyncIterator[StreamEvent]:
+        """A stream made of one whole answer: its text as one delta, then its calls."""
+        response = await self.complete(request, model)
+        if response.text:
+            yield TextDelta(response.text)
+        for call in response.tool_calls:
+            yield ToolCallEvent(call)
+        yield Done(response)
 
     async def _create(self, request: ChatRequest, model: str, *, stream: bool) -> Any:
-        kwargs = self.body(request, model)
-        if stream:
-            kwargs |= {"stream": True, "stream_options": {"include_usage": True}}
-        try:
-            return await self.client.chat.completions.create(**kwargs)
-        except openai.APIStatusError as exc:
-            if "response_format" not in kwargs or exc.status_code not in (400, 422):
-                raise
-            # The server does not know json_schema answers: ask in words instead
-            # (the structured helper has put the schema in the system prompt).
-            log.info("%s refused response_format json_schema (%s); using instructions", self.place, exc.status_code)
-            self.native_schema = False
-            return await self.client.chat.completions.create(**self.body(request, model) | (
-                {"stream": True, "stream_options": {"include_usage": True}} if stream else {}))
+        extra = {"stream": True, "stream_options": {"include_usage": True}} if stream else {}
+        while True:
+            kwargs = self.body(request, model) | extra
+            try:
+                return await self.client.chat.completions.create(**kwargs)
+            except openai.APIStatusError as exc:
+                if "response_format" not in kwargs or not _refuses_format(exc):
+                    raise
+                # The server does not know this way of asking for a schema: try the next
+                # (the structured helper has also put the schema in the system prompt).
+                refused = self.schema_formats.pop(0)
+                log.info("%s refused response_format %s (%s); trying %s", self.place, refused, exc.status_code,
+                         self.schema_formats[0] if self.schema_formats else "instructions only")
 
     def body(self, request: ChatRequest, model: str) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
@@ -143,11 +185,18 @@ class OpenAIProvider:
                 kwargs["tool_choice"] = "required"
             elif request.tool_choice:
                 kwargs["tool_choice"] = {"type": "function", "function": {"name": request.tool_choice}}
-        if request.response_schema is not None and self.native_schema:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "answer", "schema": request.response_schema},
-            }
+            else:
+                # OpenAI's default when tools are given, said out loud: llama-cpp-python's
+                # server reads a missing tool_choice as "none" and never calls a tool.
+                kwargs["tool_choice"] = "auto"
+        if request.response_schema is not None and self.schema_formats:
+            if self.schema_formats[0] == "json_schema":
+                kwargs["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "answer", "schema": request.response_schema},
+                }
+            else:
+                kwargs["response_format"] = {"type": "json_object", "schema": request.response_schema}
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
         return kwargs
@@ -180,7 +229,9 @@ def messages(system: str | None, history: list[Message]) -> list[dict[str, Any]]
             content = f"Error: {turn.content}" if turn.is_error else turn.content
             out.append({"role": "tool", "tool_call_id": turn.tool_call_id or "", "content": content})
         elif turn.role == "assistant":
-            entry: dict[str, Any] = {"role": "assistant", "content": turn.content or None}
+            # Content is always a string, "" beside tool calls: llama-cpp-python's server refuses
+            # null (its request schema) and fails on an absent one (its chat template reads it).
+            entry: dict[str, Any] = {"role": "assistant", "content": turn.content or ""}
             if turn.tool_calls:
                 entry["tool_calls"] = [
                     {"id": c.id, "type": "function",
@@ -192,6 +243,27 @@ def messages(system: str | None, history: list[Message]) -> list[dict[str, Any]]
         else:
             out.append({"role": "user", "content": turn.content})
     return out
+
+
+def _refuses_format(exc: openai.APIStatusError) -> bool:
+    """The server refused the response_format it was sent: 400/422 from most servers;
+    llama-cpp-python's answers 500 with its validation error naming response_format."""
+    if exc.status_code in (400, 422):
+        return True
+    return exc.status_code >= 500 and "response_format" in str(getattr(exc, "message", "") or exc)
+
+
+def _estimated(request: ChatRequest, texts: list[str], pending: dict[int, dict[str, Any]]) -> Usage:
+    asked = sum(len(m.content) + sum(len(_json(c.arguments)) for c in m.tool_calls) for m in request.messages)
+    asked += len(request.system or "") + sum(len(t.description) + len(_json(t.parameters)) for t in request.tools)
+    said = sum(len(t) for t in texts) + sum(len(s["name"]) + sum(len(a) for a in s["args"]) for s in pending.values())
+    return Usage(input_tokens=max(1, asked // 4), output_tokens=max(1, said // 4) if said else 0)
+
+
+def _cannot_stream_tools(exc: Exception) -> bool:
+    """A server error that says it cannot stream an answer to a request with tools."""
+    text = str(getattr(exc, "message", "") or exc).lower()
+    return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500 and "stream" in text
 
 
 def _json(value: Any) -> str:

@@ -49,7 +49,7 @@ CONTRACTIONS: dict[str, tuple[str, ...]] = {
 # every other member is read as. Phrases are matched word by word after stemming.
 SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("add", "put", "include", "insert", "append", "stick", "throw", "pop", "chuck", "toss"),
-    ("buy", "purchase", "pick up", "get some", "restock"),
+    ("buy", "purchase", "pick up", "get some", "restock", "grab"),
     ("remove", "delete", "erase", "drop", "take off", "cross off", "strike", "scratch",
      "get rid of", "take out", "cross out", "tick off", "check off"),
     ("show", "display", "view", "see", "tell me", "read", "read out", "pull up", "bring up",
@@ -57,7 +57,8 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("grocery", "shopping", "groceries", "shopping-list"),
     ("dinner", "supper", "evening meal"),
     ("cook", "make", "prepare", "fix", "whip up", "rustle up"),
-    ("note", "memo", "jot down", "write down", "jot", "notes", "remember"),
+    ("note", "memo", "jot down", "write down", "note down", "jot", "notes"),
+    ("todo", "to-do", "todos", "to-dos"),
     ("calendar", "agenda", "diary", "planner"),
     ("event", "appointment", "meeting", "appt", "engagement"),
     ("find", "search", "look up", "look for", "lookup", "locate", "dig up"),
@@ -65,6 +66,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("clear", "empty", "wipe", "reset", "clean out", "wipe out"),
     ("suggest", "recommend", "propose", "idea", "ideas", "suggestion", "inspiration"),
     ("quick", "fast", "speedy"),
+    ("done", "finished", "completed", "complete"),
     ("minute", "min", "mins"),
     ("hour", "hr", "hrs"),
     ("article", "page", "link", "story", "webpage", "post"),
@@ -75,13 +77,47 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("everything", "all", "all items", "every item"),
     ("tomorrow", "tmrw", "tmr", "tmw"),
     ("today", "2day"),
-    ("recipe", "dish"),
+    ("recipe", "dish", "meal"),
     ("plan", "organise", "organize", "sort out", "decide"),
+    ("pick", "choose", "select"),
     ("what", "which"),
     ("to", "until", "till", "til"),
     ("now", "right now", "right away", "at the moment", "currently"),
     ("a", "an"),
 )
+
+# Heads above that are verbs: a yes/no parameter named for one ("add_to_grocery_list") is set
+# only by a clause that says it ("... and add the ingredients"), not by "on the shopping list".
+VERB_HEADS: frozenset[str] = frozenset({"add", "buy", "remove", "show", "cook", "find", "save", "clear", "suggest",
+                                        "plan"})
+
+# Words any domain uses: verbs that take any object ("book a table", "book a dentist"; "buy
+# milk", "buy tickets"; "put it on the list", "put the radio on"), question and quantity words,
+# units of time. A request whose template words are all of these (and fillers) has said
+# nothing of what a function is about: its other words must say it (meaning.generic_veto).
+GENERIC_WORDS: frozenset[str] = frozenset(
+    """
+    add put buy get got book order make set create need want have has had do take
+    give show play start stop turn switch call send pick grab reserve arrange keep tell help
+    bring fetch run open close check new another more less track
+    how many much who whom what which when where why whose
+    highest lowest most least fewest biggest smallest best worst top
+    number count total minute hour day week month year time
+    user thing something anything one item people person everyone everybody
+    next last first this coming upcoming soon again
+    """.split()
+)
+
+# A message that opens with one of these asks something ("what have I got today", "when's my
+# dentist"); one that opens with an auxiliary and a person asks too ("do I have plans friday").
+# Such a message is rarely the statement of a template that opens otherwise ("I have {title} {start}").
+QUESTION_WORDS: frozenset[str] = frozenset({"what", "when", "where", "which", "who", "whom", "whose", "how", "why"})
+QUESTION_AUXILIARIES: frozenset[str] = frozenset({"do", "does", "did", "am", "is", "are", "was", "were", "have", "has"})
+QUESTION_SUBJECTS: frozenset[str] = frozenset({"i", "we", "you", "my", "there", "it", "anything", "any"})
+
+# Nouns that, opening a request, are the verb of the command: "list my notes" is "show my
+# notes". Read there as both, so "list" still matches the noun in a pattern's "grocery list".
+OPENING_VERBS: dict[str, str] = {"list": "show"}
 
 UNITS: dict[str, int] = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,

@@ -1,46 +1,86 @@
-"""Everyday requests of kinds a personal assistant is often asked, as a class of their own.
+"""What people often ask a personal assistant for that no starter agent does, as domain descriptions.
 
-The semantic matcher compares a message with these as well as with the installed
-functions: a message much closer to one of these than to any function is not a
-request for the installed agents, and makes no call. They name domains, not
-sentences to catch: smart home, weather, travel, timers and alarms, music and
-media, phone calls and messages, trivia, maths, shopping online, rides, news,
-sports, jokes, the time. An installed agent for any of these has its own
-examples, which are closer still.
+The semantic matcher compares a message, and the words of a request that a generic
+template did not account for ("book {title}": "a hotel in Rome"), with these as well as
+with the installed functions. A request much closer to one of these domains than to the
+function its words fit is not for the installed agents, and makes no call.
+
+Each domain is described the way a function's description reads: short phrases naming
+what it covers, in general words. They are not requests to catch: no phrase here is a
+sentence anyone tests with. An installed agent that serves one of these domains (a
+weather agent) has its own description and examples, which are closer still, so the
+domains here never hide a real function.
 """
 
 from __future__ import annotations
 
-OUTSIDE: tuple[str, ...] = (
-    # smart home
-    "turn on the lights", "switch off the lamp in the bedroom", "dim the lights", "set the thermostat to 21 degrees",
-    "lock the front door", "turn up the heating", "open the garage door", "start the vacuum cleaner",
-    # weather
-    "what's the weather tomorrow", "will it rain today", "how cold is it outside", "weather forecast for the weekend",
-    "is it going to snow", "temperature in london",
-    # travel
-    "book me a flight to paris", "find a hotel in rome", "book a train ticket to berlin", "rent a car",
-    "how long is the drive to the airport", "navigate to the nearest gas station", "directions to work",
-    "call me an uber", "order a taxi",
-    # timers and alarms
-    "set a timer for ten minutes", "wake me up at 7", "set an alarm for 6am", "start a countdown",
-    "stop the timer", "snooze",
-    # music and media
-    "play some music", "play jazz on spotify", "skip this song", "turn the volume up", "pause the podcast",
-    "play the next episode", "put on a movie",
-    # calls and messages
-    "call mom", "phone the office", "send a text to alex", "text my wife that I'm running late",
-    "read my new emails", "send an email to my boss",
-    # trivia, maths, language
-    "how tall is the eiffel tower", "who won the world cup", "what is the capital of australia",
-    "what's 15 percent of 80", "convert 10 miles to kilometers", "translate good morning into spanish",
-    "define serendipity", "how far away is the moon",
-    # news, sports, money
-    "what's the news today", "latest headlines", "what's the score of the game", "how are my stocks doing",
-    "bitcoin price", "exchange rate euro to dollar",
-    # online shopping, orders, deliveries
-    "order a pizza", "track my package", "where is my amazon delivery", "order new headphones online",
-    # chit-chat
-    "tell me a joke", "sing me a song", "what time is it", "what day is it today", "flip a coin", "roll a dice",
-    "how old are you", "who made you",
-)
+from dataclasses import dataclass
+
+@dataclass(frozen=True)
+class Domain:
+    describe: tuple[str, ...]  # what it covers, in general words (compared by meaning)
+    # Nouns that by themselves say the request is of this domain ("flight", "taxi"): a word of a
+    # request that is one of these, and no word of any installed function, points outside.
+    names: tuple[str, ...] = ()
+    # Its things are goods a shop sells (bulbs, appliances): on a list of things to get they are
+    # what they seem, so they say nothing against a list of things.
+    goods: bool = False
+
+
+DOMAINS: dict[str, Domain] = {
+    "smart home": Domain(
+        ("smart home devices", "lights and lamps", "heating, thermostat and air conditioning",
+         "doors, locks, blinds, curtains and the garage", "switching household appliances on and off"),
+        ("thermostat", "heating", "aircon"), goods=True,
+    ),
+    "weather": Domain(("the weather forecast", "rain, snow, sunshine, wind, storms and temperature outside"),
+                      ("weather", "forecast")),
+    "travel": Domain(
+        ("travel bookings", "flights, airlines, airports and plane seats", "hotels, hostels and places to stay",
+         "trains, buses, ferries and car hire", "trips, holidays and vacations abroad",
+         "directions, distances, routes, maps and traffic"),
+        ("flight", "airline", "airport", "plane", "hotel", "hostel", "motel", "ferry", "cruise", "traffic"),
+    ),
+    "rides": Domain(("taxis, ubers and ride hailing", "a ride or a lift to somewhere"), ("taxi", "uber", "lyft", "cab")),
+    "tickets and reservations": Domain(
+        ("tickets for concerts, gigs, shows, theatre, cinema and sports matches", "booking a table at a restaurant"),
+        ("ticket", "concert", "gig", "cinema", "theatre", "movie", "film"),
+    ),
+    "timers and alarms": Domain(("timers, stopwatches and countdowns", "alarm clocks, alarms and wake-up calls"),
+                                ("timer", "alarm", "stopwatch", "countdown", "wake")),
+    "music and media": Domain(
+        ("music, songs, tracks, albums, bands, artists and playlists", "radio stations, podcasts and audiobooks",
+         "television, films, movies, series and videos", "playback, pausing and the volume"),
+        ("music", "song", "album", "playlist", "podcast", "radio", "audiobook", "volume"),
+    ),
+    "calls and messages": Domain(("phone calls to people", "text messages, emails and chat apps"), ("email", "sms")),
+    "knowledge": Domain(
+        ("general knowledge and trivia", "facts about famous people, countries, cities, history and science",
+         "the meaning, spelling and translation of words"),
+        ("trivia",),
+    ),
+    "maths": Domain(("arithmetic, sums and percentages", "converting units and measurements"),
+                    ("ounce", "pound", "gram", "kilogram", "teaspoon", "tablespoon", "inch", "metre", "yard")),
+    "news and money": Domain(
+        ("news headlines", "sports scores, results, leagues and tournaments",
+         "stock prices, exchange rates, bitcoin and cryptocurrency"),
+        ("headline", "league", "tournament", "championship", "champion", "medal", "olympics", "stock", "bitcoin",
+         "crypto"),
+    ),
+    "health": Domain(("sleep, steps, workouts, exercise and heart rate", "calories and nutrition facts"),
+                     ("sleep", "calorie", "workout")),
+    "orders and deliveries": Domain(("ordering things online", "parcels, packages and deliveries",
+                                     "takeaway food delivery"), ("parcel", "package", "delivery", "takeaway")),
+    "dates": Domain(("the time and today's date", "how long until a holiday or a date")),
+    "chit-chat": Domain(("jokes, riddles, games and small talk", "the assistant itself"), ("joke", "riddle")),
+}
+
+OUTSIDE: tuple[str, ...] = tuple(phrase for domain in DOMAINS.values() for phrase in domain.describe)
+# Which phrases of OUTSIDE describe goods (Domain.goods), in OUTSIDE's order.
+GOODS: tuple[bool, ...] = tuple(domain.goods for domain in DOMAINS.values() for _ in domain.describe)
+
+
+def domain_names(goods: bool = True) -> frozenset[str]:
+    """The nouns that name these domains (Domain.names), singular and plural; without goods', on request."""
+    names = {n for domain in DOMAINS.values() if goods or not domain.goods for n in domain.names}
+    return frozenset(names | {n + "s" for n in names})

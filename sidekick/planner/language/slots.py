@@ -37,7 +37,13 @@ MAX_KNOWN_VALUES = 200  # examples of a text parameter kept as values to look fo
 _LEADING = ("some ", "a few ", "a ", "an ", "the ", "more ", "any ", "and ", "also ")
 _QUANTITY = frozenset({"dozen", "few", "couple", "half", "pair", "lot", "bit", "little", "bunch", "bag", "box",
                        "bottle", "can", "jar", "loaf", "pack", "packet", "carton", "tin", "kilo", "pound"})
-_TRAILING = (" too", " as well", " also", " please", " thanks", " thank you", " for me", " pls", " anymore",
+# A clause that says when or why ("... when I'm at the store", "... because we're out") ends an item.
+# Matched on clean_text's output, whose spaces are single: no run of spaces to backtrack over.
+_CLAUSE = re.compile(r" (?:when|whenever|while|because|since|if|once|next time|so that) .*$", re.IGNORECASE)
+_POLITE_TAIL = (" please", " pls", " thanks", " thank you", " for me")
+# "cheddar on the list", "milk to my shopping list": where the item goes is not part of it.
+_DESTINATION = re.compile(r" (?:on|to|onto|in|into) (?:the |my |our )?(?:[\w-]+ )?list$", re.IGNORECASE)
+_TRAILING = (" too", " as well", " also", " please", " thanks", " thank you", " for me", " pls", " anymore", " instead",
              " any more", " now")
 # No `\s*` around the separators (clean_text strips each item): a leading `\s*` is tried from every
 # space of a long run of spaces, quadratic in the message's length.
@@ -164,7 +170,7 @@ def read(slot: SlotType, reading: Reading) -> tuple[Any, float] | None:
 
 
 def _read_text(reading: Reading) -> tuple[str, float] | None:
-    text = clean_text(reading.text)
+    text = _polite_end(clean_text(reading.text))
     words = reading.words
     if len(words) >= 4 and words[0] == "that" and text[:5].casefold() == "that ":
         text = text[5:].strip()  # "note that the code is 4512": the note is what follows "that"
@@ -176,6 +182,25 @@ def _read_text(reading: Reading) -> tuple[str, float] | None:
     if all(w in PRONOUNS or w in FILLERS for w in words):
         quality = 0.2  # "save it": the value is something said before, which the planner cannot see
     return text, quality
+
+
+def _polite_end(text: str) -> str:
+    """A value without the courtesy after it: "a recipe with kale please" is about "kale"."""
+    low = text.casefold()
+    for tail in _POLITE_TAIL:
+        if low.endswith(tail) and len(text) > len(tail):
+            return text[: -len(tail)].rstrip(" ,")
+    return text
+
+
+def typical(text: str, choices: Sequence[str]) -> str | None:
+    """The typical value of a text parameter (its schema's `examples`) these words are, said among
+    small words ("me greek" is "greek"), or None."""
+    words = [w for w in re.findall(r"[\w'-]+", text.casefold()) if w not in FILLERS]
+    if not words or len(words) > 3:
+        return None
+    found = match_choice(" ".join(words), choices)
+    return found[0] if found else None
 
 
 def clean_text(text: str) -> str:
@@ -211,7 +236,10 @@ def split_items(text: str) -> list[str]:
         part = raw
         for mark, original in quoted.items():
             part = part.replace(mark, original)
-        item = clean_text(part)
+        item = clean_text(_CLAUSE.sub("", clean_text(part)))
+        placed = clean_text(_DESTINATION.sub("", item))
+        if any(w not in FILLERS for w in placed.casefold().split()):
+            item = placed  # "cheddar on the list" is cheddar; "it to the list" stays what it was
         low = item.casefold()
         changed = True
         while changed and item:

@@ -76,7 +76,26 @@ def tokenize(text: str) -> list[Word]:
             words.extend(_expand(low, start, end))
             continue
         words.append(Word(low.replace(" ", ""), start, end, kind))
-    return words
+    return _compounds(words)
+
+
+def _compounds(words: list[Word]) -> list[Word]:
+    """ "To do list" is the compound "to-do list", however it is spelled: as two words it would be
+    "to" and "do", small words any phrase may leave out."""
+    out: list[Word] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if (i + 2 < len(words) and w.low == "to" and words[i + 1].low == "do" and words[i + 2].low in ("list", "lists")
+                and not w.sep and w.kind == words[i + 1].kind == "word"):
+            joined = Word("to-do", w.start, words[i + 1].end, "word")
+            joined.sep = words[i + 1].sep
+            out.append(joined)
+            i += 2
+            continue
+        out.append(w)
+        i += 1
+    return out
 
 
 def _expand(low: str, start: int, end: int) -> list[Word]:

@@ -17,6 +17,7 @@ from rapidfuzz.distance import OSA
 from dreamer.sidekick.planner.language import dates
 from dreamer.sidekick.planner.language.lexicon import (
     FILLERS,
+    GENERIC_WORDS,
     NEGATIONS,
     ORDINALS,
     PRONOUNS,
@@ -61,6 +62,9 @@ class Lexicon:
         self.negations: frozenset[str] = frozenset(self.canon_word(w) for w in NEGATIONS)
         self.pronouns: frozenset[str] = frozenset(self.canon_word(w) for w in PRONOUNS)
         self.split_words: frozenset[str] = frozenset(self.canon_word(w) for w in SPLIT_WORDS)
+        # By the word's own base form, not its synonym group's head: "make" is generic, "cook" is not,
+        # though "make" reads as "cook" when matching.
+        self.generic: frozenset[str] = self.fillers | frozenset(self.lemma(w) for w in GENERIC_WORDS)
         self.spell = lru_cache(maxsize=4096)(self._spell)
 
     def lemma(self, word: str) -> str:
@@ -71,6 +75,12 @@ class Lexicon:
             return base
         for candidate in verb_candidates(folded):
             if candidate in self.known:
+                # "shoping" is "shopping" misspelt, not "shop": the form with the consonant doubled is
+                # a word of its own meaning ("shopping" reads as grocery), and the writer meant it.
+                suffix = folded[len(candidate):] if folded.startswith(candidate) else ""
+                doubled = candidate + candidate[-1] + suffix if suffix in ("ing", "ed") else ""
+                if doubled and doubled in self.single:
+                    return doubled
                 return candidate
             if plural_strip(candidate) in self.known:
                 return plural_strip(candidate)

@@ -62,7 +62,8 @@ def needs_compaction(turns: Sequence[Mapping[str, Any]], budget: Budget) -> bool
 
 
 async def compact(
-    summary: str | None, turns: Sequence[Mapping[str, Any]], gateway: Gateway, user_id: int, budget: Budget
+    summary: str | None, turns: Sequence[Mapping[str, Any]], gateway: Gateway, user_id: int, budget: Budget,
+    *, turn_key: str | None = None,
 ) -> Compaction | None:
     """Ask the model for a summary of everything but the newest turns; None when it cannot."""
     cut = _cut(turns, budget.keep)
@@ -75,7 +76,7 @@ async def compact(
         transcript = f"Summary of what came before:\n{summary}\n\n{transcript}"
     request = ChatRequest([Message.user(transcript)], system=SUMMARY, max_tokens=600)
     try:
-        answer = await gateway.complete(request, user_id=user_id)
+        answer = await gateway.complete(request, user_id=user_id, turn_key=turn_key)
     except DreamerError:
         return None  # no summary this turn; the caller sends the newest turns only
     text = answer.text.strip()

@@ -13,6 +13,10 @@ results go back together. The rules are enforced here, not by the prompt:
 - an unusable call (malformed arguments, an unknown tool) and a failed call go
   back to the model as error results, so it can recover;
 - after `max_steps` rounds the loop stops and says so.
+Each call not run as the model asked comes out as a "refused" event (for the audit log).
+A reply that is not the model's own answer (the model failed, gave nothing, or ran
+out of steps) carries `failed`, one sentence on why, so Sidekick can fall back to
+the offline planner when nothing has run yet.
 """
 
 from __future__ import annotations
@@ -61,13 +65,15 @@ class ModelLoop:
         *,
         facts: Sequence[str] = (),
         remember: RememberFn | None = None,
+        turn_key: str | None = None,
     ) -> AsyncIterator[Event]:
         """`facts`: the user's memory, shown to the model as data; `remember`: how the
-        `remember` tool keeps a new fact (no such tool when None)."""
+        `remember` tool keeps a new fact (no such tool when None); `turn_key`: the
+        Sidekick turn the model calls belong to (the training export groups them by it)."""
         context = context or PlanContext()
         summary, turns = split(history)
         if needs_compaction(turns, self.budget):
-            done = await compact(summary, turns, gateway, user_id, self.budget)
+            done = await compact(summary, turns, gateway, user_id, self.budget, turn_key=turn_key)
             if done is not None:
                 yield {"event": "summary", "text": done.summary, "through": done.through}
                 summary, turns = done.summary, after(turns, done.through)
@@ -79,6 +85,7 @@ class ModelLoop:
         messages = to_messages(turns) + [Message.user(text)]
 
         said = False  # some earlier round's text was streamed
+        done_lines: list[str] = []  # how each call that ran reads (its "said"), for a silent model
         seen_results = False  # an agent's output has entered the conversation
         for _ in range(self.max_steps):
             answer: ChatResponse | None = None
@@ -87,7 +94,8 @@ class ModelLoop:
                 # Streamed, so the user reads the model's words as they come: text deltas
                 # are passed on at once; the tool calls act once the answer is whole.
                 async for part in gateway.stream(
-                    ChatRequest(messages, system=system, tools=specs, max_tokens=self.max_tokens), user_id=user_id
+                    ChatRequest(messages, system=system, tools=specs, max_tokens=self.max_tokens), user_id=user_id,
+                    turn_key=turn_key,
                 ):
                     if isinstance(part, TextDelta) and part.text:
                         # A paragraph break between what the model said in different rounds.
@@ -96,19 +104,28 @@ class ModelLoop:
                     elif isinstance(part, Done):
                         answer = part.response
             except DreamerError as exc:
-                yield _reply(f"I could not finish: {exc.message}", streamed=False)
+                yield _reply(f"I could not finish: {exc.message}", streamed=False, failed=exc.message)
                 return
             if answer is None:
-                yield _reply("I could not finish: the model's answer ended early.", streamed=False)
+                yield _reply("I could not finish: the model's answer ended early.", streamed=False,
+                             failed="the model's answer ended early")
                 return
             if not answer.tool_calls:
                 text = answer.text.strip()
-                yield _reply(text or "Done.", streamed=streamed and bool(text))
+                if text:
+                    yield _reply(text, streamed=streamed)
+                elif done_lines:
+                    # A model that falls silent after its calls: say what the calls did.
+                    yield _reply("\n".join(done_lines))
+                else:
+                    yield _reply("I could not finish: the model gave an empty answer.", failed="the model gave an empty answer")
                 return
             messages.append(Message.assistant(answer.text, answer.tool_calls))
             # Memory is written only from the user's own words: once any agent's output is in
             # the context, a `remember` could be a tool result speaking, so it is refused.
             round_ = _sort(answer, table, self.max_parallel, may_remember=remember is not None and not seen_results)
+            for name, why in round_.refused:
+                yield {"event": "refused", "call": name, "reason": why}
             for call_id, fact in round_.facts.items():
                 assert remember is not None
                 try:
@@ -122,6 +139,7 @@ class ModelLoop:
             outcomes = await asyncio.gather(*(_safe(call, s) for s in round_.steps.values()))
             seen_results = seen_results or bool(outcomes)
             for call_id, outcome in zip(round_.steps, outcomes):
+                done_lines.append(_said(outcome))
                 yield {"event": "tool_result", **outcome}
                 round_.results[call_id] = _result_message(call_id, outcome)
             messages += [round_.results[c.id] for c in answer.tool_calls if c.id in round_.results]
@@ -134,7 +152,8 @@ class ModelLoop:
                 return
         yield _reply(
             f"I stopped after {self.max_steps} steps without finishing. "
-            "Tell me what to do next, or ask again with more detail."
+            "Tell me what to do next, or ask again with more detail.",
+            failed=f"the model did not finish within {self.max_steps} steps",
         )
 
 
@@ -145,6 +164,7 @@ class _Round:
     confirm: list[tuple[Step, Tool]] = field(default_factory=list)
     facts: dict[str, str] = field(default_factory=dict)  # call id → a fact to remember
     question: Clarification | None = None
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (the name the model used, why not run)
 
 
 def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int, *, may_remember: bool = False) -> _Round:
@@ -152,6 +172,7 @@ def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int, *,
     round_ = _Round()
     for tc in answer.tool_calls:
         if tc.error:
+            round_.refused.append((tc.name, tc.error))
             round_.results[tc.id] = _error(tc.id, f"{tc.error}; send the call again with a JSON object of arguments")
         elif tc.name == ASK_USER:
             question = _question(tc)
@@ -171,9 +192,11 @@ def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int, *,
                 tc.id, "remember is only for what the user says, before any tool result; nothing was stored"
             )
         elif tc.name not in table:
+            round_.refused.append((tc.name, "no tool of that name was offered"))
             round_.results[tc.id] = _error(tc.id, f"there is no tool named {tc.name!r}; use one of the tools offered")
         elif table[tc.name].confirm:
             tool = table[tc.name]
+            round_.refused.append((tool.name, "not run: it waits for the user's confirmation"))
             round_.confirm.append((Step(tool.agent, tool.function, dict(tc.arguments)), tool))
             round_.results[tc.id] = Message.tool_result(tc.id, "not run: waiting for the user's confirmation")
         elif len(round_.steps) >= max_parallel:
@@ -196,10 +219,21 @@ async def _safe(call: CallFn, step: Step) -> dict[str, Any]:
     return base | dict(outcome)
 
 
+def _said(outcome: Mapping[str, Any]) -> str:
+    """One call in a sentence: Sidekick's own ("said") when the executor gave one."""
+    if isinstance(outcome.get("said"), str):
+        return str(outcome["said"])
+    name = f"{outcome.get('agent')}.{outcome.get('function')}"
+    if outcome.get("ok"):
+        return f"Ran {name}."
+    error = outcome.get("error") if isinstance(outcome.get("error"), Mapping) else {}
+    return f"{name} failed: {error.get('message') or 'the call failed'}"
+
+
 def _result_message(call_id: str, outcome: Mapping[str, Any]) -> Message:
     if outcome.get("ok"):
         data = json.dumps(outcome.get("result"), default=str, ensure_ascii=False)
-        # "said": the result in the sentence Sidekick would show (sidekick/replies); the model may reuse it.
+        # "said": the result in the sentence Sidekick would show (contracts/reply_text.py); the model may reuse it.
         said = outcome.get("said")
         return Message.tool_result(call_id, _clip(f"reads as: {said}\nresult: {data}" if isinstance(said, str) else data))
     error = outcome.get("error") if isinstance(outcome.get("error"), Mapping) else {}
@@ -242,9 +276,10 @@ def _confirmation(waiting: Sequence[tuple[Step, Tool]], context: PlanContext) ->
     return pending
 
 
-def _reply(text: str, streamed: bool = False) -> Event:
+def _reply(text: str, streamed: bool = False, failed: str | None = None) -> Event:
     # `streamed`: the user has already seen this text as deltas; the executor must not repeat it.
-    return {"event": "reply", "text": text, "pending": None, "streamed": streamed}
+    # `failed`: why this is not the model's answer (None when it is).
+    return {"event": "reply", "text": text, "pending": None, "streamed": streamed, "failed": failed}
 
 
 def _reply_pending(pending: Clarification) -> Event:

@@ -35,7 +35,10 @@ from dreamer.sidekick.planner.offline.match import MISSING_FACTOR, Match, align
 from dreamer.sidekick.planner.offline.meaning import (
     GUESS_CLOSENESS,
     NEWCOMER,
+    DIFFERENT_THING,
     OUT_OF_SCOPE,
+    agreeing,
+    generic_veto,
     OUTSIDE_GAP,
     outside,
     rescore,
@@ -48,6 +51,7 @@ from dreamer.sidekick.planner.offline.templates import expand
 
 ACCEPT = 0.6  # a fit this good is acted on
 WEAK = 0.55  # below this nothing fits; between the two the planner asks "did you mean ...?"
+AGREED_SCORE = ACCEPT  # a weak fit meaning agrees with (meaning.agreeing) is acted on
 MARGIN = 0.06  # two functions this close in score: the user chooses
 SPLIT_GAIN = 0.05  # a split must beat the whole message by this much,
 SPLIT_EXPLAINS = 0.5  # or account for this much more of its words
@@ -136,6 +140,15 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
     for part in parts:
         closeness = Closeness(req.span_text(part.a, part.b), tools)
         ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN)
+        vetoes = {m.tool: why for m in ranked[:MAX_OPTIONS] if (why := generic_veto(index, req, m, tools)) is not None}
+        if vetoes:
+            top = ranked[0].tool
+            ranked = [m for m in ranked if m.tool not in vetoes]
+            if top in vetoes and (not ranked or ranked[0].score < WEAK):
+                # The words fitted only generic templates, and meaning says the request is about
+                # something else: no call (and no "did you mean ...?" for a function it is not about).
+                return [], OUT_OF_SCOPE if "outside" in vetoes.values() else DIFFERENT_THING
+        unfiltered = ranked
         if closeness.ok:  # a doubtful fit is offered only when its meaning is near too
             ranked = [m for m in ranked if m.score >= ACCEPT or closeness.by_tool[m.tool] >= GUESS_CLOSENESS]
         senior = senior_by_meaning(ranked, closeness, tools)
@@ -145,13 +158,16 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
                 replace(m, score=m.score - NEWCOMER) if m.tool == ranked[0].tool else m
                 for m in ranked if m.tool != senior)], key=lambda m: m.score, reverse=True)
         if len(parts) == 1:
-            if ranked and outside(ranked[0], closeness):
+            if ranked and outside(index, req, ranked[0], closeness):
                 return [], OUT_OF_SCOPE
             if not ranked or ranked[0].score < WEAK:
                 found = rescue_tool(closeness)
                 fit = _fit_alone(index, req, found, part.a, part.b) if found is not None else None
+                agreed = agreeing(unfiltered, closeness) if fit is None else None
                 if fit is not None:
                     ranked = [fit]
+                elif agreed is not None:
+                    ranked = [replace(agreed, score=AGREED_SCORE)]
                 elif closeness.ok and closeness.outside > max(closeness.by_tool, default=0.0) + OUTSIDE_GAP:
                     return [], OUT_OF_SCOPE
         out.append(_Part(part.a, part.b, ranked))

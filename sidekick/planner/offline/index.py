@@ -23,9 +23,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from dreamer.sidekick.planner.base import Tool
+from dreamer.sidekick.planner.language import outside
+from dreamer.sidekick.planner.language.lexicon import OPENING_VERBS, QUESTION_WORDS
 from dreamer.sidekick.planner.language.slots import SlotType, slot_type
 from dreamer.sidekick.planner.language.text import prepare, tokenize
 from dreamer.sidekick.planner.language.vocabulary import MAX_PHRASE, Lexicon
+from dreamer.sidekick.planner.offline.request import asks_question
 from dreamer.sidekick.planner.offline.templates import Piece, expand
 
 FILLER_WEIGHT = 0.2  # "the", "my", "to": known to say little whatever the statistics
@@ -71,6 +74,7 @@ class Pattern:
     # a typed slot may take it for nothing, with no slot at all it is an extra word.
     stray_cost: float = 0.0
     variants: tuple[Pattern, ...] = ()  # the same words in other orders, tried when this one fits badly
+    asks: bool = False  # it opens as a question ("what's on my calendar {day}", "do I have ...")
 
 
 @dataclass
@@ -99,6 +103,10 @@ class Index:
     weights: dict[str, float] = field(default_factory=dict)
     known: frozenset[str] = frozenset()  # content words some example uses
     openers: frozenset[str] = frozenset()  # words an example can begin with: where a second request may start
+    # Words that name a domain no installed function speaks of (language.outside: "flight", "taxi"):
+    # none of them is a word of any function's examples or description.
+    outside_words: frozenset[str] = frozenset()
+    outside_services: frozenset[str] = frozenset()  # ... of the domains that are not goods (outside.Domain.goods)
 
     def weight(self, canon: str) -> float:
         return self.weights.get(canon, FILLER_WEIGHT if canon in self.lex.fillers else 1.0)
@@ -186,9 +194,13 @@ def build_index(tools: Sequence[Tool]) -> Index:
             weights[canon] = 0.5 + 0.5 * math.log(total / len(users)) / math.log(total)
     index = Index(lex=lex, tools=infos, patterns=[], weights=weights,
                   known=frozenset(c for c in df if c not in lex.fillers))
+    spoken = index.known.union(*(info.description_words for info in infos))
+    index.outside_words = frozenset(lex.canon_word(w) for w in outside.domain_names()) - spoken - lex.generic
+    index.outside_services = frozenset(lex.canon_word(w) for w in outside.domain_names(goods=False)) - spoken - lex.generic
     for p in patterns:
         infos[p.tool].words |= {c for e in p.elems for c in e.canons if c not in lex.fillers}
     for p in patterns:
+        _opening_verb(p, lex)
         _finish(p, index)
         p.variants = tuple(_finish(v, index) for v in _reorderings(p))
         index.patterns.append(p)
@@ -211,8 +223,22 @@ def build_index(tools: Sequence[Tool]) -> Index:
     return index
 
 
+def _opening_verb(p: Pattern, lex: Lexicon) -> None:
+    """An example opening with "list" ("list my watches") opens with its verb: "show my watches" says it too."""
+    first = p.elems[0] if p.elems else None
+    if first is None or first.slot:
+        return
+    verbs = tuple(lex.canon_word(OPENING_VERBS[c]) for c in first.canons if c in OPENING_VERBS)
+    if verbs:
+        first.canons = tuple(dict.fromkeys((*first.canons, *verbs)))
+
+
 def _finish(p: Pattern, index: Index) -> Pattern:
     slots = index.tools[p.tool].slots
+    opening = [e for e in p.elems[:3] if not e.slot]
+    first = opening[0].canons if opening else ()
+    second = opening[1].canons if len(opening) > 1 else ()
+    p.asks = any(c in QUESTION_WORDS for c in first) or any(asks_question([a, b]) for a in first for b in second)
     for i, e in enumerate(p.elems):
         if e.slot and e.slot in slots and not slots[e.slot].required:
             # An optional parameter's slot, with the small word that introduces it ("at {location}"),

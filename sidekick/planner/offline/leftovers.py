@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dreamer.sidekick.planner.language import dates
+from dreamer.sidekick.planner.language.lexicon import VERB_HEADS
 from dreamer.sidekick.planner.language.slots import SlotType
 from dreamer.sidekick.planner.offline.index import ToolInfo
 from dreamer.sidekick.planner.offline.request import Request, Tok
@@ -142,10 +143,13 @@ def _flag(left: _Left, name: str) -> None:
     lex = left.req.lex
     toks = left.toks
     need = len(words) if len(words) == 1 else max(2, math.ceil(0.6 * len(words)))
+    verb = lex.canon_word(name.split("_")[0])
     for s, e in left.runs():
         clause = toks[s:e]
         if len({w for w in words if any(w in t.alts for t in clause)}) < need:
             continue
+        if verb in VERB_HEADS and not any(verb in t.alts for t in clause):
+            continue  # "add_to_grocery_list" is set by "and add the ingredients", not by "on the shopping list"
         # The clause is about this parameter: its own words, small words, "it"/"them", and words
         # the function's description uses ("the ingredients") are accounted for; others are not.
         ok = words | lex.fillers | lex.pronouns | lex.negations | lex.split_words | left.info.description_words

@@ -21,8 +21,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from dreamer.sidekick.planner.language.slots import SlotType, clean_text
+from dreamer.sidekick.planner.language.slots import SlotType, clean_text, typical
 from dreamer.sidekick.planner.offline.index import (
+    ADJUNCTS,
     FREE_SLOT_CREDIT,
     SLOT_CREDIT,
     STRAY_EXTRA,
@@ -63,6 +64,14 @@ DANGLING = frozenset({"on", "at", "for", "to", "from", "by", "in", "with", "of",
 LEADING = frozenset({"on", "at", "for", "to", "from", "by", "in", "with", "of", "about", "into"})
 LEADING_COST = 0.2
 OPENING_COST = 0.5
+UNMARKED_COST = 0.6  # an optional value taken without the word that introduces it: no gain in filling it
+
+STRANDED_FACTOR = 0.6  # a fit whose last word is a particle with nothing after it: a particle verb
+# Words that open a value rather than belong to it ("notes mentioning Mia", "a recipe using feta").
+INTRODUCERS = frozenset({"about", "regarding", "concerning", "mentioning", "containing", "using", "called", "named",
+                         "titled"})
+STATEMENT_FACTOR = 0.85  # a question ("what have I got today") fitted to a template that opens as a statement
+PARTICLES = frozenset({"on", "off", "up", "down", "out", "over", "away", "back", "in"})
 
 _SKIP, _EXTRA, _MATCH, _SLOT = 0, 1, 2, 3
 
@@ -78,6 +87,10 @@ class Match:
     missing: list[str]
     unexplained: float  # weight of content words nothing accounts for, or that a slot took unwillingly
     spans: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Which words of the message the pattern's own words matched (positions in req.toks), and
+    # the pattern words they matched: what the request said of the function in the function's words.
+    said: tuple[tuple[int, str], ...] = ()
+    missed: tuple[str, ...] = ()  # the pattern's own words (required ones) the message does not say
 
     @property
     def clean(self) -> bool:
@@ -136,6 +149,19 @@ def _frame(index: Index, req: Request, info: ToolInfo, tool: int, a: int, b: int
     )
     req.frames[key] = frame
     return frame
+
+
+def _particle_verb(req: Request, toks: list) -> bool:
+    """The words open with a verb and end on its particle, and the two are no phrase of the lexicon.
+
+    "put the kettle on", "put the TV on": the verb is "put on" (switch on), not the "put"
+    of "put milk on the list"; the lexicon's own phrasal verbs ("take the milk off",
+    "cross it off") are what they say.
+    """
+    last = toks[-1]
+    if len(toks) < 3 or last.kind != "word" or last.fix not in PARTICLES or toks[0].kind != "word":
+        return False
+    return (req.lex.lemma(toks[0].fix), req.lex.lemma(last.fix)) not in req.lex.phrases
 
 
 def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match | None:
@@ -226,6 +252,12 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
         own_c, known_c = OWN_WORD.get(kind, OTHER_KIND), KNOWN_WORD.get(kind, OTHER_KIND)
         time_c = TIME_IN_TEXT if kind == "text" and info.has_time else TIME_IN_LIST if kind == "list" else 0.0
         free = kind in ("text", "list")
+        # An optional value and the small word that introduces it ("[at] {location}") are left out
+        # together: the value without its word ("add dinner party" as location "party") costs more.
+        before = elems[i - 2] if i >= 2 else None
+        marked = e.optional and before is not None and not before.slot and before.optional \
+            and bool(set(before.canons) & ADJUNCTS)
+        Bp = B[i - 1]
         for j in range(1, n + 1):
             best, op = Dp[j] - skip, _SKIP
             v = prev - xcost[j - 1]
@@ -248,6 +280,8 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
                     cost += LEADING_COST
                 if free and k == 0 and opening:
                     cost += OPENING_COST
+                if marked and Bp[k] != _MATCH:
+                    cost += UNMARKED_COST
                 v = base + SLOT_FILL - cost
                 if v > best:
                     best, op = v, _SLOT + k
@@ -262,6 +296,9 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
     slot_penalty = 0.0
     swallowed = 0.0
     slot_quality: dict[str, float] = {}
+    said: list[tuple[int, str]] = []
+    missed: list[str] = []
+    stranded = False
     i, j = m, n
     while i > 0 or j > 0:
         kind = B[i][j] if i > 0 else _EXTRA
@@ -274,12 +311,16 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
             e = elems[i - 1]
             if not e.slot and not e.optional:
                 expected_weight += e.weight * (TRAILING if e.trailing else 1.0)
+                missed.append(e.canons[0])
             i -= 1
         elif kind == _MATCH:
             e = elems[i - 1]
             alts = toks[j - 1].alts
             matched_weight += e.weight * max(alts.get(c, 0.0) for c in e.canons)
             expected_weight += e.weight
+            said.append((a + j - 1, max(e.canons, key=lambda c: alts.get(c, 0.0))))
+            if j == n and set(e.canons) & ADJUNCTS and any(not x.slot and not x.optional for x in elems[i:]):
+                stranded = True  # the message ends on the pattern's preposition, what it introduces unsaid
             i, j = i - 1, j - 1
         else:
             e = elems[i - 1]
@@ -289,6 +330,11 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
             value = got[0] if got else clean_text(req.span_text(a + k, a + j))
             if slot.kind == "text" and req.cut and a + j == len(req.toks):
                 value = clean_text(req.text[req.toks[a + k].start :])  # the words past MAX_WORDS too
+            if slot.kind == "text" and j - k > 1 and toks[k].fix in INTRODUCERS:
+                # "search notes about bike": "about" introduces the value (the topic), it is not part of it.
+                value = clean_text(req.span_text(a + k + 1, a + j))
+            if slot.kind == "text" and slot.choices and isinstance(value, str):
+                value = typical(value, slot.choices) or value
             args[e.slot] = value
             spans[e.slot] = (a + k, a + j)
             slot_quality[e.slot] = q
@@ -298,6 +344,19 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
                 swallowed += f.exact[j] - f.exact[k]
             i, j = i - 1, k
 
+    if (stranded or explained[n - 1] > 0) and _particle_verb(req, toks):
+        stranded = True
+    else:
+        stranded = False
+    for name, (k, _) in spans.items():
+        if info.slots[name].kind == "list" and k > a and explained[k - a - 1] > 0 and req.toks[k - 1].fix == "to":
+            # "I want to order a pizza": what follows a "to" of the user's own is something to do, not things.
+            stranded = True
+    lead = elems[0]
+    if lead.slot and not lead.optional and info.slots[lead.slot].required and lead.slot not in args:
+        # An example that opens with its value ("{items} to the shopping list") is that value and
+        # a few small words: without the value it fits any mention of the list.
+        return None
     fill_leftovers(req, info, a, explained, args, spans)
     carve_times(req, info, args, spans)
     share_days(req, info, args, spans)
@@ -332,5 +391,7 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
     covered = max(0.0, 1.0 - (sum(explained) + slot_penalty + FREE_FILL * free_words) / max(total, 1e-9))
     missing = [p for p in info.required if p not in args]
     score = (min(found, 1.0) * covered * pattern.factor * (MISSING_FACTOR ** len(missing))
-             * (0.5 + 0.5 * worst_free))
-    return Match(pattern, pattern.tool, a, b, score, args, missing, content_left + swallowed, spans)
+             * (0.5 + 0.5 * worst_free) * (STRANDED_FACTOR if stranded else 1.0)
+             * (STATEMENT_FACTOR if req.asks and not pattern.asks else 1.0))
+    return Match(pattern, pattern.tool, a, b, score, args, missing, content_left + swallowed, spans,
+                 tuple(reversed(said)), tuple(missed))

@@ -24,7 +24,9 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from dreamer.sidekick.planner.base import Tool
+from dreamer.sidekick.planner.offline.index import Index, ToolInfo
 from dreamer.sidekick.planner.offline.match import Match
+from dreamer.sidekick.planner.offline.request import Request
 from dreamer.sidekick.planner.offline.semantic import Closeness
 
 SEM_WEIGHT = 0.12  # how much a difference in closeness moves a fit's score
@@ -36,19 +38,109 @@ NEWCOMER = 0.1  # what a later-installed agent pays where an established one fit
 ESTABLISHED_AFTER = timedelta(minutes=10)  # installed this much earlier: established
 RESCUE_CLOSENESS = 0.6  # no template fits: a function this close by meaning is tried alone,
 RESCUE_LEAD = 0.1  # ... when it is this much closer than any other function
+# A fit too weak to offer on words alone is taken when meaning points at the same function:
+AGREE_FIT = 0.35  # the words fit it at least this well (after re-scoring by meaning),
+AGREE_LEAD = 0.08  # ... better than any other function's words by this much,
+AGREE_CLOSENESS = 0.3  # ... and it is the closest function by meaning, at least this close
 GUESS_CLOSENESS = 0.35  # a doubtful fit ("did you mean ...?") needs at least this closeness
+# A generic fit (generic_veto) is dropped when the rest of the request is this close to a domain
+# no agent serves, and closer to it than to the function by VETO_GAP; or closer to another
+# agent's function than to this one by VETO_GAP_AGENT (agents share words, so a wider margin).
+VETO_CLOSENESS = 0.45
+VETO_GAP = 0.2
+VETO_GAP_AGENT = 0.45
+AGENT_OWN_MAX = 0.15  # ... when the rest says next to nothing of this function ("dinner party" may be an event)
+NAMED_CLOSENESS = 0.1  # ... or one of its words names such a domain, and it is at least this close
+DIFFERENT_THING = (
+    "I'm not sure what you'd like me to do there: none of your agents does quite that. Say \"what can you "
+    "do?\" to hear what they can."
+)
 OUT_OF_SCOPE = (
     "None of your agents can do that. Say \"what can you do?\" to hear what they can, or look in the gallery "
     "(`dreamer gallery`) for an agent that does."
 )
 
 
-def outside(top: Match, closeness: Closeness) -> bool:
-    """The request is of a kind none of the installed functions serves."""
+def generic(req: Request, m: Match, info: ToolInfo | None = None) -> bool:
+    """The fit's template words, as the user wrote them, are all words any domain uses.
+
+    "book {title} for {start}" fitted to "book a hotel in Rome": "book" is such a word
+    (lexicon.GENERIC_WORDS), so the fit rests on its slot alone; "add {items} to my grocery
+    list" does not. A word matched only as a likely typo ("wake" as "make") is not the
+    user's word, and counts for nothing. A web address the fit took says what the request is
+    about as plainly as a word would ("track https://... for vacancies").
+    """
+    if info is not None and any(info.slots[name].kind == "url" for name in m.spans if name in info.slots):
+        return False
+    return not any(req.toks[pos].alts.get(canon, 0.0) >= 1.0 and canon not in req.lex.fillers
+                   and req.lex.lemma(req.toks[pos].fix) not in req.lex.generic for pos, canon in m.said)
+
+
+def rest_of_request(info: ToolInfo, req: Request, m: Match) -> list[int]:
+    """The words of the fitted span that say what it is about (positions in req.toks): neither the
+    template's own words, nor fillers, nor a typed value (a day, a time, a number says nothing of
+    the domain)."""
+    taken = {pos for pos, canon in m.said if req.toks[pos].alts.get(canon, 0.0) >= 1.0}
+    for name, (a, b) in m.spans.items():
+        slot = info.slots.get(name)
+        if slot is not None and slot.kind not in ("text", "list"):
+            taken.update(range(a, b))
+    return [k for k in range(m.a, m.b) if k not in taken and req.toks[k].canon not in req.lex.fillers]
+
+
+def _lists_things(info: ToolInfo, m: Match) -> bool:
+    """The fit fills a list parameter: a list of things."""
+    return any(info.slots[name].kind == "list" for name in m.spans if name in info.slots)
+
+
+def generic_veto(index: Index, req: Request, m: Match, tools: Sequence[Tool]) -> str | None:
+    """Why meaning overrules a generic fit, if it does: "outside" or "agent"; None when it stands.
+
+    A generic fit ("buy {items}", "put {items} on", "book {title}", "how many people
+    {question}") is taken only when the rest of the request is not clearly about something
+    else: a domain no agent serves (language.outside: "tickets for the concert", "a hotel in
+    Rome"), or, by a wider margin, another agent's function ("are coming to dinner on friday").
+    A word that names such a domain outright ("flight", "taxi") needs less of the meaning.
+    """
+    info = index.tools[m.tool]
+    if not generic(req, m, info):
+        return None
+    rest = rest_of_request(info, req, m)
+    if not rest:
+        return None
+    near = Closeness(" ".join(req.text[req.toks[k].start:req.toks[k].end] for k in rest), tools)
+    if not near.ok:
+        return None
+    own = near.by_tool[m.tool]
+    # A list of things to get may hold any goods ("light bulbs", "a lamp"): only a domain of
+    # services (flights, tickets, rides) speaks against it.
+    things = _lists_things(info, m)
+    names, there = (index.outside_services, near.outside_services) if things else (index.outside_words, near.outside)
+    named = any(req.toks[k].canon in names for k in rest)
+    if named and there >= NAMED_CLOSENESS and there > own:
+        return "outside"
+    if there >= VETO_CLOSENESS and there - own >= VETO_GAP:
+        return "outside"
+    other = max((v for n, v in enumerate(near.by_tool) if tools[n].agent != info.tool.agent), default=0.0)
+    if other - own >= VETO_GAP_AGENT and own < AGENT_OWN_MAX:
+        return "agent"
+    if any(word not in req.lex.generic for word in m.missed) and own < max(near.outside, other):
+        # The fit found only the template's generic words and missed its own ("who has the most
+        # [salary]"): it stands only where meaning, too, puts the rest nearer this function.
+        return "outside" if near.outside >= other else "agent"
+    return None
+
+
+def outside(index: Index, req: Request, top: Match, closeness: Closeness) -> bool:
+    """The request is of a kind none of the installed functions serves (goods on a list of things
+    to get are such a list's: "buy light bulbs"). A fit whose own words name what the function
+    is about ("save a note ...") is overruled only by a wide margin."""
     if not closeness.ok:
         return False
-    gap = closeness.outside - closeness.by_tool[top.tool]
-    return (gap > OUTSIDE_GAP and top.score < STRONG_FIT) or gap > OUTSIDE_GAP_ANY
+    there = closeness.outside_services if _lists_things(index.tools[top.tool], top) else closeness.outside
+    gap = there - closeness.by_tool[top.tool]
+    return (gap > OUTSIDE_GAP and top.score < STRONG_FIT and generic(req, top, index.tools[top.tool])) \
+        or gap > OUTSIDE_GAP_ANY
 
 
 def rescore(ranked: Sequence[Match], closeness: Closeness, tools: Sequence[Tool], floor: float) -> list[Match]:
@@ -101,6 +193,27 @@ def rescue_tool(closeness: Closeness) -> int | None:
     if closeness.outside >= value:
         return None
     return best
+
+
+def agreeing(ranked: Sequence[Match], closeness: Closeness) -> Match | None:
+    """The weak fit that meaning independently picks too, if there is one.
+
+    Two weak signals that agree are stronger than either: "list groceries" fits the
+    grocery list's "show my grocery list" only partly, and is by meaning closest to
+    that same function. Either alone could be wrong; both pointing at one function
+    seldom are. A fit meaning does not pick, or a message closer to OUTSIDE, is left.
+    """
+    if not ranked or not closeness.ok:
+        return None
+    top = ranked[0]
+    if top.score < AGREE_FIT:
+        return None
+    if len(ranked) > 1 and ranked[1].score > top.score - AGREE_LEAD:
+        return None
+    best, value, _ = closeness.best()
+    if best != top.tool or value < AGREE_CLOSENESS or closeness.outside >= value:
+        return None
+    return top
 
 
 def _installed(tool: Tool) -> datetime | None:

@@ -7,11 +7,19 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.sidekick.planner.language.dates import DATE_WORDS, MONTHS, TEMPORAL
-from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
+from dreamer.sidekick.planner.language.lexicon import (
+    FILLERS,
+    OPENING_VERBS,
+    PRONOUNS,
+    QUESTION_AUXILIARIES,
+    QUESTION_SUBJECTS,
+    QUESTION_WORDS,
+)
 from dreamer.sidekick.planner.language.slots import (
     MAX_ITEM_WORDS,
     Reading,
     SlotType,
+    match_choice,
     read,
 )
 from dreamer.sidekick.planner.language.text import prepare, quoted_spans, tokenize
@@ -25,6 +33,8 @@ _OBJECTS = frozenset({"it", "this", "that", "them", "these", "those"})
 # a free-text value that runs up to the last word read takes the rest of the message.
 MAX_WORDS = 60
 FITS_PER_MESSAGE = 150  # an everyday request needs 10 to 60; word salad must not cost seconds
+MAX_TYPICAL_WORDS = 3  # a typical value of a text parameter ("middle eastern") is never longer
+UNTYPICAL = 0.4  # the quality of a text value unlike every typical value its parameter lists
 MAX_TYPED_WORDS = 8  # a day, time, number, address or choice is never longer ("the day after tomorrow at 3pm")
 
 
@@ -49,6 +59,7 @@ class Request:
     lex: Lexicon
     now: datetime
     cut: bool = False  # the message had more than MAX_WORDS words
+    asks: bool = False  # it opens as a question (lexicon.QUESTION_WORDS)
     fits_left: int = FITS_PER_MESSAGE  # pattern fits this message may still cost (engine.candidates)
     quotes: list[tuple[int, int]] = field(default_factory=list)  # quoted stretches of `text`
     _readings: dict[tuple[str, int, int], tuple[Any, float] | None] = field(default_factory=dict)
@@ -85,6 +96,8 @@ class Request:
         if found is None:
             if slot.kind == "text" or (slot.kind == "list" and slot.item == "text"):
                 found = self._free_table(slot.kind == "list")
+                if slot.kind == "text" and slot.choices:
+                    found = self._typical(found, slot.choices)
             else:
                 found = [[] for _ in range(len(self.toks) + 1)]
                 for j in range(1, len(self.toks) + 1):
@@ -95,6 +108,19 @@ class Request:
                             row.append((k, got[1]))
             self._tables[slot.key] = found
         return found
+
+    def _typical(self, rows: list[list[tuple[int, float]]], choices: tuple[str, ...]) -> list[list[tuple[int, float]]]:
+        """A text parameter's table where words unlike all its typical values (its schema's
+        `examples`: cuisines, diets) are a doubtful value: "notes about" is no cuisine."""
+        out: list[list[tuple[int, float]]] = []
+        for j, row in enumerate(rows):
+            kept = []
+            for k, q in row:
+                words = [self.text[t.start:t.end].lower() for t in self.toks[k:j] if t.canon not in FILLERS]
+                like = len(words) <= MAX_TYPICAL_WORDS and match_choice(" ".join(words), choices) is not None
+                kept.append((k, q if like else q * UNTYPICAL))
+            out.append(kept)
+        return out
 
     def _free_table(self, is_list: bool) -> list[list[tuple[int, float]]]:
         """table() for free text and lists of things, from the words alone, in O(n²).
@@ -190,6 +216,9 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
         w = words[i]
         canon = lex.single.get(lemmas[i], lemmas[i]) if w.kind == "word" else w.low
         alts = {canon: 1.0}
+        verb = OPENING_VERBS.get(canon) if not toks and w.kind == "word" else None
+        if verb is not None:
+            alts[lex.canon_word(verb)] = 1.0
         fix = canon if canon in DATE_WORDS else w.low
         if w.kind == "word" and not lex.is_known(w.low):
             typo = lex.spell(w.low.replace("'", ""))
@@ -218,4 +247,13 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
             t.temporal = True
             for k in days:
                 toks[k].temporal = True
-    return Request(text, toks, lex, now, cut, quotes=quotes)
+    return Request(text, toks, lex, now, cut, asks=asks_question([t.fix for t in toks[:2]]), quotes=quotes)
+
+
+def asks_question(first: list[str]) -> bool:
+    """Words that open a question: a question word, or an auxiliary and a person ("do I", "are there")."""
+    if not first:
+        return False
+    if first[0] in QUESTION_WORDS:
+        return True
+    return len(first) > 1 and first[0] in QUESTION_AUXILIARIES and first[1] in QUESTION_SUBJECTS

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 from dreamer.sidekick.planner.base import Tool
 from dreamer.sidekick.planner.language import embeddings
-from dreamer.sidekick.planner.language.outside import OUTSIDE
+from dreamer.sidekick.planner.language.outside import GOODS, OUTSIDE
 from dreamer.sidekick.planner.offline.templates import expand
 
 MAX_TEXTS_PER_TOOL = 24  # vectors per function: the description and its first examples' expansions
@@ -79,6 +79,8 @@ def outside_vectors() -> np.ndarray:
     return _outside
 
 
+_GOODS = np.array(GOODS, dtype=bool)
+
 _spaces: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
 
@@ -110,12 +112,16 @@ class Closeness:
         self.ok = embeddings.available()
         self.by_tool: list[float] = [0.0] * len(tools)
         self.outside = 0.0
+        self.outside_services = 0.0
         if not self.ok or not text.strip() or not tools:
             return
         vector = embeddings.embed([text])[0]
         matrix, starts = space(tools)
         self.by_tool = [float(v) for v in np.maximum.reduceat(matrix @ vector, starts)]
-        self.outside = float(np.max(outside_vectors() @ vector))
+        near = outside_vectors() @ vector
+        self.outside = float(np.max(near))
+        # ... and to the domains whose things are not goods a shop sells (outside.GOODS)
+        self.outside_services = float(np.max(np.where(_GOODS, -1.0, near)))
 
     def best(self) -> tuple[int, float, float]:
         """The closest tool, its closeness, and the next closest tool's (of another function)."""

@@ -2,7 +2,7 @@
 run against a real kernel with the starter agents through the chat API, checked for the calls
 made and for how the replies read.
 
-    .venv/bin/python tests/sidekick/dialogues/dialogue_suite.py [tuned|heldout] [-v]
+    .venv/bin/python tests/sidekick/dialogues/dialogue_suite.py [tuned|heldout|heldout_2] [-v]
 
 A family in YAML:
 

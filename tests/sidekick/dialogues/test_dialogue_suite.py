@@ -1,6 +1,7 @@
 """The dialogue suite (dialogue_suite.py) against a real kernel: both splits at 90% or better.
 
-The held-out split is run, never tuned to; its number is what the note reports."""
+The held-out splits are run, never tuned to; their numbers are what the note reports
+(heldout_2.yaml is a second batch, written before the answer-word, undo and help fixes)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from dialogue_suite import HERE, load, reads_badly, run_suite
 from kernelproc import KernelProc, start_kernel
 
 TARGET = 0.9
+# heldout_2 (written before the answer-word, undo and help fixes, never read) is below the target:
+# its floor guards against falling back; docs/PERFORMANCE.md has the number.
+FLOOR = {"tuned": TARGET, "heldout": TARGET, "heldout_2": 0.8}
 
 
 @pytest.fixture(scope="module")
@@ -38,10 +42,10 @@ def test_field_dumps_and_exception_names_are_caught() -> None:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("split", ["tuned", "heldout"])
+@pytest.mark.parametrize("split", ["tuned", "heldout", "heldout_2"])
 def test_split_meets_the_target(suite_kernel: KernelProc, split: str) -> None:
     passed, total, failures, _ = run_suite(suite_kernel, HERE / f"{split}.yaml")
     print(f"{split}: {passed}/{total}")
-    assert passed / total >= TARGET, "\n".join(failures)
+    assert passed / total >= FLOOR[split], "\n".join(failures)
 
 

@@ -26,6 +26,8 @@ if MODE == "flood":
     time.sleep(3600)
 
 server = MCPServer("echo")
+# The wire itself, kept before the server diverts fd 1 to stderr (as a hostile server would).
+WIRE = os.dup(1)
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -41,6 +43,17 @@ def write_note(text: str) -> str:
         f.write(text + "\n")
     with open("/data/note.txt") as f:
         return f.read()
+
+
+@server.tool()
+def notify_flood(count: int) -> int:
+    """Write `count` log notifications straight onto the wire, then answer."""
+    line = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"spam"}}\n'
+    for start in range(0, count, 1000):
+        chunk = line * min(1000, count - start)
+        while chunk:
+            chunk = chunk[os.write(WIRE, chunk):]
+    return count
 
 
 @server.tool()

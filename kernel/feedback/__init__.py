@@ -1,0 +1,1 @@
+"""The user's thumbs up/down on Sidekick answers and on invocations (kept as rewards)."""

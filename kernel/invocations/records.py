@@ -1,0 +1,162 @@
+"""An invocation's records: what a run collects while it runs, the row it starts and ends
+with, its log lines, and the rows a dead kernel left running.
+
+The statements compile once with bound parameters; the hot path runs them as Core
+through the group writer (kernel/store/writer.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, cast
+
+from opentelemetry import trace
+from sqlalchemy import Connection, CursorResult, Table, bindparam, insert, update
+
+from dreamer.contracts.errors import DreamerError
+from dreamer.kernel.invocations.principal import Caller, Principal
+from dreamer.kernel.runs.retry import retry_delay
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.models import Invocation, InvocationLog
+from dreamer.kernel.store.text import storable_text
+
+
+@dataclass
+class Outcome:
+    value: Any
+    invocation_id: str
+    status: str = "succeeded"  # or "queued": a background function answers at once
+
+
+@dataclass
+class Run:
+    """What one invocation collects while it runs."""
+
+    id: str
+    logs: list[tuple[datetime, str, str, str]] = field(default_factory=list)
+    queued: bool = False  # admitted as a background invocation: the runner will run it
+    attempt: int = 1
+    max_attempts: int = 1
+    background: bool = False
+    trigger: dict[str, Any] | None = None
+
+    def sink(self, stream: str, level: str, message: str) -> None:
+        self.logs.append((datetime.now(timezone.utc), storable_text(stream), storable_text(level), storable_text(message)))
+
+
+@dataclass(frozen=True)
+class QueuedRun:
+    """A background invocation the runner has claimed (status running, attempt counted)."""
+
+    id: str
+    user_id: int
+    user_name: str
+    timezone: str
+    agent: str
+    function: str
+    args: dict[str, Any]
+    caller: str
+    attempt: int
+    max_attempts: int
+    trigger: dict[str, Any] | None
+
+
+# A declarative model's __table__ is typed as any FromClause; these two are Tables.
+_INVOCATIONS = cast(Table, Invocation.__table__)
+INSERT_INVOCATION = insert(_INVOCATIONS)
+# Only a running row is finished: a cancelled one keeps "cancelled" whatever its worker did.
+_FINISH_INVOCATION = (
+    update(_INVOCATIONS)
+    # ... and only by the attempt that ran: one a dead node's lease handed to another node
+    # (kernel/cluster/) is never overwritten by the old attempt waking up late.
+    .where(_INVOCATIONS.c.id == bindparam("run_id"), _INVOCATIONS.c.status == "running",
+           _INVOCATIONS.c.attempt == bindparam("run_attempt"))
+    .values(
+        status=bindparam("status"), result=bindparam("result"), finished_at=bindparam("finished_at"),
+        error_code=bindparam("error_code"), error_message=bindparam("error_message"),
+        run_after=bindparam("run_after"),
+    )
+)
+_INSERT_LOG = insert(cast(Table, InvocationLog.__table__))
+
+
+def new_invocation_id() -> str:
+    return "inv_" + uuid.uuid4().hex
+
+
+def start_row(
+    who: Principal, run: Run, agent: str, function: str, args: dict[str, Any], caller: Caller, node: str | None
+) -> dict[str, Any]:
+    """The invocations row an admitted call inserts (INSERT_INVOCATION), in the admission's transaction."""
+    ctx = trace.get_current_span().get_span_context()
+    now = datetime.now(timezone.utc)
+    return dict(
+        id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
+        caller=(caller.agent or caller.kind)[:64], parent_id=caller.parent_id,
+        status="queued" if run.queued else "running",
+        # A queued invocation has had no attempt yet; the runner counts each one it starts.
+        attempt=0 if run.queued else 1, created_at=now, started_at=None if run.queued else now,
+        trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
+        background=run.background, max_attempts=run.max_attempts, run_after=None, trigger=run.trigger,
+        node=None if run.queued else node,
+    )
+
+
+def end_job(
+    run: Run, status: str, value: Any, error: DreamerError | None, retry_delay_s: float
+) -> Callable[[Connection], None]:
+    """Finishes the row (or puts it back in the queue for a retry) and writes its last log lines."""
+    now = datetime.now(timezone.utc)
+    values: dict[str, Any] = {
+        "run_id": run.id, "run_attempt": run.attempt, "status": status, "result": value,
+        "finished_at": None if status == "queued" else now,
+        "error_code": error.code if error else None, "error_message": error.message if error else None,
+        # "queued" after a failed attempt: the next one waits for its retry delay.
+        "run_after": now + retry_delay(run.attempt, retry_delay_s) if status == "queued" else None,
+    }
+    write_logs = logs_job(run)
+
+    def finish(conn: Connection) -> None:
+        conn.execute(_FINISH_INVOCATION, values)
+        write_logs(conn)
+
+    return finish
+
+
+def logs_job(run: Run) -> Callable[[Connection], None]:
+    """Writes the lines collected so far; the attempt's next lines start a new batch."""
+    logs = [
+        {"invocation_id": run.id, "at": at, "stream": stream, "level": level, "message": message}
+        for at, stream, level, message in run.logs
+    ]
+    run.logs.clear()
+
+    def write(conn: Connection) -> None:
+        if logs:
+            conn.execute(_INSERT_LOG, logs)
+
+    return write
+
+
+def interrupted_on_restart(store: Store, node: str | None = None) -> int:
+    """Mark direct invocations left running by a kernel that died; returns how many.
+    (Background ones are the runner's: see dreamer.kernel.runs.queue.recover.)
+    With `node`, only those that node ran (its own at start, a dead node's on takeover)."""
+    with store.session() as s:
+        stale = update(Invocation).where(Invocation.status.in_(("queued", "running")), Invocation.background.is_(False))
+        if node is not None:
+            stale = stale.where(Invocation.node == node)
+        # An UPDATE's result is a cursor result, which has the row count.
+        result = cast(CursorResult[Any], s.execute(
+            stale
+            .values(
+                status="failed",
+                error_code="interrupted",
+                error_message="the kernel stopped while this invocation ran",
+                finished_at=datetime.now(timezone.utc),
+            )
+        ))
+        return result.rowcount or 0
