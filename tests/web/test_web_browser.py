@@ -129,7 +129,7 @@ def test_chat_calls_grocery_and_shows_the_card(page: object, kernel: tuple[Kerne
 
 def test_clarification_answered_by_a_button(page: object) -> None:
     page.goto("/")  # type: ignore[attr-defined]
-    answer = say(page, "show me my notes and list")
+    answer = say(page, "add bread")  # the grocery list or the calendar: Sidekick asks
     choices = answer.locator(".ask button")
     assert choices.count() >= 2
     shot(page, "03-clarification")
@@ -138,7 +138,7 @@ def test_clarification_answered_by_a_button(page: object) -> None:
     page.wait_for_function("() => !document.getElementById('send').disabled")  # type: ignore[attr-defined]
     last = page.locator(".msg.assistant").last  # type: ignore[attr-defined]
     last.locator("li.call").wait_for(state="attached")
-    assert last.locator(".fn").text_content() == "grocery.list_items"
+    assert last.locator(".fn").text_content() == "grocery.add_items"
 
 
 def test_confirmation_approved(page: object, kernel: tuple[KernelProc, str]) -> None:

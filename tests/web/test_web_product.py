@@ -594,7 +594,7 @@ def test_a_clarification_offers_its_choices_as_real_buttons(visit: Visit, kernel
         for learned in c.get("/v1/learned").json()["examples"]:
             c.delete(f"/v1/learned/{learned['id']}").raise_for_status()
     page.goto("/")
-    answer = visit.say("show me my notes and list")
+    answer = visit.say("add bread")  # the grocery list or the calendar: Sidekick asks
     chips = answer.locator(".ask button")
     assert chips.count() >= 2
     looks = chips.evaluate_all("bs => bs.map(b => [b.disabled, getComputedStyle(b).opacity])")
@@ -604,7 +604,7 @@ def test_a_clarification_offers_its_choices_as_real_buttons(visit: Visit, kernel
     visit.check("chat-clarification")
     answer.locator(".ask button", has_text="grocery list").click()
     page.wait_for_function("() => document.querySelectorAll('.msg.assistant').length === 2 && !document.getElementById('send').disabled")
-    assert page.locator(".msg.assistant").last.locator(".fn").text_content() == "grocery.list_items"
+    assert page.locator(".msg.assistant").last.locator(".fn").text_content() == "grocery.add_items"
     assert answer.locator(".ask.answered").count() == 1
 
 
