@@ -42,7 +42,7 @@ def ms(a: str, b: str) -> float:
     return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds() * 1000
 
 
-def wait_all(client, ids: list[str]) -> list[dict]:  # noqa: ANN001
+def wait_all(client, ids: list[str]) -> list[dict]:
     done: dict[str, dict] = {}
     while len(done) < len(ids):
         for run_id in ids:

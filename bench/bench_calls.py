@@ -66,41 +66,50 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _status(pid: str) -> dict[str, str]:
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        fields[key] = value.strip()
-    return fields
+def _cmdline(pid: int) -> list[bytes]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return []
 
 
-def worker_rss_mb(kernel_pid: int) -> list[float]:
-    """Resident memory of this kernel's idle sandboxed worker interpreters (not bwrap itself)."""
-    parents: dict[str, str] = {}
-    info: dict[str, tuple[list[bytes], dict[str, str]]] = {}
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                status = _status(pid)
-                parents[pid] = status.get("PPid", "0")
-                info[pid] = (Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"), status)
-            except OSError:
-                continue
+def _is_worker_interpreter(pid: int) -> bool:
+    cmd = _cmdline(pid)
+    return bool(cmd) and b"python" in cmd[0] and b"dreamer.sdk.worker" in cmd
 
-    def under_kernel(pid: str) -> bool:
-        for _ in range(10):
-            pid = parents.get(pid, "0")
-            if pid == str(kernel_pid):
-                return True
-            if pid in ("0", "1"):
-                return False
-        return False
 
-    sizes = []
-    for pid, (cmd, status) in info.items():
-        if cmd and b"python" in cmd[0] and b"dreamer.sdk.worker" in cmd and under_kernel(pid):
-            sizes.append(int(status.get("VmRSS", "0 kB").split()[0]) / 1024)
-    return sizes
+def worker_memory(kernel_pid: int) -> dict[str, object]:
+    """Idle workers of this kernel, measured from /proc/PID/smaps_rollup (kernel/workers/procmem.py).
+
+    Per worker: the sandboxed interpreter alone (RSS, PSS, USS) and the whole tree the
+    kernel started for it (bwrap's processes included), so both what the agent's
+    interpreter holds and what the machine gets back when the worker stops are shown.
+    """
+    from dreamer.kernel.workers.procmem import children_of, descendants, process_memory, tree_memory
+
+    interpreters, trees = [], []
+    for child in children_of(kernel_pid):
+        members = descendants(child)
+        workers = [pid for pid in members if _is_worker_interpreter(pid)]
+        if not workers:
+            continue
+        own = process_memory(workers[0])
+        if own is None:
+            continue
+        interpreters.append(own)
+        trees.append(tree_memory(child))
+
+    def median(values: list[float]) -> float | None:
+        return round(statistics.median(values), 2) if values else None
+
+    return {
+        "workers": len(interpreters),
+        "interpreter_rss_mb": median([m.rss_kb / 1024 for m in interpreters]),
+        "interpreter_pss_mb": median([m.pss_kb / 1024 for m in interpreters]),
+        "interpreter_uss_mb": median([m.uss_kb / 1024 for m in interpreters]),
+        "tree_pss_mb": median([m.pss_kb / 1024 for m in trees]),
+        "tree_uss_mb": median([m.uss_kb / 1024 for m in trees]),
+    }
 
 
 async def throughput(url: str, token: str, clients: int, total: int) -> dict[str, float]:
@@ -199,8 +208,7 @@ def main() -> None:
                 report["http_floor_healthz"] = summary(health)
             report["throughput_16_clients"] = asyncio.run(lean_throughput(kernel.url, kernel.token, 16, args.runs * 10))
             report["throughput_16_httpx_clients"] = asyncio.run(throughput(kernel.url, kernel.token, 16, args.runs * 5))
-            rss = worker_rss_mb(kernel.process.pid)
-            report["idle_worker_rss_mb"] = {"median": round(statistics.median(rss), 1) if rss else None, "workers": len(rss)}
+            report["idle_worker_memory"] = worker_memory(kernel.process.pid)
         finally:
             kernel.stop()
     report["bare_python_import_sdk"] = summary(bare_import)
@@ -218,7 +226,7 @@ def main() -> None:
     else:
         try:
             report["docker_exec_per_action"] = summary(docker_exec_roundtrip(max(5, args.cold)))
-        except Exception as exc:  # no engine here: say so rather than fail the whole benchmark
+        except Exception as exc:  # noqa: BLE001 - no engine here: say so rather than fail the whole benchmark
             report["docker_exec_per_action"] = f"not measured: {type(exc).__name__}: {exc}"
     if args.json:
         print(json.dumps(report, indent=2))

@@ -4,13 +4,16 @@ Starts PostgreSQL's fresh database, three `dreamer up --node` kernels sharing on
 HAProxy in front (tests/cluster/clusterproc.py, the launcher the cluster test uses), then:
 
 0. the baseline: one kernel on PostgreSQL started without --node (none of kernel/cluster/);
-1. warm direct calls (`clusterbot.double`) with concurrent clients, to one node directly and
-   to all three through HAProxy: calls/s, p50, p99, and the ratio three/one. On a two-core
-   machine three nodes share the same cores, so the ratio measures the overhead of the
-   load balancer and the cluster's coordination, not added capacity;
-2. recovery: a background run running on one node, that node SIGKILLed, the time until the
-   run has succeeded on another node (lease expiry, take-over, re-claim, re-run), and the
-   failed requests a client saw during the kill.
+1. warm direct calls (`clusterbot.double`) with concurrent clients, to the node holding the
+   user's lease directly, to another node directly (every call forwarded to the holder,
+   decision 0049) and to all three through HAProxy round robin (two calls in three
+   forwarded): calls/s, p50, p99, and the ratios. On a two-core machine three nodes share
+   the same cores, so the ratios measure the overhead of the hop and the cluster's
+   coordination, not added capacity;
+2. recovery: a background run running on the user's node, that node SIGKILLed, the time
+   until the run has succeeded on another node (lease expiry, take-over, re-claim, re-run),
+   the time until a call of that user is answered again, and the refused requests meanwhile
+   (503 node_unavailable until the dead node's lease ran out).
 
     .venv/bin/python bench/bench_cluster.py            # about three minutes
     .venv/bin/python bench/bench_cluster.py --json --total 2000 --clients 8
@@ -73,7 +76,7 @@ async def throughput(url: str, token: str, clients: int, total: int) -> dict[str
 
 def recovery(cluster: Cluster, token: str) -> dict[str, Any]:
     """Kill the node running a background run; time until another node finished it."""
-    victim = cluster.nodes[-1]
+    victim = _holder(cluster, "bench")  # the user's runs run where the user is placed
     with cluster.client(token, url=victim.url) as c:
         run_id = c.post("/v1/agents/clusterbot/functions/slow", json={"args": {"key": "recovery", "seconds": 3}}).json()[
             "invocation_id"]
@@ -96,12 +99,14 @@ def recovery(cluster: Cluster, token: str) -> dict[str, Any]:
         victim.kill()
     with httpx.Client(base_url=cluster.url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as c:
         first_ok = None
-        for _ in range(200):
+        deadline = time.perf_counter() + 120
+        while time.perf_counter() < deadline:
             answer = c.post("/v1/agents/clusterbot/functions/double", json={"args": {"n": 1}})
             if answer.status_code == 200:
                 first_ok = first_ok or time.perf_counter()
             else:
                 errors += 1
+                time.sleep(0.1)  # a 503 node_unavailable until the dead holder's lease ran out
             if first_ok and time.perf_counter() - first_ok > 1:
                 break
     wait_until("the run to succeed elsewhere", lambda: row()[0] == "succeeded", 180, every=0.05)
@@ -109,6 +114,20 @@ def recovery(cluster: Cluster, token: str) -> dict[str, Any]:
     engine.dispose()
     return {"killed": victim.name, "run_recovered_s": round(healed - killed, 2), "lease_s": cluster.lease_s,
             "client_errors_after_kill": errors, "first_ok_after_kill_s": round((first_ok or healed) - killed, 3)}
+
+
+def _holder(cluster: Cluster, user: str) -> Any:
+    """The node holding the user's lease (the install's first request took it)."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(cluster.database_url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as conn:
+            name = conn.execute(text("SELECT l.node FROM user_leases l JOIN users u ON u.id = l.user_id "
+                                     "WHERE u.name = :u"), {"u": user}).scalar_one()
+    finally:
+        engine.dispose()
+    return next(n for n in cluster.nodes if n.name == name)
 
 
 def lone_kernel(root: Path, clients: int, total: int) -> dict[str, float]:
@@ -147,12 +166,17 @@ def main() -> None:
             f.write(TRIGGERS)
         done = cluster.cli("install", str(folder), "--yes", token=token)
         assert done.returncode == 0, done.stderr
-        one = asyncio.run(throughput(cluster.nodes[0].url, token, args.clients, args.total))
+        holder = _holder(cluster, "bench")
+        other = next(n for n in cluster.nodes if n.name != holder.name)
+        one = asyncio.run(throughput(holder.url, token, args.clients, args.total))
+        forwarded = asyncio.run(throughput(other.url, token, args.clients, args.total))
         three = asyncio.run(throughput(cluster.url, token, args.clients, args.total))
         result = {
-            "one_node_direct": one, "three_nodes_haproxy": three,
+            "one_node_direct": one, "forwarded_every_call": forwarded, "three_nodes_haproxy": three,
             "ratio_calls_per_s": round(three["calls_per_s"] / one["calls_per_s"], 2),
             "ratio_p50": round(three["p50_ms"] / one["p50_ms"], 2),
+            "forwarded_ratio_calls_per_s": round(forwarded["calls_per_s"] / one["calls_per_s"], 2),
+            "forwarded_ratio_p50": round(forwarded["p50_ms"] / one["p50_ms"], 2),
             "recovery": recovery(cluster, token),
         }
     if lone is not None:
@@ -161,13 +185,14 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    for name in ("lone_kernel_no_node", "one_node_direct", "three_nodes_haproxy"):
+    for name in ("lone_kernel_no_node", "one_node_direct", "forwarded_every_call", "three_nodes_haproxy"):
         if name not in result:
             continue
         r = result[name]
         print(f"{name:22} {r['calls_per_s']:8.1f} calls/s  p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms  "
               f"({r['n']} calls, {r['errors']} errors)")
     print(f"three/one: calls/s x{result['ratio_calls_per_s']}, p50 x{result['ratio_p50']}")
+    print(f"forwarded/one: calls/s x{result['forwarded_ratio_calls_per_s']}, p50 x{result['forwarded_ratio_p50']}")
     print(f"recovery: {result['recovery']}")
 
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_calls import pct  # noqa: E402  (one percentile for every benchmark)
+from bench_calls import pct
 
 WORDS = ["user", "session", "token", "cart", "price", "order", "invoice", "parse", "config", "render", "widget", "cache", "queue", "retry", "schedule", "report", "export", "import", "account", "payment", "refund", "shipping", "address", "email", "notify", "search", "index", "chunk", "stream", "buffer", "socket", "client", "server", "handler", "request", "response", "route", "model", "view"]
 

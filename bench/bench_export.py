@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from export_seed import SPANS_PER_RUN, seed  # noqa: E402
+from export_seed import SPANS_PER_RUN, seed
 
-from dreamer.kernel.store.db import Store  # noqa: E402
-from dreamer.kernel.tracing.export import FORMATS, Exportee, export_lines, known_secrets  # noqa: E402
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.tracing.export import FORMATS, Exportee, export_lines, known_secrets
 
 
 def main() -> None:

@@ -34,7 +34,7 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def timed(fn, runs: int) -> list[float]:  # noqa: ANN001
+def timed(fn, runs: int) -> list[float]:
     out = []
     for _ in range(runs):
         start = time.perf_counter()

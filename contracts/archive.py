@@ -336,6 +336,7 @@ def _unpack_into(data: bytes, root: Path, limits: BundleLimits) -> None:
     reader = _BoundedReader(gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb"), limits.max_expanded_bytes)
     tally = _Tally()
     layout = _Layout(set(), set(), set())
+    # typeshed asks any fileobj for write/seek/tell too; stream mode ("r|") only ever reads.
     with tarfile.open(fileobj=reader, mode="r|") as tar:  # type: ignore[call-overload]
         for member in tar:
             path = _member_path(member.name, limits)

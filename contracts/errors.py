@@ -44,6 +44,10 @@ STATUS: dict[str, int] = {
     "digest_mismatch": 422,
     "metadata_mismatch": 422,
     "gallery_unreachable": 502,
+    # a cluster (kernel/cluster/placement.py): the user's node is gone and its lease not over yet
+    # (Retry-After says when to ask again), or a forwarded request carried a stale fencing token
+    "node_unavailable": 503,
+    "stale_lease": 409,
 }
 
 

@@ -20,7 +20,7 @@ from dreamer.sdk.replies import check_templates, check_undo_hint_spec, check_und
 
 FUNCTIONS_NAME = "functions.json"
 MAX_FUNCTIONS_BYTES = 4 * 1024 * 1024
-FORMAT = 1
+FORMAT: Literal[1] = 1
 
 Example = Annotated[str, Field(max_length=300)]
 

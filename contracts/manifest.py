@@ -204,6 +204,11 @@ class Manifest(_Strict):
             raise ValueError("an event is listed twice")
         return value
 
+    @property
+    def asked_limits(self) -> dict[str, float]:
+        """The `limits:` fields it sets, by their manifest names (the kernel caps each at its ceiling)."""
+        return {} if self.limits is None else self.limits.model_dump(exclude_none=True)
+
     @model_validator(mode="after")
     def _kind_fields(self) -> "Manifest":
         if self.kind == "agent" and not self.entry:

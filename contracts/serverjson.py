@@ -45,7 +45,7 @@ def manifest_from_server_json(data: Any) -> dict[str, Any]:
     version = data.get("version")
     if not isinstance(version, str) or not _SEMVER.match(version):
         raise _bad(f"version {str(version)[:40]!r} is not a semantic version (1.2.3)")
-    description = data.get("description") if isinstance(data.get("description"), str) else ""
+    description = data["description"] if isinstance(data.get("description"), str) else ""
     server: dict[str, Any] | None = None
     notes = []
     for remote in data.get("remotes") or []:
@@ -53,7 +53,7 @@ def manifest_from_server_json(data: Any) -> dict[str, Any]:
             if not re.match(r"^https?://\S+$", remote["url"]):
                 raise _bad(f"remote url {remote['url'][:80]!r} is not an http(s) URL")
             server = {"url": remote["url"]}
-            names = [h.get("name") for h in remote.get("headers") or [] if isinstance(h, dict) and isinstance(h.get("name"), str)]
+            names = [h["name"] for h in remote.get("headers") or [] if isinstance(h, dict) and isinstance(h.get("name"), str)]
             if names:
                 notes.append(f"Needs headers set with `dreamer tools headers`: {', '.join(names)}.")
             break
@@ -66,7 +66,7 @@ def manifest_from_server_json(data: Any) -> dict[str, Any]:
             identifier = package.get("identifier")
             if not isinstance(identifier, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,100}", identifier):
                 raise _bad("a pypi package needs an 'identifier'")
-            args = [a.get("value") for a in package.get("packageArguments") or [] if isinstance(a, dict) and isinstance(a.get("value"), str)]
+            args = [a["value"] for a in package.get("packageArguments") or [] if isinstance(a, dict) and isinstance(a.get("value"), str)]
             server = {"command": ["python", "-m", identifier.replace("-", "_"), *args]}
             break
     if server is None:
@@ -74,7 +74,7 @@ def manifest_from_server_json(data: Any) -> dict[str, Any]:
     text = (description or f"The MCP server {full}.") + (" " + " ".join(notes) if notes else "")
     return {
         "name": _slug(short or full, "mcp"), "version": version, "kind": "tool",
-        "title": (data.get("title") if isinstance(data.get("title"), str) else short or full)[:100],
+        "title": (data["title"] if isinstance(data.get("title"), str) else short or full)[:100],
         "description": text[:2000], "publisher": _slug(namespace or "registry", "mcp"), "server": server,
     }
 
@@ -88,7 +88,7 @@ def bundle_from_server_json(path: Path, dest: Path) -> Path:
     except (ValueError, UnicodeDecodeError):
         raise _bad("is not valid JSON") from None
     manifest = manifest_from_server_json(data)
-    folder = dest / manifest["name"]
+    folder: Path = dest / manifest["name"]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "agent.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     (folder / "server.json").write_text(json.dumps(data, indent=2))

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.functions import FunctionSpec
 from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.ports import TaskPlan
 from dreamer.sidekick.chat.conversation_index import conversations_of_runs, delete_conversation, find_conversations
@@ -55,9 +56,10 @@ class SidekickTasks:
         return self.sidekick.model_gateway() is not None
 
     def plan(
-        self, who: Principal, agent: str, description: str, functions: Sequence[Mapping[str, Any]], tools: Sequence[str]
+        self, who: Principal, agent: str, description: str, functions: Sequence[FunctionSpec], tools: Sequence[str]
     ) -> TaskPlan:
-        chosen = [Tool.from_spec(agent, spec, description) for spec in functions]
+        # Sidekick's tools are built from the functions.json shape: the one place the specs become dicts.
+        chosen = [Tool.from_spec(agent, spec.model_dump(), description) for spec in functions]
         if tools:
             offered = {t.name: t for t in self.sidekick.tools(who) if t.kind == "tool"}
             for name in tools:

@@ -82,6 +82,7 @@ def guarded_protocol(limits: ConnectionLimits, max_connections: int) -> type[Htt
         _timer: asyncio.TimerHandle | None = None
         _reading_body = False
 
+        # uvicorn's HttpToolsProtocol narrows asyncio's BaseTransport to Transport; this override keeps its signature.
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             live.add(self)

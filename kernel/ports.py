@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from dreamer.contracts.archive import BundleLimits
+    from dreamer.contracts.functions import FunctionSpec
     from dreamer.kernel.invocations.principal import Principal
 
 
@@ -53,7 +54,7 @@ class TaskRunner(Protocol):
         ...
 
     def plan(
-        self, who: Principal, agent: str, description: str, functions: Sequence[Mapping[str, Any]], tools: Sequence[str]
+        self, who: Principal, agent: str, description: str, functions: Sequence[FunctionSpec], tools: Sequence[str]
     ) -> TaskPlan:
         """The tools a task may use; raises DreamerError(not_found) for a tool the user has not enabled."""
         ...

@@ -41,7 +41,9 @@ if [ -z "$cache_root" ]; then
 fi
 py_tag=$("$PY" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
 cpu_key=$( (grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m) | sha256sum | cut -c1-12)
-cache_dir="$cache_root/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION-$py_tag-$cpu_key"
+# BUILD_FLAVOUR names the build's flags below: a change of flags must not reuse an old wheel.
+BUILD_FLAVOUR=native-noamx
+cache_dir="$cache_root/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION-$py_tag-$cpu_key-$BUILD_FLAVOUR"
 mkdir -p "$cache_dir"
 
 if [ "${1:-}" = "--rebuild" ]; then
@@ -57,14 +59,21 @@ if [ "$(installed llama_cpp_python)" != "$LLAMA_CPP_PYTHON_VERSION" ] || [ "${1:
   if [ -z "$wheel" ]; then
     echo "local_model: building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION once (compiles llama.cpp; several minutes on two cores)"
     build_dir=$(mktemp -d "$cache_dir/.build.XXXXXX")
+    # --no-cache-dir: pip keeps wheels it built by the sdist's name, not by these flags.
     # CPU only; only the libraries the Python package loads (no tests, examples, tools,
     # server binary or the multimodal mtmd library), no TLS; two compile jobs.
     export CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
 -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF \
 -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_BLAS=OFF -DGGML_NATIVE=ON"
     export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
+    # -march=native on a CPU with AMX (Sapphire Rapids and later) compiles ggml's AMX path,
+    # which repacks Q4_1 weights into AMX tiles and then dies with SIGSEGV on the first decode
+    # where the hypervisor does not hand the tiles to the process (seen on these machines).
+    # The AVX-512 and AVX2 paths stay; only the AMX instructions are left out.
+    export CFLAGS="${CFLAGS:-} -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+    export CXXFLAGS="${CXXFLAGS:-} -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
     started=$(date +%s)
-    if ! "$PY" -m pip wheel -q --disable-pip-version-check --no-deps --no-binary llama-cpp-python \
+    if ! "$PY" -m pip wheel -q --disable-pip-version-check --no-cache-dir --no-deps --no-binary llama-cpp-python \
         "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" -w "$build_dir" >"$build_dir/build.log" 2>&1; then
       echo "local_model: the llama-cpp-python build failed; its log: $build_dir/build.log" >&2
       # What tests/llm_local shows when it skips.
@@ -81,6 +90,8 @@ if [ "$(installed llama_cpp_python)" != "$LLAMA_CPP_PYTHON_VERSION" ] || [ "${1:
   else
     echo "local_model: reusing the built wheel $wheel"
   fi
+  # Forced: a rebuilt wheel has the same version as the one installed, which pip would keep.
+  pip_q --force-reinstall --no-deps "$wheel"
   pip_q "$wheel" "${SERVER_PINS[@]}"
   flock -u 9
 else

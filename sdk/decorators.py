@@ -195,7 +195,7 @@ def _type_hints(name: str, func: Any) -> dict[str, Any]:
     # still fails (a class defined further down, a typo) is the real problem.
     try:
         return typing.get_type_hints(func, localns={"Context": Context}, include_extras=True)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - NameError, TypeError: a builder's hint, said back to them
         raise DefinitionError(
             f"the type hints of {name} cannot be resolved: {type(exc).__name__}: {exc} "
             "(types must be defined or imported before the function)"

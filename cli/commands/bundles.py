@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from dreamer.cli.client import CLIError
+from dreamer.contracts.names import NAME, is_name
 from dreamer.cli.commands.common import JsonOpt, UserOpt, YesOpt, client, confirm, guarded
 from dreamer.cli.review import Review, read_review, render_review, render_tool_review
 from dreamer.cli.output import Output, cell_text, make_table
@@ -30,7 +31,7 @@ def pack_folder(folder: Path) -> bytes:
     # A bundle's own packed archives (`dreamer pack` writes NAME-VERSION.tar.gz next to
     # agent.yaml) never go inside the next one.
     name = manifest_fields(folder).get("name")
-    own = (f"{name}-*.tar.gz",) if isinstance(name, str) and re.fullmatch(r"[a-z][a-z0-9-]*", name) else ()
+    own = (f"{name}-*.tar.gz",) if isinstance(name, str) and is_name(name) else ()
     try:
         return pack(folder, exclude=(*DEFAULT_EXCLUDES, *own))
     except DreamerError as exc:
@@ -310,7 +311,7 @@ def install(
         out.say(f"Call it with: dreamer call {escape(name)} {escape(str(functions[0]))}")
 
 
-_PACKAGE_REF = re.compile(r"^([a-z][a-z0-9-]{1,62})(?:@(\d+\.\d+\.\d+[0-9A-Za-z.+-]*))?$")
+_PACKAGE_REF = re.compile(rf"^({NAME})(?:@(\d+\.\d+\.\d+[0-9A-Za-z.+-]*))?$")
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz")
 
 

@@ -19,7 +19,7 @@ class NodesAction(str, Enum):
 
 def nodes(
     action: Annotated[NodesAction | None, typer.Argument(
-        help="`drain NAME`: the node stops taking requests and background work (then stop it).")] = None,
+        help="`drain NAME`: the node stops taking requests and background work and hands its users over (then stop it).")] = None,
     name: Annotated[str | None, typer.Argument(help="With drain: the node's name.")] = None,
     json_out: JsonOpt = False,
     user: UserOpt = None,
@@ -35,7 +35,7 @@ def nodes(
             out.json(drained)
         else:
             out.say(f"Node {escape(name)} is draining: within one heartbeat it takes no new requests or background "
-                    "runs; stop it once `dreamer nodes` shows its users served elsewhere.")
+                    "runs and hands its users over one at a time; stop it once `dreamer nodes` shows it holds none.")
         return
     with client(user) as api:
         answer = api.nodes()
@@ -49,11 +49,12 @@ def nodes(
     rows = [
         [
             n.get("name"), n.get("health"), "yes" if n.get("leader") else "", f"{n.get('heartbeat_age_s')} s",
-            n.get("advertise"), ", ".join(str(u) for u in n.get("users") or []) or "-",
+            n.get("advertise"), ", ".join(str(u) for u in n.get("holds") or []) or "-",
+            ", ".join(str(u) for u in n.get("users") or []) or "-",
         ]
         for n in body.get("nodes") or [] if isinstance(n, dict)
     ]
-    out.table(make_table(["node", "health", "leader", "heartbeat", "address", "users (10 min)"], rows))
+    out.table(make_table(["node", "health", "leader", "heartbeat", "address", "holds users", "served (10 min)"], rows))
     out.note(f"[dim]answered by {escape(str(body.get('node')))}; a node is lost when its heartbeat is older than "
              f"{body.get('lease_s')} s[/]")
 

@@ -48,6 +48,8 @@ async def run_query(
     except (IndexError, ValueError):
         detail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
         raise DreamerError("internal", f"the database shell failed: {detail[0]}") from None
+    if not isinstance(answer, dict):
+        raise DreamerError("internal", "the database shell answered with something other than an object")
     if "error" in answer:
         raise DreamerError(answer["error"]["code"], answer["error"]["message"])
     return answer

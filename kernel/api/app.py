@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from dreamer.contracts.http import install_handlers
 from dreamer.kernel.api.limits import BodyLimit
+from dreamer.kernel.api.placement import PlaceUsers
 from dreamer.kernel.api.routes import (
     agents, audit, chat, data, doctor, feed, gallery, hooks, invocations, nodes, permissions, sessions, system, tokens, tools, traces,
     triggers,
@@ -62,6 +63,10 @@ def create_app(
     app.add_middleware(
         BodyLimit, json_bytes=settings.limits.max_message_bytes // 2, upload_bytes=settings.max_bundle_bytes
     )
+    if settings.node:
+        # A cluster node serves each user under a lease or forwards to the node that holds it;
+        # a single kernel never builds this (kernel/cluster/placement.py).
+        app.add_middleware(PlaceUsers)
     for module in (system, agents, permissions, invocations, audit, doctor, chat, data, sessions, tokens, feed, triggers, hooks, gallery,
                    tools, traces, nodes):
         app.include_router(module.router)

@@ -19,7 +19,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 async def kernel(request: Request) -> Kernel:
-    return request.app.state.kernel
+    k: Kernel = request.app.state.kernel
+    return k
 
 
 async def principal(
@@ -60,7 +61,8 @@ def browser_session(request: Request) -> SignedIn | None:
             with request.app.state.kernel.store.session() as s:
                 found = find_session(s, secret)
         request.state.web_session = found
-    return request.state.web_session
+    signed_in: SignedIn | None = request.state.web_session
+    return signed_in
 
 
 async def admin(who: Annotated[Principal, Depends(principal)], request: Request) -> Principal:

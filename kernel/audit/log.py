@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from dreamer.kernel.store.db import PG_AUDIT_LOCK
 from dreamer.kernel.store.models import AuditEntry
+from dreamer.kernel.store.tables import table, width
 from dreamer.kernel.store.text import storable_text
 
 GENESIS_HASH = "0" * 64
@@ -32,13 +33,8 @@ DECISIONS = ("allow", "deny")
 
 # Column widths from the model; longer values are clipped (with a marker) rather
 # than refused, because losing an audit record is worse than shortening one.
-_WIDTHS = {
-    "actor": AuditEntry.__table__.c.actor.type.length,
-    "action": AuditEntry.__table__.c.action.type.length,
-    "target": AuditEntry.__table__.c.target.type.length,
-    "scope": AuditEntry.__table__.c.scope.type.length,
-    "invocation_id": AuditEntry.__table__.c.invocation_id.type.length,
-}
+_AUDIT = table(AuditEntry)
+_WIDTHS = {name: width(_AUDIT.c[name]) for name in ("actor", "action", "target", "scope", "invocation_id")}
 _CLIP_MARK = "…"
 
 _append_lock = threading.Lock()
@@ -162,8 +158,8 @@ def _lock_chain(conn: Connection) -> None:
 
 
 # Parameters bound at execution, not baked into the statement, so it compiles once.
-_INSERT = insert(AuditEntry.__table__)
-_LAST = select(AuditEntry.__table__.c.seq, AuditEntry.__table__.c.hash).order_by(AuditEntry.__table__.c.seq.desc()).limit(1)
+_INSERT = insert(_AUDIT)
+_LAST = select(_AUDIT.c.seq, _AUDIT.c.hash).order_by(_AUDIT.c.seq.desc()).limit(1)
 _SQLITE_LOCK = text("UPDATE audit_log SET seq = seq WHERE 0 = 1")
 _PG_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 
@@ -223,7 +219,7 @@ def verify(session: Session, *, batch: int = 1000) -> VerifyResult:
     # Plain rows, not ORM objects: the values come from the database even when
     # this session holds entries in memory, and nothing piles up in the identity map.
     rows = session.execute(
-        select(*AuditEntry.__table__.c).order_by(AuditEntry.seq).execution_options(yield_per=batch)
+        select(*_AUDIT.c).order_by(AuditEntry.seq).execution_options(yield_per=batch)
     )
     try:
         for row in rows:

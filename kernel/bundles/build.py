@@ -6,9 +6,8 @@ This is how functions.json is made: the kernel never imports agent code itself.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from dreamer.contracts.functions import FunctionsFile
+from dreamer.contracts.functions import FunctionSpec, FunctionsFile
 from dreamer.contracts.manifest import Manifest
 from dreamer.kernel.config import Settings
 from dreamer.contracts.errors import DreamerError
@@ -20,7 +19,7 @@ DESCRIBE_TIMEOUT_S = 30.0
 
 async def describe_bundle(
     sandbox: Sandbox, settings: Settings, bundle: Path, manifest: Manifest, scratch: Path
-) -> list[dict[str, Any]]:
+) -> list[FunctionSpec]:
     scratch.mkdir(parents=True, exist_ok=True)
     spec = SandboxSpec(
         bundle_dir=bundle,
@@ -42,8 +41,8 @@ async def describe_bundle(
         await worker.close(grace=0.5)
     try:
         parsed = FunctionsFile.model_validate({"format": 1, "functions": (result or {}).get("functions", [])})
-    except Exception as exc:  # pydantic.ValidationError: the agent declared something unusable
+    except Exception as exc:  # noqa: BLE001 - pydantic.ValidationError: the agent declared something unusable
         raise DreamerError("invalid_bundle", f"{manifest.name}: its functions cannot be described: {str(exc).splitlines()[0]}") from None
     if not parsed.functions:
         raise DreamerError("invalid_bundle", f"{manifest.name}: {manifest.entry} defines no @function")
-    return [f.model_dump() for f in parsed.functions]
+    return list(parsed.functions)

@@ -147,7 +147,7 @@ class ClusterBus:
             return
         try:
             handler(body)
-        except Exception:  # noqa: BLE001 - one bad event must not stop the listener
+        except Exception:
             log.exception("applying cluster event %s failed", kind)
 
     def _record(self, conn: psycopg.Connection[Any], applied: int | None) -> int:

@@ -70,11 +70,19 @@ class LeaderLease:
 
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()  # closing the session releases the advisory lock
-            except (psycopg.Error, OSError):
-                pass
+        if conn is None:
+            return
+        try:
+            # Unlock before closing: the server drops a closed session's locks only when
+            # its backend has exited, a moment after the client is gone, and a node that
+            # steps down on purpose should hand over at once.
+            conn.execute("SELECT pg_advisory_unlock(%s)", (PG_LEADER_LOCK,))
+        except (psycopg.Error, OSError):
+            pass  # the connection is already broken: its backend ends and the lock goes with it
+        try:
+            conn.close()
+        except (psycopg.Error, OSError):
+            pass
 
 
 def current_leader(conninfo: str) -> str | None:

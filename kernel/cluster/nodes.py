@@ -16,7 +16,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.store.models import ClusterEvent, ClusterNode, Invocation, User
+from dreamer.kernel.store.models import ClusterEvent, ClusterNode, Invocation, User, UserLease
 
 SERVED_WINDOW = timedelta(minutes=10)  # "users a node serves": those it ran work for this recently
 
@@ -101,6 +101,13 @@ def listing(session: Session, lease_s: float, leader: str | None = None) -> list
         .where(Invocation.node.is_not(None), Invocation.created_at >= since).distinct().order_by(User.name)
     ):
         served.setdefault(str(node), []).append(name)
+    # The users each node holds the lease of now (kernel/cluster/placement.py): it runs their workers.
+    holding: dict[str, list[str]] = {}
+    for node, name in session.execute(
+        select(UserLease.node, User.name).join(User, User.id == UserLease.user_id)
+        .where(UserLease.expires_at > func.now()).order_by(User.name)
+    ):
+        holding.setdefault(str(node), []).append(name)
     out = []
     for row in session.scalars(select(ClusterNode).order_by(ClusterNode.name)):
         age = (now - _aware(row.heartbeat_at)).total_seconds()
@@ -110,6 +117,7 @@ def listing(session: Session, lease_s: float, leader: str | None = None) -> list
             "name": row.name, "advertise": row.advertise, "pid": row.pid, "health": health,
             "heartbeat_age_s": round(age, 1), "started_at": _aware(row.started_at).isoformat(),
             "leader": row.name == leader and health == "alive", "users": served.get(row.name, []),
+            "holds": holding.get(row.name, []),
         })
     return out
 

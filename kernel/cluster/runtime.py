@@ -14,11 +14,13 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import psycopg
 
-from dreamer.kernel.cluster import nodes
+from dreamer.kernel.cluster import leases, nodes
 from dreamer.kernel.cluster.bus import ClusterBus, prune, psycopg_conninfo
 from dreamer.kernel.cluster.leader import LeaderLease, current_leader
+from dreamer.kernel.cluster.placement import Here, Placement
 
 if TYPE_CHECKING:
     from dreamer.kernel.core import Kernel
@@ -43,6 +45,10 @@ class ClusterRuntime:
         self._fenced = False
         self.draining = False  # `dreamer nodes drain`: unhealthy for the load balancer, no new background work
         self._start_conn: psycopg.Connection[Any] | None = None
+        self.placement = Placement(kernel, self.me.name, self.me.lease_s)
+        self.forward_key = b""  # the shared key that signs node-to-node forwarded requests (set at join)
+        self._forwarder: httpx.AsyncClient | None = None
+        self._draining_task: asyncio.Task[None] | None = None
 
     # -- start and stop -------------------------------------------------------------------------
 
@@ -73,6 +79,9 @@ class ClusterRuntime:
         k.tokens.on_clear = lambda: self.bus.publish("tokens", {})
         k.revocations.on_bump = lambda: self.bus.publish("revoked", {})
         k.runner.on_cancel = lambda run_id: self.bus.publish("cancel", {"id": run_id})
+        k.runner.users_elsewhere = self.placement.users_elsewhere
+        k.runner.may_run = self._may_run
+        self.forward_key = self.shared_key("placement-forward")
         self.bus.start()
 
     async def start(self) -> None:
@@ -82,12 +91,21 @@ class ClusterRuntime:
         self._tasks = [self._loop.create_task(self._heartbeat_forever()), self._loop.create_task(self._lead_forever())]
 
     async def stop(self) -> None:
-        for task in self._tasks:
+        tasks = self._tasks + ([self._draining_task] if self._draining_task is not None else [])
+        for task in tasks:
             task.cancel()
-        for task in self._tasks:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await asyncio.to_thread(self.leader.release)
+        # The users' work stops here before their leases are released, so the next node to take
+        # one never finds this node still in the user's files.
+        with contextlib.suppress(Exception):
+            await self.kernel.runner.stop()
+            await self.placement.lose_all("the node is stopping")
+            await asyncio.to_thread(self.placement.release_all)
+        if self._forwarder is not None:
+            await self._forwarder.aclose()
         with contextlib.suppress(Exception):
             with self.kernel.store.session() as s:
                 nodes.leave(s, self.me.name)
@@ -98,17 +116,22 @@ class ClusterRuntime:
     async def _heartbeat_forever(self) -> None:
         while True:
             try:
-                ok, draining = await asyncio.to_thread(self._beat)
+                started = time.monotonic()
+                ok, draining, still = await asyncio.to_thread(self._beat)
                 if draining and not self.draining:
-                    log.warning("node %s is draining: it fails its health check and takes no new background work",
-                                self.me.name)
+                    log.warning("node %s is draining: it fails its health check, takes no new background work "
+                                "and hands its users over one at a time", self.me.name)
                     self.draining = True
+                    self.placement.closed = True
                     self.kernel.runner.paused = True
+                    self._draining_task = asyncio.get_running_loop().create_task(self.placement.give_up_all())
                 if ok:
-                    self._last_beat = time.monotonic()
+                    self._last_beat = started
+                    await self.placement.renewed(still, started)
                     if self._fenced:
                         log.warning("node %s has its lease again; it takes work again", self.me.name)
                         self._fenced = False
+                        self.placement.closed = self.draining
                         self.kernel.runner.paused = self.draining
                         self.kernel.runner.wake()
             except Exception as exc:  # noqa: BLE001 - a database outage must not end the heartbeat
@@ -119,12 +142,46 @@ class ClusterRuntime:
                 log.error("node %s has not renewed its lease for %.0f s; it stops its background work",
                           self.me.name, time.monotonic() - self._last_beat)
                 self._fenced = True
+                self.placement.closed = True
                 await self.kernel.runner.fence()
+                await self.placement.lose_all("its node lease was not renewed for half a lease")
             await asyncio.sleep(self.me.heartbeat_s)
 
-    def _beat(self) -> tuple[bool, bool]:
+    def _beat(self) -> tuple[bool, bool, dict[int, int]]:
         with self.kernel.store.session() as s:
-            return nodes.beat(s, self.me.name)
+            ok, draining = nodes.beat(s, self.me.name)
+            # In the same transaction (one now()): the users' leases end exactly with the node's
+            # own, and only while it has one (a node marked stopped holds nobody).
+            still = leases.renew(s, self.me.name, self.me.lease_s) if ok else {}
+        return ok, draining, still
+
+    # -- placement ------------------------------------------------------------------------------
+
+    async def _may_run(self, user_id: int) -> bool:
+        """Before claiming a user's background run: take (or hold) the user's lease."""
+        if self.draining or self._fenced:
+            return False
+        name = await asyncio.to_thread(self._user_name, user_id)
+        if name is None:
+            return False
+        return isinstance(await self.placement.place(user_id, name), Here)
+
+    def _user_name(self, user_id: int) -> str | None:
+        from dreamer.kernel.store.models import User
+
+        held = self.placement.held.get(user_id)
+        if held is not None:
+            return held.name
+        with self.kernel.store.session() as s:
+            user = s.get(User, user_id)
+            return user.name if user is not None else None
+
+    def forward_client(self) -> httpx.AsyncClient:
+        """One pooled client for node-to-node forwarding (connections to the owners stay open)."""
+        if self._forwarder is None:
+            # No read timeout of its own: a forwarded call or chat stream lasts as long as it would here.
+            self._forwarder = httpx.AsyncClient(timeout=httpx.Timeout(None, connect=3.0), follow_redirects=False)
+        return self._forwarder
 
     # -- leadership -------------------------------------------------------------------------
 
@@ -134,7 +191,7 @@ class ClusterRuntime:
                 await asyncio.to_thread(self.leader.tick)
                 if self.leader.leading and not self._fenced:
                     await asyncio.to_thread(self._take_over_lost_nodes)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("node %s: the leader's round failed", self.me.name)
             await asyncio.sleep(self.me.heartbeat_s)
 

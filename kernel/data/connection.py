@@ -162,7 +162,7 @@ def reflect(url: URL, schema: str) -> dict[str, list[Column]]:
         for table in insp.get_table_names(schema=schema):
             out[table.lower()] = [Column(c["name"], str(c["type"])) for c in insp.get_columns(table, schema=schema)]
         return out
-    except Exception as exc:  # the driver's own error, for the administrator to read
+    except Exception as exc:  # noqa: BLE001 - the driver's own error, for the administrator to read
         raise DreamerError("invalid_argument", f"cannot read the tables of that database: {str(exc).splitlines()[0][:200]}") from None
     finally:
         engine.dispose()
@@ -223,7 +223,7 @@ def _run_read_only(url: URL, dialect: str, query: str, max_rows: int) -> tuple[l
                 result = conn.execution_options(stream_results=True).exec_driver_sql(query)
                 columns = list(result.keys())
                 rows, truncated = capped(result, max_rows, MAX_RESULT_BYTES)
-            except Exception as exc:  # the database's refusal, for the model and the user to read
+            except Exception as exc:  # noqa: BLE001 - the database's refusal, for the model and the user to read
                 raise DreamerError("sql_error", f"the database refused the query: {str(exc).splitlines()[0][:300]}") from None
             finally:
                 conn.rollback()

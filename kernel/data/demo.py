@@ -15,6 +15,7 @@ import random
 import sqlite3
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 SEED = 4207
 DEMO_CONNECTION = "hr-demo"
@@ -58,10 +59,10 @@ CREATE INDEX ix_absence_date ON absence_records(absence_date);
 """
 
 
-def demo_rows(anchor: date) -> dict[str, list[tuple]]:
+def demo_rows(anchor: date) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of the demo database, the same for the same anchor."""
     rng = random.Random(SEED)
-    employees: list[tuple] = []
+    employees: list[tuple[Any, ...]] = []
     next_id = 1001
     for code, name, size in DEPARTMENTS:
         manager = next_id

@@ -8,6 +8,7 @@ a result kept in the kernel, of which a page goes back.
 
 from __future__ import annotations
 
+import builtins
 import re
 import threading
 import time
@@ -200,7 +201,7 @@ class DataService:
     # -- internals --------------------------------------------------------------------------
 
     @staticmethod
-    def _roles(conn: Connection) -> list[Role]:
+    def _roles(conn: Connection) -> builtins.list[Role]:
         return [conn.scopes.role(n, set(conn.columns)) for n in sorted(conn.scopes.roles)]
 
     def _row(self, name: str) -> dict[str, Any]:

@@ -66,10 +66,12 @@ class Results:
         with self._lock:
             mine = self._by_user.get(user_id)
             rid = self._cache.get(user_id, {}).get(key)
-            result = mine.get(rid) if mine is not None and rid else None
+            if mine is None or not rid:
+                return None
+            result = mine.get(rid)
             if result is None or time.monotonic() - result.created > CACHE_SECONDS:
                 return None
-            mine.move_to_end(result.id)  # type: ignore[union-attr]
+            mine.move_to_end(result.id)
             return result
 
     def keep(self, key: tuple[str, ...], *, user_id: int, **fields: Any) -> Result:

@@ -59,7 +59,7 @@ def guard(sql: str, role: Role | None, target: Target, source: Source) -> Guarde
     return Guarded(sql, tree.sql(dialect=target.dialect, comments=False), tuple(sorted(set(tables))))
 
 
-def secure_tree(tree: exp.Expression, role: Role, target: Target, source: Source) -> list[str]:
+def secure_tree(tree: exp.Expr, role: Role, target: Target, source: Source) -> list[str]:
     cte_names = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for name in cte_names:
         if name in target.tables or name.startswith(_SYSTEM_PREFIXES):

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def _service(ctx: "SyscallContext") -> DataService:
-    service = getattr(ctx.invoker, "data", None)
+    service: DataService | None = getattr(ctx.invoker, "data", None)
     if service is None:
         raise DreamerError("not_available", "this kernel has no data connections")
     return service

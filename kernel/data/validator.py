@@ -44,7 +44,7 @@ FUNCTIONS = frozenset(
 )
 
 # Node types a read-only query is made of. Anything else is refused with its name.
-_ALLOWED: tuple[type[exp.Expression], ...] = (
+_ALLOWED: tuple[type[exp.Expr], ...] = (
     exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery, exp.With, exp.CTE, exp.TableAlias,
     exp.Table, exp.Identifier, exp.Column, exp.Star, exp.Alias, exp.Literal, exp.Null, exp.Boolean,
     exp.From, exp.Join, exp.Where, exp.Group, exp.Having, exp.Order, exp.Ordered, exp.Limit, exp.Offset,
@@ -55,7 +55,7 @@ _ALLOWED: tuple[type[exp.Expression], ...] = (
     exp.Columns if hasattr(exp, "Columns") else exp.Column,
 )
 # Never, wherever they appear (some are Func or Binary subclasses, which the list above allows).
-_REFUSED: tuple[type[exp.Expression], ...] = (
+_REFUSED: tuple[type[exp.Expr], ...] = (
     exp.Command, exp.Pragma, exp.Attach, exp.Detach, exp.Copy, exp.Insert, exp.Update, exp.Delete,
     exp.Merge, exp.Create, exp.Drop, exp.Alter, exp.Set, exp.Transaction, exp.Commit, exp.Rollback,
     exp.Into, exp.Lock, exp.Use, exp.Placeholder, exp.Parameter, exp.SessionParameter, exp.Values,
@@ -89,7 +89,7 @@ def parse_query(sql: str, dialect: str) -> exp.Query:
     return tree
 
 
-def check_tree(tree: exp.Expression) -> None:
+def check_tree(tree: exp.Expr) -> None:
     count = 0
     for node in tree.walk():
         count += 1
@@ -109,7 +109,7 @@ def check_tree(tree: exp.Expression) -> None:
             raise refuse("SELECT INTO and locking clauses are not allowed in a read-only query")
 
 
-def _kind(node: exp.Expression) -> str:
+def _kind(node: exp.Expr) -> str:
     if isinstance(node, exp.Command):
         return str(node.this).upper()[:30] or "COMMAND"
     return node.key.upper()

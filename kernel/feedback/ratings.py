@@ -22,13 +22,14 @@ from sqlalchemy.orm import Session
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ChatMessage, Conversation, Invocation, Reward
+from dreamer.kernel.store.tables import table
 
 MAX_NOTE_CHARS = 500
 SOURCE = "user"
 SIDEKICK = "sidekick"  # the `agent` of a rating of a turn itself
 _TURN = re.compile(r"^turn_([1-9][0-9]{0,17})$")
 _INVOCATION = re.compile(r"^inv_[0-9a-f]{32}$")
-_REWARDS = Reward.__table__
+_REWARDS = table(Reward)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -51,6 +51,10 @@ if TYPE_CHECKING:
 
 STAGE_TTL_S = 3600
 
+_T = TypeVar("_T")
+# What runs on an unpacked bundle in a throwaway folder: (sandbox, settings, bundle, manifest, scratch).
+_InScratch = Callable[[Sandbox, Settings, Path, Manifest, Path], Awaitable[_T]]
+
 
 class Installer:
     def __init__(
@@ -77,16 +81,18 @@ class Installer:
         for a tool bundle, its server's tools (tools.json)."""
         return await self._in_scratch(archive, "building", self._describe, who)
 
-    async def _describe(self, sandbox: Sandbox, settings: Settings, bundle: Path, manifest: Manifest, scratch: Path) -> Any:
+    async def _describe(
+        self, sandbox: Sandbox, settings: Settings, bundle: Path, manifest: Manifest, scratch: Path
+    ) -> list[dict[str, Any]]:
         if manifest.kind == "tool":
             return await self._tools().build(bundle, manifest, scratch)
-        return await describe_bundle(sandbox, settings, bundle, manifest, scratch)
+        return [f.model_dump() for f in await describe_bundle(sandbox, settings, bundle, manifest, scratch)]
 
     async def test(self, archive: bytes, who: Principal | None = None) -> dict[str, Any]:
         """Run the bundle's own tests/ with pytest in the sandbox (`dreamer test`)."""
         return await self._in_scratch(archive, "testing", run_agent_tests, who)
 
-    async def _in_scratch(self, archive: bytes, doing: str, run: Any, who: Principal | None = None) -> Any:
+    async def _in_scratch(self, archive: bytes, doing: str, run: _InScratch[_T], who: Principal | None = None) -> _T:
         """Unpack into a throwaway folder, run `run(sandbox, settings, bundle, manifest, scratch)`, delete it."""
         work = self._new_stage_dir(who)
         try:
@@ -107,23 +113,24 @@ class Installer:
                 return await self._tools().stage(who, work, bundle, manifest)
             functions = load_functions(bundle)
             if functions is None:
-                specs = await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
-                (bundle / "functions.json").write_text(dump_functions(specs))
+                built = await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
+                (bundle / "functions.json").write_text(dump_functions(built))
                 functions = load_functions(bundle)
-            fn_dicts = [f.model_dump() for f in functions or []]
-            by_name = {f["name"]: f for f in fn_dicts}
+            specs = functions or []
+            fn_dicts = [f.model_dump() for f in specs]
+            by_name = {f.name: f for f in specs}
             for trigger in manifest.triggers:
                 if trigger.entrypoint not in by_name:
                     raise DreamerError(
                         "invalid_bundle", f"agent.yaml: trigger {trigger.name!r} names entrypoint "
                         f"{trigger.entrypoint!r}, which is not a function in functions.json"
                     )
-                if by_name[trigger.entrypoint].get("confirm"):
+                if by_name[trigger.entrypoint].confirm:
                     raise DreamerError(
                         "invalid_bundle", f"agent.yaml: trigger {trigger.name!r} names {trigger.entrypoint}, which is marked "
                         "confirm; a trigger cannot ask the user, so it may not run a function that needs their confirmation"
                     )
-                required = by_name[trigger.entrypoint].get("parameters", {}).get("required") or []
+                required = by_name[trigger.entrypoint].parameters.get("required") or []
                 if len(required) > 1:
                     raise DreamerError(
                         "invalid_bundle", f"agent.yaml: trigger {trigger.name!r}: entrypoint {trigger.entrypoint} "
@@ -146,11 +153,11 @@ class Installer:
         with self.store.session() as s:
             current = find_installed(s, who.user_id, manifest.name)
             granted = {g.scope for g in grants_of(s, who.user_id, manifest.name)} if current else set()
-            warnings = overlap_warnings(manifest.name, fn_dicts, list_installed(s, who.user_id))
+            warnings = overlap_warnings(manifest.name, specs, list_installed(s, who.user_id))
         upgrade = None
         if current is not None:
-            upgrade = upgrade_diff(current.manifest, current.functions, manifest_dict, fn_dicts, granted)
-        shown = review(manifest_dict, fn_dicts, self.settings.limits)
+            upgrade = upgrade_diff(current.manifest, current.functions, manifest, specs, granted)
+        shown = review(manifest, specs, self.settings.limits)
         shown["warnings"] = warnings
         if provenance is not None:
             shown.update(publisher_verified=True, publisher_fingerprint=provenance["fingerprint"],
@@ -185,12 +192,12 @@ class Installer:
         staged = json.loads(staged_file.read_text())
         if staged["user_id"] != who.user_id:
             raise DreamerError("not_found", f"no staged bundle {bundle_id!r}; upload it again")
-        manifest, functions = staged["manifest"], staged["functions"]
-        if manifest.get("kind") == "tool":
+        # staged.json is the kernel's own file, written by stage() from the validated manifest.
+        manifest = Manifest.model_validate(staged["manifest"])
+        if manifest.kind == "tool":
             return await self._tools().approve(who, work, staged, without, shipped=shipped)
-        name, version = manifest["name"], manifest["version"]
-        required = list(manifest.get("permissions", {}).get("required", []))
-        optional = list(manifest.get("permissions", {}).get("optional", []))
+        name, version = manifest.name, manifest.version
+        required, optional = list(manifest.permissions.required), list(manifest.permissions.optional)
         for scope in without:
             if scope in required:
                 raise DreamerError("invalid_argument", f"{scope} is required by {name} and cannot be left out")
@@ -214,8 +221,9 @@ class Installer:
                     BundleVersion.digest == staged["digest"]))
                 if bv is None:
                     bv = BundleVersion(
-                        name=name, version=version, kind=manifest.get("kind", "agent"), digest=staged["digest"],
-                        publisher=manifest["publisher"], manifest=manifest, functions=functions, path=str(dest),
+                        name=name, version=version, kind=manifest.kind, digest=staged["digest"],
+                        publisher=manifest.publisher, manifest=staged["manifest"], functions=staged["functions"],
+                        path=str(dest),
                     )
                     s.add(bv)
                     s.flush()
@@ -234,8 +242,7 @@ class Installer:
                     old_declared = set(previous)
                     old = s.get(BundleVersion, inst.bundle_id)
                     if old is not None:
-                        p = old.manifest.get("permissions", {})
-                        old_declared = set(p.get("required", [])) | set(p.get("optional", []))
+                        old_declared = set(Manifest.model_validate(old.manifest).permissions.all)
                     # Keep what was granted and still declared; newly required scopes were shown
                     # in the upgrade review being approved now; optional ones only when turned on.
                     wanted = (previous & declared) | set(required) | ((set(required) - old_declared) - set(without))
@@ -326,7 +333,7 @@ class Installer:
         The user can grant the rest later (`dreamer grant notes net:*`).
         """
         staged = await self.stage(who, pack(folder))
-        optional = staged["manifest"].get("permissions", {}).get("optional", [])
+        optional = Manifest.model_validate(staged["manifest"]).permissions.optional
         harmless = [s for s in optional if starter_may_hold(s)]
         shipped = folder.resolve() in self.shipped_folders
         return await self.approve(who, staged["bundle_id"], without=[], grant=harmless, shipped=shipped)
@@ -517,10 +524,11 @@ def last_used(session: Session, user_id: int, agents: list[str]) -> dict[tuple[s
                AuditEntry.scope.is_not(None))
         .group_by(AuditEntry.actor, AuditEntry.scope)
     )
-    return {(actors[actor], scope): at.isoformat() for actor, scope, at in rows}
+    # The query keeps only rows whose scope is set.
+    return {(actors[actor], scope): at.isoformat() for actor, scope, at in rows if scope is not None}
 
 
-def _unpack(archive: bytes, work: Path, doing: str, room: int | None = None) -> tuple[Path, Manifest]:  # noqa: ARG001
+def _unpack(archive: bytes, work: Path, doing: str, room: int | None = None) -> tuple[Path, Manifest]:
     """Unpack; `room` (the user's staging quota left) lowers the unpacked-size ceiling."""
     limits = BundleLimits()
     if room is None or room >= limits.max_total_bytes:

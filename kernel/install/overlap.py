@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+
+from dreamer.contracts.functions import FunctionSpec
+from dreamer.kernel.install.registry import InstalledAgent
 
 _SLOT = re.compile(r"\{[^{}]*\}")
 _GRAMMAR = re.compile(r"[()\[\]|]")
@@ -23,11 +25,11 @@ def phrase(example: str) -> str:
     return " ".join(_GRAMMAR.sub(" ", text).split())
 
 
-def _phrases(functions: Iterable[dict[str, Any]]) -> set[str]:
-    return {phrase(e) for f in functions if f.get("exported") for e in f.get("examples") or [] if isinstance(e, str)}
+def _phrases(functions: Iterable[FunctionSpec]) -> set[str]:
+    return {phrase(e) for f in functions if f.exported for e in f.examples}
 
 
-def overlap_warnings(name: str, functions: Sequence[dict[str, Any]], installed: Iterable[Any]) -> list[str]:
+def overlap_warnings(name: str, functions: Sequence[FunctionSpec], installed: Iterable[InstalledAgent]) -> list[str]:
     """One sentence per installed agent (other than `name`) whose examples this bundle repeats."""
     mine = _phrases(functions)
     out: list[str] = []

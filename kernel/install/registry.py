@@ -5,27 +5,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.functions import FunctionSpec
+from dreamer.contracts.manifest import Manifest
 from dreamer.kernel.store.models import BundleVersion, Grant, Installation
 
 
 @dataclass(frozen=True)
 class InstalledAgent:
+    """One user's installation of an agent bundle, with its manifest and functions typed:
+    the stored JSON was validated by these same models at install, and is read through them
+    again at load so that no caller reads the manifest as a dict."""
+
     name: str
     version: str
     kind: str
-    title: str
-    description: str
     publisher: str
-    entry: str | None
     bundle_path: Path
-    manifest: dict[str, Any]
-    functions: list[dict[str, Any]]
+    manifest: Manifest
+    functions: tuple[FunctionSpec, ...]
     installed_at: datetime
     updated_at: datetime
     # Set only for a bundle installed from a gallery with a verified signature.
@@ -34,34 +36,42 @@ class InstalledAgent:
     digest: str = ""  # the bundle's tree_digest, checked whenever a worker starts
 
     @property
+    def title(self) -> str:
+        return self.manifest.title
+
+    @property
+    def description(self) -> str:
+        return self.manifest.description
+
+    @property
+    def entry(self) -> str | None:
+        return self.manifest.entry
+
+    @property
     def required(self) -> list[str]:
-        return list(self.manifest.get("permissions", {}).get("required", []))
+        return list(self.manifest.permissions.required)
 
     @property
     def optional(self) -> list[str]:
-        return list(self.manifest.get("permissions", {}).get("optional", []))
+        return list(self.manifest.permissions.optional)
 
-    def function(self, name: str) -> dict[str, Any]:
+    def function(self, name: str) -> FunctionSpec:
         for spec in self.functions:
-            if spec["name"] == name:
+            if spec.name == name:
                 return spec
-        names = ", ".join(f["name"] for f in self.functions) or "none"
+        names = ", ".join(f.name for f in self.functions) or "none"
         raise DreamerError("not_found", f"{self.name} has no function {name!r}; its functions are: {names}")
 
 
 def _installed(inst: Installation, bundle: BundleVersion) -> InstalledAgent:
-    m = bundle.manifest
     return InstalledAgent(
         name=inst.agent,
         version=bundle.version,
         kind=bundle.kind,
-        title=m.get("title", inst.agent),
-        description=m.get("description", ""),
         publisher=bundle.publisher,
-        entry=m.get("entry"),
         bundle_path=Path(bundle.path),
-        manifest=m,
-        functions=list(bundle.functions),
+        manifest=Manifest.model_validate(bundle.manifest),
+        functions=tuple(FunctionSpec.model_validate(f) for f in bundle.functions),
         source=inst.source,
         publisher_fingerprint=inst.publisher_fingerprint,
         digest=bundle.digest,

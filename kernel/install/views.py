@@ -22,14 +22,14 @@ def agent_view(a: InstalledAgent, grants: list[str]) -> dict[str, Any]:
         "verified_publisher": {"gallery": a.source, "fingerprint": a.publisher_fingerprint} if a.source else None,
         "functions": [
             {
-                "name": f["name"],
-                "description": f.get("description", ""),
-                "exported": bool(f.get("exported")),
-                "background": bool(f.get("background")),
-                "confirm": bool(f.get("confirm")),
-                "parameters": f.get("parameters", {}),
-                "examples": f.get("examples", []),
-                "reply": f.get("reply", []),  # how its result reads (dreamer.sdk.replies)
+                "name": f.name,
+                "description": f.description,
+                "exported": f.exported,
+                "background": f.background,
+                "confirm": f.confirm,
+                "parameters": f.parameters,
+                "examples": list(f.examples),
+                "reply": list(f.reply),  # how its result reads (dreamer.sdk.replies)
             }
             for f in a.functions
         ],

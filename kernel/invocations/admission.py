@@ -13,13 +13,14 @@ from typing import Any
 from sqlalchemy import Connection, func, select
 
 from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.functions import FunctionSpec
 from dreamer.kernel.audit.log import append as audit
 from dreamer.kernel.config import Settings
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.principal import Caller, Principal
 from dreamer.kernel.invocations.records import INSERT_INVOCATION, Run, start_row
-from dreamer.kernel.permissions.gate import Decision, decide
+from dreamer.kernel.permissions.gate import Decision
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation
 from dreamer.kernel.store.writer import GroupWriter
@@ -51,10 +52,10 @@ class Admission:
         if caller.kind in ("user", "sidekick", "trigger"):
             installed = self.installed(who, agent)
             spec = installed.function(function)
-            if caller.kind == "sidekick" and not spec.get("exported"):
+            if caller.kind == "sidekick" and not spec.exported:
                 # Sidekick reaches agents only through what they export, like other agents do.
                 raise DreamerError("permission_denied", f"{target} is not exported, so Sidekick cannot call it")
-            if spec.get("confirm") and not caller.confirmed:
+            if spec.confirm and not caller.confirmed:
                 raise unconfirmed(target, caller.kind)
             self._queue_if_background(who, run, agent, spec, caller)
             start = start_row(who, run, agent, function, args, caller, node)
@@ -99,10 +100,10 @@ class Admission:
         await self.writer.write(allowed_call)
         return installed
 
-    def _queue_if_background(self, who: Principal, run: Run, agent: str, spec: dict[str, Any], caller: Caller) -> None:
+    def _queue_if_background(self, who: Principal, run: Run, agent: str, spec: FunctionSpec, caller: Caller) -> None:
         # Triggered runs are always background invocations, whatever the function says.
-        run.queued = run.background = bool(spec.get("background")) or caller.kind == "trigger"
-        run.max_attempts = 1 + int(spec.get("retries") or 0)
+        run.queued = run.background = spec.background or caller.kind == "trigger"
+        run.max_attempts = 1 + spec.retries
         if run.queued:
             # A leaked webhook URL or a runaway agent must not grow the queue without end,
             # and one user's backlog must not grow the store for everyone.
@@ -131,7 +132,7 @@ class Admission:
 
     def _refusal(
         self, who: Principal, agent: str, function: str, caller: Caller, decision: Decision
-    ) -> DreamerError | tuple[InstalledAgent, dict[str, Any], str]:
+    ) -> DreamerError | tuple[InstalledAgent, FunctionSpec, str]:
         """Why an agent's call must be refused, or what it is allowed to reach and by which grant."""
         target = f"{agent}.{function}"
         if agent in caller.chain:
@@ -149,20 +150,15 @@ class Admission:
             spec = installed.function(function)
         except DreamerError as exc:
             return exc
-        if not spec.get("exported"):
+        if not spec.exported:
             return DreamerError("permission_denied", f"{target} is not exported, so other agents cannot call it")
-        if spec.get("confirm"):
+        if spec.confirm:
             # No person is asked when an agent calls: only the user's approval of this function
             # for this caller (a grant the user gives; a manifest can only ask for it) stands in.
-            approval = f"{decision.wanted}!confirm"
             assert caller.agent is not None
-            if not decide(self.cache.grants(who.user_id, caller.agent), caller.agent, approval).allowed:
-                return DreamerError(
-                    "permission_denied",
-                    f"{caller.agent} may not run {target} on its own: {target} changes or deletes something, so it needs "
-                    f"your confirmation, and you have not approved it for {caller.agent} "
-                    f"(approve it with `dreamer grant {caller.agent} {approval}`)",
-                )
+            approval = self.cache.decide(who.user_id, caller.agent, f"{decision.wanted}!confirm")
+            if not approval.allowed:
+                return approval.refusal(f"run {target} on its own")
         return installed, spec, holder
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import shlex
 import time
@@ -169,7 +170,8 @@ class Invoker:
             # A user over their data quota starts nothing until they free some space.
             await self.disk.check(who.user_name)
             key = WorkerKey(who.user_name, agent, str(installed.bundle_path), _digest(folders))
-            spec = lambda: self._spec(who, installed, limits, folders)  # noqa: E731
+            # Built only if the pool has to start a worker.
+            spec = functools.partial(self._spec, who, installed, limits, folders)
             async with self.pool.lease(key, spec, timeout=timeout) as worker, self._watching_disk(who, worker):
                 result = await worker.request(
                     "invoke",
@@ -255,7 +257,7 @@ class Invoker:
 
     def limits_of(self, installed: InstalledAgent) -> Limits:
         """What the agent asked for in agent.yaml, capped at the installation's ceilings."""
-        return self.settings.limits.within(installed.manifest.get("limits"))
+        return self.settings.limits.within(installed.manifest.asked_limits)
 
     def _spec(self, who: Principal, installed: InstalledAgent, limits: Limits, folders: list[str]) -> SandboxSpec:
         """Called only when a worker starts: the granted folders and the bundle's files are checked then."""

@@ -11,16 +11,17 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, cast
+from typing import Any
 
 from opentelemetry import trace
-from sqlalchemy import Connection, CursorResult, Table, bindparam, insert, update
+from sqlalchemy import Connection, bindparam, insert, update
 
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.principal import Caller, Principal
 from dreamer.kernel.runs.retry import retry_delay
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog
+from dreamer.kernel.store.tables import rowcount, table
 from dreamer.kernel.store.text import storable_text
 
 
@@ -64,8 +65,7 @@ class QueuedRun:
     trigger: dict[str, Any] | None
 
 
-# A declarative model's __table__ is typed as any FromClause; these two are Tables.
-_INVOCATIONS = cast(Table, Invocation.__table__)
+_INVOCATIONS = table(Invocation)
 INSERT_INVOCATION = insert(_INVOCATIONS)
 # Only a running row is finished: a cancelled one keeps "cancelled" whatever its worker did.
 _FINISH_INVOCATION = (
@@ -80,7 +80,7 @@ _FINISH_INVOCATION = (
         run_after=bindparam("run_after"),
     )
 )
-_INSERT_LOG = insert(cast(Table, InvocationLog.__table__))
+_INSERT_LOG = insert(table(InvocationLog))
 
 
 def new_invocation_id() -> str:
@@ -149,8 +149,7 @@ def interrupted_on_restart(store: Store, node: str | None = None) -> int:
         stale = update(Invocation).where(Invocation.status.in_(("queued", "running")), Invocation.background.is_(False))
         if node is not None:
             stale = stale.where(Invocation.node == node)
-        # An UPDATE's result is a cursor result, which has the row count.
-        result = cast(CursorResult[Any], s.execute(
+        return rowcount(s.execute(
             stale
             .values(
                 status="failed",
@@ -159,4 +158,3 @@ def interrupted_on_restart(store: Store, node: str | None = None) -> int:
                 finished_at=datetime.now(timezone.utc),
             )
         ))
-        return result.rowcount or 0

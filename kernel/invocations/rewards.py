@@ -17,6 +17,7 @@ from sqlalchemy import Connection, func, insert, select
 
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.models import Reward
+from dreamer.kernel.store.tables import table
 
 if TYPE_CHECKING:
     from dreamer.kernel.invocations.syscalls import SyscallContext
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 MAX_PER_INVOCATION = 20
 MAX_NOTE_CHARS = 500
 
-_REWARDS = Reward.__table__
+_REWARDS = table(Reward)
 
 
 async def rewards_emit(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str, Any]:

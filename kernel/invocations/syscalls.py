@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.contracts.manifest import IDENT_RE, NAME_RE
@@ -63,12 +63,14 @@ class SyscallContext:
                 self.invoker.feed.posted(who.user_id)
         return decision.require(f"{action.split('.')[-1]} {target}")
 
-    def record(self, *, action: str, target: str, decision: str = "allow", detail: dict[str, Any] | None = None) -> None:
+    def record(
+        self, *, action: str, target: str, decision: Literal["allow", "deny"] = "allow", detail: dict[str, Any] | None = None,
+    ) -> None:
         """An audit entry for something a handler did (an outcome, not a permission check)."""
         self._audit(action=action, target=target, scope=None, decision=decision, detail=detail)
 
     def _audit(
-        self, *, action: str, target: str, scope: str | None, decision: str, detail: dict[str, Any] | None
+        self, *, action: str, target: str, scope: str | None, decision: Literal["allow", "deny"], detail: dict[str, Any] | None
     ) -> None:
         # Synchronous on purpose: the entry is committed before the handler goes on.
         # It goes through the writer thread, so it never waits on SQLite's busy handler.
@@ -76,7 +78,7 @@ class SyscallContext:
         self.invoker.writer.write_now(
             lambda conn: audit(
                 conn, user_id=who.user_id, actor=f"agent:{agent}", action=action, target=target, scope=scope,
-                decision=decision, detail=detail or {}, invocation_id=invocation_id,  # type: ignore[arg-type]
+                decision=decision, detail=detail or {}, invocation_id=invocation_id,
             )
         )
 

@@ -243,10 +243,11 @@ def _text(raw: object, name: str, where: str) -> str | None:
 
 
 def _number(raw: object, name: str, where: str) -> float:
-    if isinstance(raw, bool):
+    # A config file holds numbers and strings; anything else (a bool, a list) is not a number.
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
         raise LLMConfigError(f"{where}: {name} must be a number, not {raw!r}")
     try:
-        value = float(raw)  # type: ignore[arg-type]
+        value = float(raw)
     except (TypeError, ValueError):
         raise LLMConfigError(f"{where}: {name} must be a number, not {raw!r}") from None
     if not math.isfinite(value):

@@ -216,7 +216,7 @@ class Gateway:
                 span_id=format(context.span_id, "016x") if context is not None and context.is_valid else None,
                 trace_id=format(context.trace_id, "032x") if context is not None and context.is_valid else None,
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - keeping a request for export must never fail the call
             log.warning("could not keep the model request for export: %s", exc)
 
     @contextmanager

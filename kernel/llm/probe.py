@@ -26,6 +26,9 @@ PING = ToolSpec(
     {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
 )
 PROBE_TIMEOUT_S = 60.0  # a local model on two cores loads and answers within this
+# The whole probe's bound, below the CLI's 120 s call timeout: up to three requests per model
+# each waiting PROBE_TIMEOUT_S would otherwise keep `dreamer doctor` past it on a slow machine.
+PROBE_BUDGET_S = 90.0
 
 
 @dataclass(frozen=True)
@@ -40,12 +43,32 @@ class ModelProbe:
         return asdict(self)
 
 
-async def probe(provider: Provider, models: dict[str, str], timeout_s: float = PROBE_TIMEOUT_S) -> list[ModelProbe]:
-    """One ModelProbe per distinct model of `models` (variant → model), in variant order."""
+async def probe(provider: Provider, models: dict[str, str], timeout_s: float = PROBE_TIMEOUT_S,
+                budget_s: float = PROBE_BUDGET_S) -> list[ModelProbe]:
+    """One ModelProbe per distinct model of `models` (variant → model), in variant order.
+
+    Each request waits at most `timeout_s`, and the whole probe at most `budget_s`: a model
+    the budget does not reach is reported as not checked rather than holding the answer."""
     by_model: dict[str, list[str]] = {}
     for variant, model in models.items():
         by_model.setdefault(model, []).append(variant)
-    return [await _one(provider, model, variants, timeout_s) for model, variants in by_model.items()]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + budget_s
+    probes: list[ModelProbe] = []
+    for model, variants in by_model.items():
+        left = deadline - loop.time()
+        if left <= 1.0:
+            probes.append(ModelProbe(model, variants, False, False,
+                                     f"not checked: the doctor's {budget_s:g} s for the model probe ran out; "
+                                     "run `dreamer doctor` again when the model server is less busy"))
+            continue
+        try:
+            async with asyncio.timeout(left):
+                probes.append(await _one(provider, model, variants, min(timeout_s, left)))
+        except TimeoutError:
+            probes.append(ModelProbe(model, variants, False, False,
+                                     f"it did not finish the probe within the doctor's {budget_s:g} s"))
+    return probes
 
 
 async def _one(provider: Provider, model: str, variants: list[str], timeout_s: float) -> ModelProbe:

@@ -104,7 +104,7 @@ def _params(raw: dict[str, Any]) -> _Params:
 
 
 def _gateway(ctx: "SyscallContext") -> "Gateway":
-    gateway = getattr(ctx.invoker, "llm", None)
+    gateway: Gateway | None = getattr(ctx.invoker, "llm", None)
     if gateway is None:
         raise DreamerError("not_available", "this kernel was started without a model gateway")
     return gateway
@@ -123,19 +123,20 @@ async def llm_complete(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     )
     # The model may not outlive the invocation that asked for it.
     left = None if ctx.caller.deadline is None else max(0.01, ctx.caller.deadline - time.monotonic())
-    who = {"user_id": ctx.who.user_id, "agent": ctx.agent, "invocation_id": ctx.invocation_id, "timeout": left}
     try:
         if p.schema_ is not None:
-            result = await gateway.structured(request, p.schema_, **who)
+            result = await gateway.structured(request, p.schema_, user_id=ctx.who.user_id, agent=ctx.agent,
+                                              invocation_id=ctx.invocation_id, timeout=left)
             answer = result.response
             return {"text": answer.text, "data": result.data, "model": answer.model, "usage": result.usage.to_dict(),
                     "stop_reason": answer.stop_reason, "attempts": result.attempts}
-        answer = await gateway.complete(request, **who)
+        answer = await gateway.complete(request, user_id=ctx.who.user_id, agent=ctx.agent,
+                                        invocation_id=ctx.invocation_id, timeout=left)
     except DreamerError as exc:
         if exc.code == "budget_exceeded":
             ctx.record(action="llm.complete", target=model, decision="deny", detail={"reason": exc.code})
         raise
-    out = {"text": answer.text, "model": answer.model, "usage": answer.usage.to_dict(), "stop_reason": answer.stop_reason}
+    out: dict[str, Any] = {"text": answer.text, "model": answer.model, "usage": answer.usage.to_dict(), "stop_reason": answer.stop_reason}
     if p.tools:
         out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments, "error": c.error}
                              for c in answer.tool_calls]

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from dreamer.contracts.errors import DreamerError
+from dreamer.contracts.names import NAME
 from dreamer.kernel.memory.text import clean_fact, fact_key
 from dreamer.kernel.store.models import Memory
 
@@ -19,7 +20,7 @@ from dreamer.kernel.store.models import Memory
 MAX_MEMORIES_PER_USER = 1000  # the user's own facts
 MAX_FACTS_PER_AGENT = 100  # facts one agent may add (memory:write)
 MAX_AGENT_FACTS = 300  # ... and all agents together
-_SOURCE = re.compile(r"user|agent:[a-z][a-z0-9-]{1,62}")
+_SOURCE = re.compile(rf"user|agent:{NAME}")
 
 
 @dataclass(frozen=True)

@@ -46,16 +46,31 @@ class Decision:
     @property
     def grantable(self) -> bool:
         """Whether the user could allow this with a grant: the manifest asks for `wanted` (or is
-        not known here). An undeclared scope is the builder's to add, not the user's to grant."""
-        return self.declared is None or covering(self.declared, self.wanted) is not None
+        not known here). An undeclared scope is the builder's to add, not the user's to grant;
+        an approval (`agent:X.f!confirm`) is the user's to give wherever the manifest asks to call X.f."""
+        if self.declared is None or covering(self.declared, self.wanted) is not None:
+            return True
+        wanted = parse_scope(self.wanted)
+        return wanted.confirm and covering(self.declared, wanted.plain.text) is not None
 
     def refusal(self, doing: str, grant: str | None = None) -> DreamerError:
         """The refusal: `{agent} may not {doing}: … (grant it with `dreamer grant …`)`, or,
-        when the manifest does not ask for `wanted`, `… (add `SCOPE` under `permissions:` …)`.
+        when the manifest does not ask for `wanted`, `… (add `SCOPE` under `permissions:` …)`;
+        for an approval of a confirm=True function, `… needs your confirmation … (approve it with …)`.
 
         `grant` is the scope the hint suggests when a wider one is the usual grant
         (agents.call suggests `agent:NAME` for a refused `agent:NAME.function`). The
         manifest hint names `wanted` itself: the narrowest line that makes the call work."""
+        wanted = parse_scope(self.wanted)
+        if wanted.confirm and self.grantable:
+            # Running a confirm=True function unasked: only the user's approval for this caller stands in.
+            call = f"{wanted.target}.{wanted.member}"
+            return DreamerError(
+                "permission_denied",
+                f"{self.agent} may not {doing}: {call} changes or deletes something, so it needs your "
+                f"confirmation, and you have not approved it for {self.agent} "
+                f"(approve it with `dreamer grant {self.agent} {grant or self.wanted}`)",
+            )
         if not self.grantable:
             return DreamerError(
                 "permission_denied",

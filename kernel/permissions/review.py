@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dreamer.contracts.functions import FunctionSpec
+from dreamer.contracts.manifest import Manifest
 from dreamer.kernel.config import AGENT_LIMITS, Limits
 from dreamer.contracts.scopes import parse_scope
 
@@ -26,7 +29,7 @@ def scope_rows(required: list[str], optional: list[str]) -> list[dict[str, Any]]
     return rows
 
 
-def limit_rows(asked: dict[str, Any] | None, ceiling: Limits) -> list[dict[str, Any]]:
+def limit_rows(asked: Mapping[str, Any] | None, ceiling: Limits) -> list[dict[str, Any]]:
     """Each limit the agent will run under: what it asked for (or None), what it gets, the ceiling."""
     granted = ceiling.within(asked)
     return [
@@ -40,45 +43,41 @@ def limit_rows(asked: dict[str, Any] | None, ceiling: Limits) -> list[dict[str, 
     ]
 
 
-def review(manifest: dict[str, Any], functions: list[dict[str, Any]], ceiling: Limits | None = None) -> dict[str, Any]:
-    perms = manifest.get("permissions", {})
+def review(manifest: Manifest, functions: Sequence[FunctionSpec], ceiling: Limits | None = None) -> dict[str, Any]:
+    perms = manifest.permissions
     return {
-        "name": manifest["name"],
-        "title": manifest.get("title"),
-        "version": manifest["version"],
-        "kind": manifest.get("kind", "agent"),
-        "publisher": manifest.get("publisher"),
+        "name": manifest.name,
+        "title": manifest.title,
+        "version": manifest.version,
+        "kind": manifest.kind,
+        "publisher": manifest.publisher,
         # The gallery (issue 9) verifies publishers; a local bundle's publisher is only its claim.
         "publisher_verified": False,
-        "description": manifest.get("description"),
-        "scopes": scope_rows(perms.get("required", []), perms.get("optional", [])),
+        "description": manifest.description,
+        "scopes": scope_rows(perms.required, perms.optional),
         "functions": [
-            {"name": f["name"], "description": f.get("description", ""), "exported": f.get("exported", False),
-             "confirm": f.get("confirm", False)}
+            {"name": f.name, "description": f.description, "exported": f.exported, "confirm": f.confirm}
             for f in functions
         ],
-        "triggers": manifest.get("triggers", []),
-        "limits": limit_rows(manifest.get("limits"), ceiling or Limits()),
+        # As staged.json keeps them (the JSON form, unset fields left out).
+        "triggers": [t.model_dump(mode="json", exclude_none=True) for t in manifest.triggers],
+        "limits": limit_rows(manifest.asked_limits, ceiling or Limits()),
     }
 
 
 def upgrade_diff(
-    old_manifest: dict[str, Any], old_functions: list[dict[str, Any]], new_manifest: dict[str, Any],
-    new_functions: list[dict[str, Any]], granted: set[str],
+    old_manifest: Manifest, old_functions: Sequence[FunctionSpec], new_manifest: Manifest,
+    new_functions: Sequence[FunctionSpec], granted: set[str],
 ) -> dict[str, Any]:
     """Only what changed between the installed version and the offered one."""
-    def scopes(m: dict[str, Any]) -> set[str]:
-        p = m.get("permissions", {})
-        return set(p.get("required", [])) | set(p.get("optional", []))
-
-    old_s, new_s = scopes(old_manifest), scopes(new_manifest)
-    old_f = {f["name"] for f in old_functions}
-    new_f = {f["name"] for f in new_functions}
-    new_required = set(new_manifest.get("permissions", {}).get("required", []))
+    old_s, new_s = set(old_manifest.permissions.all), set(new_manifest.permissions.all)
+    old_f = {f.name for f in old_functions}
+    new_f = {f.name for f in new_functions}
+    new_required = set(new_manifest.permissions.required)
     added = sorted(new_s - old_s)
     return {
-        "from_version": old_manifest["version"],
-        "to_version": new_manifest["version"],
+        "from_version": old_manifest.version,
+        "to_version": new_manifest.version,
         "scopes_added": scope_rows([s for s in added if s in new_required], [s for s in added if s not in new_required]),
         "scopes_removed": sorted(old_s - new_s),
         "functions_added": sorted(new_f - old_f),

@@ -9,7 +9,7 @@ one conditional UPDATE, so a claim, a cancel and a finish cannot overwrite each 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -19,6 +19,7 @@ from dreamer.kernel.invocations.records import QueuedRun
 from dreamer.kernel.runs.retry import retry_delay
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation, InvocationLog, User
+from dreamer.kernel.store.tables import rowcount, table
 
 TERMINAL = ("succeeded", "failed", "cancelled")
 
@@ -58,7 +59,7 @@ def recover(store: Store, node: str | None = None) -> dict[str, int]:
                     node=None,
                 )
             )
-            if not done.rowcount:
+            if not rowcount(done):
                 continue
             s.execute(
                 insert(InvocationLog).values(
@@ -80,6 +81,7 @@ def due(
     running_agents: Mapping[tuple[int, str], int] | None = None,
     limit: int = 100,
     max_groups: int = 1000,
+    skip_users: Sequence[int] = (),
 ) -> list[tuple[str, int, str]]:
     """Queued invocations whose time has come, in the order they should start: (id, user_id, agent).
 
@@ -93,9 +95,10 @@ def due(
     """
     users = {u: n for u, n in (running_users or {}).items() if n > 0}
     agents = {k: n for k, n in (running_agents or {}).items() if n > 0}
-    full = [u for u, n in users.items() if n >= per_user]
+    # Users at their limit, and on a cluster node the users another node holds (their runs are its).
+    full = [u for u, n in users.items() if n >= per_user] + list(skip_users)
     at = now()
-    inv = Invocation.__table__.c
+    inv = table(Invocation).c
     ready = (inv.status == "queued", or_(inv.run_after.is_(None), inv.run_after <= at))
     offers: dict[int, list[tuple[int, datetime, str, str]]] = {}
     with store.session() as s:
@@ -170,7 +173,7 @@ def claim(store: Store, run_id: str, node: str | None = None) -> QueuedRun | Non
             .where(Invocation.id == target, Invocation.status == "queued")
             .values(status="running", attempt=Invocation.attempt + 1, started_at=now(), run_after=None, node=node)
         )
-        if not done.rowcount:
+        if not rowcount(done):
             return None
         row = s.execute(
             select(Invocation, User.name, User.timezone).join(User, User.id == Invocation.user_id).where(Invocation.id == run_id)
@@ -203,7 +206,7 @@ def cancel(store: Store, user_id: int, run_id: str) -> dict[str, Any] | None:
             .values(status="cancelled", finished_at=now(), error_code="cancelled",
                     error_message="cancelled by the user", run_after=None)
         )
-        if not done.rowcount:  # finished meanwhile
+        if not rowcount(done):  # finished meanwhile
             return {"status": s.scalar(select(Invocation.status).where(Invocation.id == run_id)), "was": status, "background": True}
         return {"status": "cancelled", "was": status, "background": True}
 

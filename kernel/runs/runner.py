@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 
 from dreamer.contracts.errors import DreamerError
@@ -48,6 +48,10 @@ class BackgroundRunner:
         self.node: str | None = None  # set on a cluster node: claims carry it, recovery is its own only
         self.paused = False  # a cluster node that lost its lease takes no work (kernel/cluster/runtime.py)
         self.on_cancel: Callable[[str], None] | None = None  # set on a cluster node: the running node stops it
+        # Set on a cluster node (kernel/cluster/placement.py): the users another node holds,
+        # whose runs are that node's, and a check that takes a user's lease before a claim.
+        self.users_elsewhere: Callable[[], list[int]] | None = None
+        self.may_run: Callable[[int], Awaitable[bool]] | None = None
 
     def start(self) -> dict[str, int]:
         """Recover what a dead kernel left running, then start taking work."""
@@ -103,6 +107,10 @@ class BackgroundRunner:
         if tasks:
             await asyncio.gather(*(t for _, t in tasks), return_exceptions=True)
 
+    def running_for(self, user_id: int) -> int:
+        """Background attempts of this user running here now."""
+        return self._by_user[user_id]
+
     async def stop(self) -> None:
         """Stop taking work; attempts still running are put back by their retry policy."""
         self._stopping = True
@@ -122,7 +130,7 @@ class BackgroundRunner:
             self._wake.clear()
             try:
                 await self._fill()
-            except Exception:  # noqa: BLE001 - a store hiccup must not end background work for good
+            except Exception:
                 log.exception("the background runner could not read the queue")
             await self._sleep()
 
@@ -149,14 +157,17 @@ class BackgroundRunner:
             # A cluster node counts every node's running attempts: the per-user and per-agent
             # limits hold for the installation, not per node (`total` is this node's capacity).
             users, agents = await asyncio.to_thread(queue.running_counts, self.store)
+        elsewhere = await asyncio.to_thread(self.users_elsewhere) if self.users_elsewhere is not None else []
         order = await asyncio.to_thread(
             queue.due, self.store, per_user=self.per_user, per_agent=self.per_agent,
-            running_users=dict(users), running_agents=dict(agents), limit=room,
+            running_users=dict(users), running_agents=dict(agents), limit=room, skip_users=elsewhere,
         )
         for run_id, user_id, agent in order:
             if run_id in self._tasks or len(self._tasks) >= self.total:
                 continue
             if users[user_id] >= self.per_user or agents[(user_id, agent)] >= self.per_agent:
+                continue
+            if self.may_run is not None and not await self.may_run(user_id):
                 continue
             claimed = queue.claim(self.store, run_id, self.node)
             if claimed is None:
@@ -174,7 +185,7 @@ class BackgroundRunner:
         except asyncio.CancelledError:
             if run.id not in self._cancelled and self._stopping:
                 queue.interrupted(self.store, run)
-        except Exception:  # noqa: BLE001 - one run's kernel-side bug must not stop the others
+        except Exception:
             log.exception("background invocation %s failed in the kernel", run.id)
             queue.interrupted(self.store, run)
         finally:

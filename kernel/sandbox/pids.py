@@ -46,6 +46,13 @@ OWN_CGROUP = Path("/proc/self/cgroup")
 # Per-user-namespace RLIMIT_NPROC counting ("ucounts") arrived in Linux 5.14.
 NPROC_PER_USERNS = (5, 14)
 _OCTAL = re.compile(r"\\([0-7]{3})")
+
+
+def _unescape(text: str) -> str:
+    """mountinfo writes a space, tab, newline or backslash in a path as \\ and three octal digits."""
+    return _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), text)
+
+
 _ROOT_NAME = re.compile(rf"{PREFIX}(\d+)-[0-9a-f]+")
 
 
@@ -70,8 +77,7 @@ def cgroup_mounts(mountinfo: str, controller: str = "pids") -> list[CgroupMount]
             version = 1
         else:
             continue
-        unescape = lambda text: _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), text)  # noqa: E731
-        found.append(CgroupMount(version, unescape(fields[3]), Path(unescape(fields[4]))))
+        found.append(CgroupMount(version, _unescape(fields[3]), Path(_unescape(fields[4]))))
     return found
 
 

@@ -523,3 +523,17 @@ class CronFire(Base):
     scheduled_for: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
     invocation_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     node: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class UserLease(Base):
+    """Which cluster node may run a user's warm workers and open their agent files
+    (kernel/cluster/leases.py). `fence` grows by one on every take-over, so a forwarded
+    request or a renewal carrying an older one is refused; `expires_at` is on the
+    database's clock. A released lease keeps its row (expired) so the fence never goes back."""
+
+    __tablename__ = "user_leases"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    node: Mapped[str] = mapped_column(String(64), index=True)
+    fence: Mapped[int] = mapped_column(BigInteger, default=1)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -63,7 +63,7 @@ async def tasks_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     installed = invoker.cache.agent(ctx.who.user_id, ctx.agent)
     if installed is None:
         raise DreamerError("not_found", f"{ctx.agent} is not installed")
-    exported = [spec for spec in installed.functions if spec.get("exported")]
+    exported = [spec for spec in installed.functions if spec.exported]
     if names:
         grants = invoker.cache.grants(ctx.who.user_id, ctx.agent)
         declared = invoker.cache.declared(ctx.who.user_id, ctx.agent)
@@ -80,7 +80,7 @@ async def tasks_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     argument = None
     if handler is not None:
         spec = installed.function(handler)  # not_found, in one sentence, for an unknown name
-        properties = list((spec.get("parameters") or {}).get("properties") or {})
+        properties = list(spec.parameters.get("properties") or {})
         if len(properties) > 1:
             raise DreamerError(
                 "invalid_argument", f"on_complete {handler!r} must take one argument (the task's outcome), not {len(properties)}"
@@ -95,7 +95,7 @@ async def tasks_create(ctx: "SyscallContext", params: dict[str, Any]) -> dict[st
     async def run() -> None:
         try:
             outcome = await runner.run(who, prompt, plan)
-        except Exception as exc:  # noqa: BLE001 - a planner bug ends this task, not the kernel
+        except Exception as exc:
             log.exception("Sidekick task %s of %s failed", task_id, agent)
             outcome = {"ok": False, "reply": f"the task failed inside Sidekick ({type(exc).__name__})",
                        "calls": [], "needs_user": None}

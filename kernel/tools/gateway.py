@@ -139,12 +139,13 @@ class Gateway:
             agents = list_installed(s, who.user_id)
         for agent in agents:
             for fn in agent.functions:
-                if not fn.get("exported") or (fn.get("confirm") and not expose_confirm):
+                if not fn.exported or (fn.confirm and not expose_confirm):
                     continue
-                name = qualified(agent.name, fn["name"])
-                schema = fn.get("parameters") or {"type": "object"}
-                description = fn.get("description", "") + (" (changes something: your MCP client should ask you first)" if fn.get("confirm") else "")
-                found[name] = ("function", (agent.name, fn["name"]), mcp_types.Tool(name=name, description=description, input_schema=schema))
+                name = qualified(agent.name, fn.name)
+                # functions.json promises an object schema (FunctionSpec checks it), never an empty one.
+                schema = fn.parameters
+                description = fn.description + (" (changes something: your MCP client should ask you first)" if fn.confirm else "")
+                found[name] = ("function", (agent.name, fn.name), mcp_types.Tool(name=name, description=description, input_schema=schema))
         if k.tools is not None:
             for inst in k.tools.installed_all(who.user_id):
                 for tool in inst.tools:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from dreamer.contracts.manifest import IDENT_RE, NAME_RE
+from dreamer.contracts.names import NAME
 from dreamer.contracts.errors import DreamerError
 
 SERVER_PATTERN = re.compile(NAME_RE)
@@ -32,7 +33,7 @@ def split(name: object) -> tuple[str, str]:
 
 def check_server(server: object) -> str:
     if not isinstance(server, str) or not SERVER_PATTERN.fullmatch(server):
-        raise DreamerError("invalid_argument", f"{_clip(server)} is not a tool server name ([a-z][a-z0-9-]{{1,62}})")
+        raise DreamerError("invalid_argument", f"{_clip(server)} is not a tool server name ({NAME})")
     return server
 
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import mcp_types
 from mcp import Client
+# The streams an mcp Transport yields (listed in that module's __all__; mcp.client exports only Transport).
+from mcp.client._transport import TransportStreams
 from mcp.shared.exceptions import MCPError
 
 from dreamer.contracts.errors import DreamerError
@@ -33,7 +35,7 @@ log = logging.getLogger("dreamer.tools")
 MAX_TOOLS = 256
 MAX_DESCRIPTION = 2000
 
-TransportFactory = Callable[[Fault], AbstractAsyncContextManager[tuple[object, object]]]
+TransportFactory = Callable[[Fault], AbstractAsyncContextManager[TransportStreams]]
 
 
 @dataclass(frozen=True)
@@ -215,10 +217,10 @@ class ToolSession:
 class _Streams:
     """A ready pair of streams as the Transport the mcp Client expects."""
 
-    def __init__(self, streams: tuple[object, object]) -> None:
+    def __init__(self, streams: TransportStreams) -> None:
         self.streams = streams
 
-    async def __aenter__(self) -> tuple[object, object]:
+    async def __aenter__(self) -> TransportStreams:
         return self.streams
 
     async def __aexit__(self, *exc: object) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import anyio
 import httpx2
 import mcp_types
+from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
@@ -63,7 +64,7 @@ class Fault:
 @contextlib.asynccontextmanager
 async def sandboxed_stdio(
     sandbox: Sandbox, spec: SandboxSpec, fault: Fault, *, label: str, max_line_bytes: int
-) -> AsyncIterator[tuple[object, object]]:
+) -> AsyncIterator[TransportStreams]:
     process = await sandbox.start(spec)
     to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](16)
@@ -175,7 +176,7 @@ async def _status(process: asyncio.subprocess.Process) -> int:
 async def remote_http(
     server: str, url: str, headers: Mapping[str, str], fault: Fault, *, timeout: float, max_bytes: int,
     private_allowed: bool,
-) -> AsyncIterator[tuple[object, object]]:
+) -> AsyncIterator[TransportStreams]:
     """Streamable HTTP with the kernel-kept headers (nothing of them reaches the bundle),
     to checked addresses only, every answer capped (kernel/tools/remote.py)."""
     target = remote_target(server, url)

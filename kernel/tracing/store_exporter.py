@@ -23,14 +23,16 @@ from sqlalchemy.orm import Session
 
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Span
+from dreamer.kernel.store.tables import table, width
 from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.tracing.semconv import DREAMER_INVOCATION_ID
 from dreamer.kernel.store.text import storable_text
 
 log = logging.getLogger(__name__)
 
-_NAME_WIDTH = Span.__table__.c.name.type.length or 200
-_INVOCATION_WIDTH = Span.__table__.c.invocation_id.type.length or 40
+_SPANS = table(Span)
+_NAME_WIDTH = width(_SPANS.c.name) or 200
+_INVOCATION_WIDTH = width(_SPANS.c.invocation_id) or 40
 
 
 
@@ -81,7 +83,7 @@ def span_row(span: ReadableSpan) -> Span:
     )
 
 
-_INSERT_SPANS = insert(Span.__table__)
+_INSERT_SPANS = insert(_SPANS)
 
 
 class StoreSpanExporter(SpanExporter):
@@ -102,7 +104,7 @@ class StoreSpanExporter(SpanExporter):
             else:
                 with self._store.session() as session:
                     session.connection().execute(_INSERT_SPANS, rows)
-        except Exception as error:  # tracing must never break the call it traces
+        except Exception as error:  # noqa: BLE001 - tracing must never break the call it traces
             log.warning("could not store %d span(s): %s", len(spans), error)
             return SpanExportResult.FAILURE
         return SpanExportResult.SUCCESS

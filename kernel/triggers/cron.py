@@ -63,7 +63,7 @@ async def fire_job(trigger_id: int) -> None:
 TICK: contextvars.ContextVar[datetime | None] = contextvars.ContextVar("dreamer_cron_tick", default=None)
 
 
-class TickExecutor(AsyncIOExecutor):  # type: ignore[misc]
+class TickExecutor(AsyncIOExecutor):  # type: ignore[misc]  # apscheduler has no stubs: its classes are Any
     def _do_submit_job(self, job: Any, run_times: list[datetime]) -> None:
         token = TICK.set(run_times[-1] if run_times else None)
         try:

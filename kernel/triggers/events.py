@@ -33,7 +33,7 @@ async def events_emit(ctx: "SyscallContext", params: dict[str, Any]) -> dict[str
     if len(json.dumps(data, ensure_ascii=False).encode("utf-8", "surrogatepass")) > MAX_DATA_BYTES:
         raise DreamerError("payload_too_large", f"ctx.emit_event: the data is larger than {MAX_DATA_BYTES // 1024} KiB as JSON")
     installed = ctx.invoker.cache.agent(ctx.who.user_id, ctx.agent)
-    declared = (installed.manifest.get("events") if installed else None) or []
+    declared = installed.manifest.events if installed else []
     if name not in declared:
         raise DreamerError(
             "invalid_argument",

@@ -9,12 +9,14 @@ invocation of its entrypoint, with what fired it as the one argument.
 
 from __future__ import annotations
 
+import builtins
 import logging
 import secrets
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from dreamer.kernel.audit.log import append as audit
 from dreamer.contracts.errors import DreamerError
@@ -65,24 +67,24 @@ class TriggerService:
         """Make the user's trigger rows match the installed agent's manifest (none after an uninstall)."""
         with self.store.session() as s:
             installed = find_installed(s, who.user_id, agent)
-            declared = {t["name"]: t for t in (installed.manifest.get("triggers") or [])} if installed else {}
+            declared = {t.name: t for t in installed.manifest.triggers} if installed else {}
             rows = {t.name: t for t in s.scalars(select(Trigger).where(Trigger.user_id == who.user_id, Trigger.agent == agent))}
             for name, row in rows.items():
                 spec = declared.get(name)
-                if spec is None or spec["type"] != row.type:
+                if spec is None or spec.type != row.type:
                     s.delete(row)
             s.flush()
             for name, spec in declared.items():
-                row = rows.get(name)
-                if row is None or row.type != spec["type"]:
-                    row = Trigger(user_id=who.user_id, agent=agent, name=name, type=spec["type"], paused=False)
-                    s.add(row)
-                row.entrypoint = spec["entrypoint"]
-                row.default_schedule = spec.get("schedule")
-                row.event = spec.get("event")
-                row.content_types = spec.get("content_types")
-                if row.type == "webhook" and not row.token:
-                    row.token = new_token()
+                kept = rows.get(name)
+                if kept is None or kept.type != spec.type:
+                    kept = Trigger(user_id=who.user_id, agent=agent, name=name, type=spec.type, paused=False)
+                    s.add(kept)
+                kept.entrypoint = spec.entrypoint
+                kept.default_schedule = spec.schedule
+                kept.event = spec.event
+                kept.content_types = spec.content_types
+                if kept.type == "webhook" and not kept.token:
+                    kept.token = new_token()
         if self.cron is not None:
             self.cron.sync_user(who.user_id)
 
@@ -94,7 +96,7 @@ class TriggerService:
             rows = list(s.scalars(q.order_by(Trigger.agent, Trigger.name)))
             return [trigger_view(t, self.cron.next_run(t.id) if self.cron and t.type == "cron" else None) for t in rows]
 
-    def get(self, s: Any, user_id: int, agent: str, name: str) -> Trigger:
+    def get(self, s: Session, user_id: int, agent: str, name: str) -> Trigger:
         row = s.scalar(select(Trigger).where(Trigger.user_id == user_id, Trigger.agent == agent, Trigger.name == name))
         if row is None:
             raise DreamerError("not_found", f"{agent} has no trigger named {name!r}; `dreamer triggers {agent}` lists them")
@@ -126,7 +128,7 @@ class TriggerService:
         if self.cron is not None:
             self.cron.sync_user(who.user_id)
         with self.store.session() as s:
-            row = s.get(Trigger, trigger_id)
+            row = s.get_one(Trigger, trigger_id)
             return trigger_view(row, self.cron.next_run(row.id) if self.cron and row.type == "cron" else None)
 
     # -- firing ------------------------------------------------------------------------------
@@ -170,7 +172,7 @@ class TriggerService:
         if installed is None:
             raise DreamerError("not_found", f"{row.agent} is not installed")
         spec = installed.function(row.entrypoint)
-        names = list((spec.get("parameters") or {}).get("properties") or {})
+        names = list(spec.parameters.get("properties") or {})
         args = {names[0]: payload} if names else {}
         trigger = {"type": row.type, "name": row.name, "depth": depth, "id": row.id, **({"chain": chain} if chain else {})}
         caller = Caller("trigger", trigger=trigger, parent_id=parent_id)
@@ -185,7 +187,7 @@ class TriggerService:
                                    "fired_at": datetime.now(timezone.utc).isoformat()}
         return await self.fire(row, payload, manual=True)
 
-    def subscribers(self, user_id: int, event: str) -> list[Trigger]:
+    def subscribers(self, user_id: int, event: str) -> builtins.list[Trigger]:
         with self.store.session() as s:
             rows = list(s.scalars(select(Trigger).where(
                 Trigger.user_id == user_id, Trigger.type == "event", Trigger.event == event, Trigger.paused.is_(False)

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import User, WebSession, utcnow
+from dreamer.kernel.store.tables import rowcount
 
 LIFETIME = timedelta(days=14)
 
@@ -86,7 +87,7 @@ def revoke_session(session: Session, user_id: int, session_id: str) -> None:
 
 
 def revoke_all(session: Session, user_id: int) -> int:
-    return session.execute(delete(WebSession).where(WebSession.user_id == user_id)).rowcount or 0
+    return rowcount(session.execute(delete(WebSession).where(WebSession.user_id == user_id)))
 
 
 def _signed_in(row: WebSession, user: User) -> SignedIn:

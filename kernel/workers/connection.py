@@ -182,10 +182,10 @@ class WorkerConnection:
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": mid, "result": result}
         except DreamerError as exc:
             reply = {"jsonrpc": "2.0", "id": mid, "error": {"code": -32000, "message": exc.message, "data": {"kind": exc.code}}}
-        except Exception as exc:  # noqa: BLE001 - a kernel bug must still answer, or the worker waits forever
+        except Exception as exc:
             log.exception("syscall %s from the %s worker failed", _clip(method), self.label)
-            message = f"the kernel failed to serve {_clip(method)} ({type(exc).__name__}); see the kernel log"
-            reply = {"jsonrpc": "2.0", "id": mid, "error": {"code": -32000, "message": message, "data": {"kind": "internal"}}}
+            failed = f"the kernel failed to serve {_clip(method)} ({type(exc).__name__}); see the kernel log"
+            reply = {"jsonrpc": "2.0", "id": mid, "error": {"code": -32000, "message": failed, "data": {"kind": "internal"}}}
         await self._send(reply)
 
     def _log(self, stream: str, level: str, text: str) -> None:
@@ -239,7 +239,8 @@ def _clip(text: str, limit: int = 80) -> str:
 def _remote_error(error: Any, what: str) -> DreamerError:
     if not isinstance(error, dict):
         return DreamerError("protocol_error", f"{what} failed with a malformed error")
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    raw = error.get("data")
+    data: dict[str, Any] = raw if isinstance(raw, dict) else {}
     kind = str(data.get("kind") or "agent_error")
     message = storable_text(str(error.get("message") or "failed")[:2000])
     if kind not in STATUS:

@@ -46,6 +46,7 @@ class _Slot:
     busy: int = 0
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     memory_mb: int = 0  # each worker's memory ceiling (one bundle and limits per key)
+    working: dict[int, WorkerConnection] = field(default_factory=dict)  # the busy ones, for stop_user
 
     def alive(self) -> int:
         return self.busy + sum(1 for w in self.idle if w.alive)
@@ -92,9 +93,11 @@ class WorkerPool:
         """Yield a worker for exclusive use; it goes back warm if it is still healthy."""
         slot = self._slots.setdefault(key, _Slot())
         worker = await self._acquire(key, slot, spec, timeout)
+        slot.working[id(worker)] = worker
         try:
             yield worker
         finally:
+            slot.working.pop(id(worker), None)
             async with slot.changed:
                 slot.busy -= 1
                 if worker.alive and self._slots.get(key) is slot:
@@ -116,6 +119,15 @@ class WorkerPool:
             for worker in idle:
                 await worker.close()
             # Busy workers finish their call and are then killed on release (slot gone).
+
+    async def stop_user(self, user: str) -> None:
+        """Stop every worker of a user now, busy ones included (their calls fail): a cluster
+        node that lost the user's lease must not touch their files any more."""
+        busy = [w for k, s in self._slots.items() if k.user == user for w in s.working.values()]
+        busy += [w for owner, s in self._draining_slots.values() if owner == user for w in s.working.values()]
+        await self.evict(user)
+        for worker in busy:
+            worker.kill()
 
     async def close(self) -> None:
         if self._reaper is not None:

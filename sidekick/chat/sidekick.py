@@ -7,6 +7,7 @@ conversation — the planner asks, and the executor checks again before each cal
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
@@ -40,6 +41,8 @@ from dreamer.sidekick.planner.language import embeddings
 from dreamer.sidekick.planner.model import ModelLoop
 
 MAX_MESSAGE_CHARS = 8000
+PLANNER_FAILED = "Sorry, I could not work that out. Try saying it another way."
+log = logging.getLogger(__name__)
 MAX_LEARNED_PER_TOOL = 10  # learned phrasings added to one function's examples, newest first
 
 Event = dict[str, Any]
@@ -68,8 +71,9 @@ class Sidekick:
         tools = []
         for agent in agents:
             for spec in agent.functions:
-                if spec.get("exported"):
-                    tools.append(Tool.from_spec(agent.name, spec, agent.description, agent.publisher,
+                if spec.exported:
+                    # Tool.from_spec reads the functions.json shape, which the agents API also gives.
+                    tools.append(Tool.from_spec(agent.name, spec.model_dump(), agent.description, agent.publisher,
                                                 agent.installed_at.isoformat()))
         taken = {t.name for t in tools}
         for server in self._tool_servers(who):
@@ -123,7 +127,10 @@ class Sidekick:
         rollout_key = "rk_" + uuid.uuid4().hex
         pending = _pending(conv.pending)
         state = load_state(self.store, conv.id)
-        context = PlanContext(now=now, timezone=who.timezone, skills=self.skills(who, tools))
+        # The one agent the previous turn worked with settles an even choice ("add bread" after the grocery list).
+        recent = {name.rsplit(".", 1)[0] for name in state.called} if state.outcome == "called" else set()
+        context = PlanContext(now=now, timezone=who.timezone, skills=self.skills(who, tools),
+                              recent_agent=next(iter(recent)) if len(recent) == 1 else None)
         calls: list[dict[str, Any]] = []
         streamed = False  # the model's reply already reached the client as text deltas
 
@@ -146,9 +153,10 @@ class Sidekick:
             seen = Understood(Plan(reply=str(slow)), "planner")
         except DreamerError:
             raise
-        except Exception as exc:  # a planner bug must not cost the user their conversation
-            seen = Understood(Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). "
-                                         "Try saying it another way."), "planner")
+        except Exception:  # a planner bug must not cost the user their conversation
+            # The exception's name is for the log, never the user (a reply is a sentence).
+            log.exception("the offline planner failed on a message")
+            seen = Understood(Plan(reply=PLANNER_FAILED), "planner")
         if seen.picked is not None and state.asked_text:
             self._learn(who, state.asked_text, *seen.picked)
         note: str | None = None  # why the offline planner answered instead of the model
@@ -167,8 +175,9 @@ class Sidekick:
                     yield event
             except DreamerError:
                 raise
-            except Exception as exc:  # a planner bug must not cost the user their conversation
-                plan = Plan(reply=f"Sorry, I could not work that out ({type(exc).__name__}). Try saying it another way.")
+            except Exception:  # a planner bug must not cost the user their conversation
+                log.exception("the model-driven turn failed")
+                plan = Plan(reply=PLANNER_FAILED)
             if failed is not None and not calls:
                 # The model produced no usable plan and nothing ran: the offline planner, which
                 # needs no model, reads the message instead; the reply says so.
@@ -286,7 +295,7 @@ class Sidekick:
     def _learn_from_correction(
         self, who: Principal, text: str, state: DialogueState, seen: Understood, plan: Plan, calls: list[dict[str, Any]],
     ) -> None:
-        """What this turn says about the last one: it was corrected, rephrased after a miss, or undone."""
+        """What this turn says about the last one: it was corrected, or rephrased after a miss."""
         # Every call made counts for where the words belong, even one that failed ("no recipe
         # with lentils" was still the recipes agent); an undo counts only when it ran.
         said, done = state.said, list(calls)
@@ -305,11 +314,9 @@ class Sidekick:
             first = done[0]
             learned.learn(self.store, who.user_id, said, first["agent"], first["function"], dict(first.get("args") or {}),
                           source="rephrased")
-        elif seen.how == "undo" and seen.undo_of is not None and any(c.get("ok") for c in done) \
-                and state.outcome == "called":
-            record = state.calls[seen.undo_of]
-            if seen.undo_of >= len(state.calls) - len(state.called) and record.name in state.called:  # just before
-                learned.demote(self.store, who.user_id, said, record.agent, record.function, source="undone")
+        # An undo teaches nothing about routing: "add sardines to my shopping list", "oops, take
+        # that off" went to the right function and the user changed their mind about the item.
+        # Demoting the function for those words sent them to the to-do list next time.
 
     def _learn(self, who: Principal, phrase: str, chosen: Step, passed_over: Sequence[Step]) -> None:
         """The user picked `chosen` for `phrase`: route it there directly next time, for this user only."""

@@ -34,7 +34,10 @@ from dreamer.sidekick.planner.language.text import prepare, tokenize
 MAX_FOLLOWUP_CHARS = 300  # tests/security/test_regex_backtracking.py fuzzes these patterns at this length
 _TAIL = r"(?:\s+(?:too|as well|also|again|please|then|now|thanks))*+\s*[.!?]*"
 ADD_MORE = [
-    re.compile(rf"^(?:oh,?\s+)?(?:and|also|plus|oh and)\s+(?:add\s+|get\s+|some\s+)?(?P<x>.+?){_TAIL}$", re.I),
+    re.compile(rf"^(?:(?:oh|ah|hmm|um|ok|okay|sorry|oops|wait|right)[\s,.!]+)?(?:and|also|plus|oh and)\s+(?:add\s+|get\s+|some\s+|with\s+)?"
+               rf"(?:another(?:\s+(?:one|note|item))?\s*[:,-]\s*)?(?P<x>.+?){_TAIL}$", re.I),
+    # "what about beef?" after recipe ideas: the same call with this value instead.
+    re.compile(r"^(?:and\s+|ok,?\s+|so\s+)?(?:what|how)\s+about\s+(?:with\s+|some\s+)?(?P<x>[^?]+?)\s*\??$", re.I),
     re.compile(rf"^(?P<x>.+?)\s+(?:too|as well){_TAIL}$", re.I),
 ]
 SAME = [
@@ -56,7 +59,17 @@ REPLACE = [
                r"switch\s+(?:that|it)\s+to|replace\s+(?:that|it)\s+with|i\s+meant|i\s+mean|not\s+that,)\s+(?P<x>.+?)"
                r"(?:\s+instead)?(?:\s+please)?\s*[.!]*$", re.I),
     re.compile(r"^(?:(?:actually|no|sorry)\W+)*+(?P<x>.+?)\s+instead(?:\s+please)?\s*[.!]*$", re.I),
+    # "actually almond milk", "sorry, thursday not wednesday", "no, 10am", "oops, almond milk, not regular":
+    # a lead word, then only the value (checked in _replace: it must not be a request of its own).
+    # Only words that take something back lead a correction: "oh and lemons" adds lemons.
+    re.compile(r"^(?:actually|no|nope|sorry|oops|wait)[\s,.!;:-]+"
+               r"(?:(?:actually|no|nope|sorry|oops|wait)[\s,.!;:-]+)?(?P<x>[^,]+?)"
+               r"(?:\s*,?\s+not\s+(?:the\s+|a\s+)?[^,]+?)?(?:\s+please)?\s*[.!]*$", re.I),
+    # The value ends on a letter, so the space before "not" is read one way only (no backtracking).
+    re.compile(r"^(?P<x>[^,]*?[^\s,]),?\s+not\s+[^,]*$", re.I),
 ]
+_BARE_REPLACE = 2  # REPLACE patterns from this one on say only a value: it must not plan as a request
+MAX_BARE_WORDS = 4
 PICK = re.compile(
     r"^(?:(?:ok|okay|then|and)\W+)?(?:(?:show|open|give|get|tell)\s+me\s+|i(?:'ll| will)?\s+(?:take|want|go with)\s+|"
     r"let's\s+(?:go with|do)\s+|(?:go with|pick|choose)\s+)?(?:the\s+)?(?:number\s+|option\s+|no\.?\s*)?"
@@ -89,11 +102,67 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
     if not said or not state.calls and state.shown is None:
         return None
     by_name = {t.name: t for t in tools}
-    for reader in (_pick, _same, _reask, _replace, _remove):
+    named = _named_replace(said, state, by_name, now, replan) or _not_wanted(said, state, by_name, now)
+    if named is not None:
+        return named
+    for reader in (_pick, _open_last, _same, _reask, _remove):
         found = reader(said, state, by_name, now)
         if found is not None:
             return found
-    return _more(said, state, by_name, now, replan)
+        if reader is _reask:
+            found = _replace(said, state, by_name, now, replan)
+            if found is not None:
+                return found
+    return (_more(said, state, by_name, now, replan) or _refine(said, state, by_name)
+            or _swap(said, state, by_name, now, replan))
+
+
+# The words before the value; the value is the rest of the message (cut in code: nothing to backtrack).
+SWAP = re.compile(r"^(?:and\s+|ok,?\s+|okay,?\s+|so\s+|then\s+)?(?P<about>(?:what|how)\s+about\s+)?"
+                  r"(?:with\s+|some\s+|for\s+|in\s+)?", re.I)
+MAX_SWAP_CHARS = 60
+MAX_SWAP_WORDS = 4
+
+
+def _allowed(schema: Mapping[str, Any]) -> set[str]:
+    """The values a parameter with fixed values takes, folded ("Italian" and "italian" alike)."""
+    found: list[Any] = list(schema.get("enum") or []) + list(schema.get("examples") or [])
+    for option in schema.get("anyOf") or []:
+        if isinstance(option, Mapping):
+            found += list(option.get("enum") or []) + ([option["const"]] if "const" in option else [])
+    return {str(v).casefold() for v in found if v is not None}
+
+
+def _swap(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime,
+          replan: Replan | None) -> FollowUp | None:
+    """ "What about beef?" / "and mexican?" after recipe ideas: the last call again with the value this
+    word fits swapped in: a parameter with fixed values it names (cuisine, diet), else the text
+    parameter the last call was given (the ingredient)."""
+    last = _last(state, by_name)
+    body = said.strip().rstrip("?!. ")
+    m = SWAP.match(body)
+    if m is None or last is None:
+        return None
+    asking = said.strip().endswith("?") or m.group("about")
+    x = body[m.end():].strip()
+    if not asking or not x or len(x) > MAX_SWAP_CHARS or "," in x or "?" in x:
+        return None
+    if len(x.split()) > MAX_SWAP_WORDS or _is_request(x, replan):
+        return None
+    record, tool = last
+    if tool.reads is False and tool.undo is not False:
+        return None  # only a look-up is asked again this way; a change is "and X too"
+    schemas = {n: v for n, v in tool.properties.items() if isinstance(v, Mapping)}
+    fixed = [n for n, v in schemas.items() if _allowed(v)]
+    for param in fixed:
+        if x.casefold() in _allowed(schemas[param]):
+            return FollowUp((Step(record.agent, record.function, {**record.args, param: x.casefold()}),), "same")
+    free = [n for n in schemas if n not in fixed and _slot(tool, n).kind == "text" and not _whole(tool, n)]
+    given = [n for n in free if n in record.args]
+    param = given[0] if len(given) == 1 else free[0] if len(free) == 1 else None
+    if param is None:
+        return None
+    return FollowUp((Step(record.agent, record.function, {**record.args, param: x}),), "same")
 
 
 def _last(state: DialogueState, by_name: Mapping[str, Tool]) -> tuple[CallRecord, Tool] | None:
@@ -133,7 +202,8 @@ def _more(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
             if len(planned.steps) == 1 and planned.steps[0].name == record.name and param in planned.steps[0].args:
                 return FollowUp((Step(record.agent, record.function,
                                       {**record.args, param: planned.steps[0].args[param]}),), "more")
-            return None
+            if not _only_value(x, planned, by_name) and not _free_text_goes_on(tool, param, x, planned):
+                return None
         value = read_answer(_slot(tool, param), x, now)
         if value in (None, [], ""):
             return None
@@ -142,12 +212,16 @@ def _more(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
 
 
 def _fillable(tool: Tool) -> str | None:
-    """The parameter "and X too" gives a new value: a list one, else the only required text one."""
+    """The parameter "and X too" gives a new value: a required list one, else the only required text
+    one, else any list one (recipes' ingredients; notes' tags are not what "and X" means)."""
     lists = [n for n in tool.properties if _slot(tool, n).kind == "list"]
-    if lists:
-        return lists[0]
+    required = [n for n in lists if n in tool.required]
+    if required:
+        return required[0]
     texts = [n for n in tool.required if _slot(tool, n).kind == "text"]
-    return texts[0] if len(texts) == 1 else None
+    if len(texts) == 1:
+        return texts[0]
+    return lists[0] if lists else None
 
 
 def _same(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
@@ -166,6 +240,10 @@ def _same(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
             if kind not in ("day", "moment"):
                 continue
             value = read_answer(SlotType("day", required=True), x, now)
+            if value is None and kind == "moment":
+                value = read_answer(SlotType("moment", required=True), x, now)  # "same again on friday at 10"
+                if value is not None:
+                    return FollowUp((Step(record.agent, record.function, {**record.args, param: value}),), "same")
             if value is None:
                 return None
             old = record.args.get(param)
@@ -180,6 +258,7 @@ def _same(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
 REASK = re.compile(r"^(?:(?:and|ok|okay|so|now)\W+)?(?:(?:what|how)\s+about\s+|and\s+)(?P<x>[^?!.]{1,80}?)(?:\s+(?:too|then))?\s*[?!.]*$",
                    re.IGNORECASE)
 _PREPOSITIONS = frozenset("in for at from of during on by within".split())
+MAX_BARE_QUESTION_WORDS = 2
 # Words that end a preposition's object in a question: "in sales [took] sick leave".
 _OBJECT_ENDS = _PREPOSITIONS | frozenset("took take were was is are have has had did do does who which that last this next "
                                          "and or with than".split())
@@ -191,13 +270,14 @@ def _reask(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: da
     else replaces the other object of a preposition ("in sales" -> "in finance")."""
     last = _last(state, by_name)
     m = REASK.match(said)
-    if last is None or m is None:
+    bare = said.rstrip().endswith("?") and len(said.split()) <= MAX_BARE_QUESTION_WORDS  # "finance?"
+    if last is None or (m is None and not bare):
         return None
     record, tool = last
     whole = [n for n in tool.properties if _whole(tool, n)]
     if len(whole) != 1 or not isinstance(record.args.get(whole[0]), str):
         return None
-    asked = _swapped(record.args[whole[0]], m.group("x"))
+    asked = _swapped(record.args[whole[0]], m.group("x") if m is not None else said.strip().rstrip("?!. "))
     if asked is None:
         return None
     return FollowUp((Step(record.agent, record.function, {**record.args, whole[0]: asked}),), "same")
@@ -217,7 +297,7 @@ def _swapped(question: str, fragment: str) -> str | None:
     value = new[1:] if prep else new
     if not value:
         return None
-    timed = any(w.casefold().strip(",") in TEMPORAL or w.casefold() in WEEKDAYS for w in value)
+    timed = any(w.casefold().strip(",") in TEMPORAL or w.casefold() in WEEKDAYS for w in value) or bool(_time_phrases(value))
     words = question.rstrip(" ?!.").split()
     spans: list[tuple[int, int, bool]] = []  # (start, end) of each preposition's object, and whether it names a time
     for i, w in enumerate(words):
@@ -229,11 +309,25 @@ def _swapped(question: str, fragment: str) -> str | None:
         if j > i + 1:
             spans.append((i + 1, j, any(x.casefold().strip(",") in TEMPORAL for x in words[i + 1 : j])))
     fitting = [sp for sp in spans if sp[2] == timed]
+    if not fitting and prep and not timed:
+        return _swapped(question, " ".join(value))  # "and for finance" after "... in sales": the object, whatever its preposition
+    if not fitting and timed and not prep:
+        fitting = _time_phrases(words)  # "what about last year" after "... hires did we have this year"
     if not fitting:
         return None
     a, b, _ = fitting[-1] if timed else fitting[0]
     tail = question.rstrip()[len(question.rstrip(" ?!.").rstrip()):]
     return " ".join([*words[:a], *value, *words[b:]]) + tail
+
+
+_RELATIVE = frozenset("this last next past previous".split())
+_PERIODS = frozenset("year month week quarter day weekend morning afternoon evening".split())
+
+
+def _time_phrases(words: Sequence[str]) -> list[tuple[int, int, bool]]:
+    """The spans of "this year", "last month" (a relative word and a period) in a question's words."""
+    return [(i, i + 2, True) for i in range(len(words) - 1)
+            if words[i].casefold() in _RELATIVE and words[i + 1].casefold().strip(",") in _PERIODS]
 
 
 _WRAPPER_LEAD = frozenset("and now then ok okay so what how about do it that the same thing for on also again please".split())
@@ -252,12 +346,13 @@ def _bare_day(said: str) -> str | None:
     return " ".join(words) if parse_moment(words, datetime.now()) is not None else None
 
 
-def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
+def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime,
+             replan: Replan | None = None) -> FollowUp | None:
     last = _last(state, by_name)
     if last is None:
         return None
     record, tool = last
-    for pattern in REPLACE:
+    for i, pattern in enumerate(REPLACE):
         m = pattern.match(said)
         if m is None:
             continue
@@ -265,11 +360,27 @@ def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: 
         if record.undone:
             return None
         typed = _typed_value(tool, record, x, now)
+        if i >= _BARE_REPLACE and re.match(r"(?:and|also|plus|too|as well)\b", x, re.I):
+            continue  # "sorry, and lemons": one more, not instead
+        fixed = _fixed_value(tool, x)
+        if fixed is not None and typed is None:
+            # "actually, make it mexican" after Italian ideas: the look-up again with the cuisine swapped;
+            # a listed value names its parameter, whatever else the word could start.
+            step = Step(record.agent, record.function, {**record.args, fixed[0]: fixed[1]})
+            inverse = inverse_step(record) if not tool.reads else None
+            return FollowUp((inverse, step) if inverse is not None else (step,), "replace")
+        if i >= _BARE_REPLACE and typed is None:
+            if len(x.split()) > MAX_BARE_WORDS or _is_request(x, replan):
+                continue  # "no, show my notes": a request of its own
         param = typed[0] if typed else _fillable(tool)
         if param is None:
             return None
         old = record.args.get(param)
         value = typed[1] if typed else read_answer(_slot(tool, param), x, now)
+        planned = replan(x) if replan is not None and not typed else None
+        if planned is not None and len(planned.steps) == 1 and planned.pending is None and \
+                planned.steps[0].name == record.name and param in planned.steps[0].args:
+            value = planned.steps[0].args[param]  # "no, add oat milk instead": the value without the command
         if value in (None, [], ""):
             return None
         steps: list[Step] = []
@@ -284,11 +395,41 @@ def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: 
             new = value if isinstance(value, list) else [value]
             steps.append(Step(record.agent, record.function, {**record.args, param: new}))
         else:
+            mover = _editor(record, tool, inverse, param, by_name) if typed else None
+            if mover is not None and inverse is not None:
+                # "actually make it 6pm" after adding an event: moved where it is (move_event with its
+                # id), not taken off and made again.
+                return FollowUp((Step(mover.agent, mover.function, {**inverse.args, param: value}),), "replace")
             if inverse is not None:
                 steps.append(inverse)
             steps.append(Step(record.agent, record.function, {**record.args, param: value}))
         return FollowUp(tuple(steps), "replace")
     return None
+
+
+def _editor(record: CallRecord, tool: Tool, inverse: Step | None, param: str,
+            by_name: Mapping[str, Tool]) -> Tool | None:
+    """The agent's function that changes `param` of what the last call made in place: it takes the
+    value and what names the thing (the values its inverse is given, such as event_id) and is its
+    own inverse (move_event undoes to move_event)."""
+    if inverse is None or not inverse.args or tool.reads:
+        return None
+    for other in by_name.values():
+        if other.agent != record.agent or other.function in (record.function, inverse.function) or other.reads:
+            continue
+        undo = other.undo
+        if not isinstance(undo, Mapping) or undo.get("function") != other.function:
+            continue
+        if param in other.properties and all(k in other.properties for k in inverse.args):
+            return other
+    return None
+
+
+def _is_request(x: str, replan: Replan | None) -> bool:
+    if replan is None:
+        return True  # no planner to tell: a bare value is not assumed
+    planned = replan(x)
+    return not planned.unmatched and bool(planned.steps or planned.pending is not None)
 
 
 def _typed_value(tool: Tool, record: CallRecord, x: str, now: datetime) -> tuple[str, Any] | None:
@@ -302,22 +443,40 @@ def _typed_value(tool: Tool, record: CallRecord, x: str, now: datetime) -> tuple
         if kind not in _TYPED or param not in record.args:
             continue
         value = read_answer(_slot(tool, param), x, now)
+        old = record.args.get(param)
+        if value in (None, "", []) and kind == "moment":
+            value = _bare_hour(x, old)
         if value in (None, "", []):
             continue
-        old = record.args.get(param)
         if kind == "moment" and isinstance(value, str) and isinstance(old, str) and len(old) >= 10 and "T" in value:
             said = parse_moment([w.low for w in tokenize(prepare(x))], now)
             if said is not None and said.day is None:  # a time only: on the day already given
                 value = old[:10] + value[10:]
+        if kind == "moment" and isinstance(value, str) and "T" not in value and isinstance(old, str) and "T" in old:
+            said = parse_moment([w.low for w in tokenize(prepare(x))], now)
+            if said is not None and said.day is not None and said.clock is None:
+                value = said.day.isoformat() + old[10:]  # "make it thursday": the time of day already given
         return param, value
     return None
 
 
+# Saying the thing is not needed: "I already have bread, remove it", "no more apples", "we don't
+# need the cheese anymore". Only an entry just shown or named counts (checked below).
+NOT_NEEDED = re.compile(
+    r"^(?:(?:oh|actually|wait|ok|okay),?\s+)?(?:i|we)\s+(?:already\s+|still\s+)?(?:have|got)\s+(?:the\s+|some\s+|enough\s+)?"
+    r"(?P<x>[^,.!]+?)(?:\s+already)?(?:\s*[,.;!]?\s*(?:so\s+)?(?:please\s+)?(?:remove|take|delete|cross)\s+(?:it|them|that|those)"
+    r"(?:\s+off)?(?:\s+please)?)?\s*[.!]*$|"
+    r"^(?:and\s+)?no\s+more\s+(?P<y>[^,.!]+?)\s*(?:please)?\s*[.!]*$|"
+    r"^(?:i|we)\s+(?:don't|do not|dont)\s+need\s+(?:the\s+|any\s+)?(?P<z>[^,.!]+?)(?:\s+any\s*more)?\s*[.!]*$",
+    re.I,
+)
+
+
 def _remove(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
-    m = REMOVE.match(said)
+    m = REMOVE.match(said) or NOT_NEEDED.match(said)
     if m is None:
         return None
-    x = (m.group("x") or m.group("y") or "").strip()
+    x = next((v for v in m.groupdict().values() if v), "").strip()
     if not x or x.lower() in ("it", "that", "them", "those", "this"):
         return None
     known = _known_entities(state)
@@ -356,16 +515,86 @@ def _remover(agent: str, by_name: Mapping[str, Tool]) -> Tool | None:
     """The agent's function that takes things off: one that reverses an adding function, named like removing."""
     tools = [t for t in by_name.values() if t.agent == agent]
     targets = {t.undo["function"] for t in tools if isinstance(t.undo, Mapping) and isinstance(t.undo.get("function"), str)}
-    found = [t for t in tools if t.function in targets and any(_slot(t, n).kind == "list" for n in t.properties)]
-    found.sort(key=lambda t: not any(w in f"{t.function} {t.summary}".lower() for w in _REMOVER_WORDS))
+    found = [t for t in tools if t.function in targets and any(_slot(t, n).kind == "list" for n in t.properties)
+             and _removes(t)]
     return found[0] if found else None
 
 
-def _pick(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
-    m = PICK.match(said)
-    if m is None or state.shown is None or not state.shown.entities:
+def _removes(tool: Tool) -> bool:
+    return any(w in tool.function.lower() for w in _REMOVER_WORDS if w != "clear")
+
+
+def _removal(agent: str, entity: Any, by_name: Mapping[str, Tool]) -> Step | None:
+    """The call that takes this one entry off: a remover given it in a list ("bread"), or a deleting
+    function given its id or name (a note's note_id)."""
+    remover = _remover(agent, by_name)
+    param = _fillable(remover) if remover is not None else None
+    if remover is not None and param is not None:
+        return Step(remover.agent, remover.function, {param: [label(entity)]})
+    if not isinstance(entity, Mapping):
         return None
-    word = m.group("n").lower()
+    for tool in by_name.values():
+        if tool.agent != agent or not _removes(tool):
+            continue
+        if len(tool.required) == 1:
+            need = tool.required[0]
+            if need in entity:
+                return Step(tool.agent, tool.function, {need: entity[need]})
+            if need.endswith("_id") and "id" in entity:
+                return Step(tool.agent, tool.function, {need: entity["id"]})
+        elif not tool.required and "id" in entity:
+            # remove_event(event_id=None, title=None): the entry's id names it exactly.
+            ids = [n for n in tool.properties if n.endswith("_id")]
+            if len(ids) == 1:
+                return Step(tool.agent, tool.function, {ids[0]: entity["id"]})
+    return None
+
+
+# Words that may stand beside an ordinal in a message that only points at an entry of the
+# list just shown: "tell me more about the second one", "what's in the first one?", "open number 2".
+_POINTING = frozenset(
+    "the a one ones please me show open tell more about details detail of on what is in recipe note item event idea "
+    "entry number option no go with let us i will take want how do make cook get give see view read that it can you "
+    "could would and ok okay then pick choose select just like sounds good looks lets let's s "
+    "info information ingredients steps for whats thing things need".split()
+)
+# Verbs that take the entry off instead of opening it: "remove the first one", "take the last one off".
+_TAKING_OFF = frozenset("remove delete drop cross scratch tick check strike lose rid off out".split())
+MAX_POINTING_WORDS = 9
+MAX_ORDINAL_WORDS = 12  # "the first one sounds good, how do i make it": every word but the ordinal points
+
+
+def _ordinal(said: str) -> tuple[str, bool] | None:
+    """The ordinal a short message points with ("second", "last", "2") and whether it takes the entry off."""
+    words = [w for w in tokenize(prepare(said)) if w.kind in ("word", "num", "ord")]
+    if not words or len(words) > MAX_ORDINAL_WORDS:
+        return None
+    found: list[str] = []
+    taking = False
+    for i, w in enumerate(words):
+        low = w.low
+        if low in ORDINALS or low == "last" or re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)", low):
+            found.append(low)
+        elif w.kind == "num" and re.fullmatch(r"\d{1,2}", low) and (
+                len(words) == 1 or (i and words[i - 1].low in ("number", "no", "option", "recipe", "item", "entry"))):
+            found.append(low)
+        elif low in _TAKING_OFF or low in ("take", "get", "rid") and any(x.low in ("off", "out", "rid") for x in words):
+            taking = taking or low in _TAKING_OFF or low in ("off", "out", "rid")
+        elif low not in _POINTING:
+            return None  # a word of its own: a request, for the planner
+    if len(found) != 1:
+        return None
+    return found[0], taking
+
+
+def _pick(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
+    if state.shown is None or not state.shown.entities:
+        return None
+    m = PICK.match(said)
+    pointed = (m.group("n").lower(), False) if m is not None else _ordinal(said)
+    if pointed is None:
+        return None
+    word, taking = pointed
     entities = state.shown.entities
     if word == "last":
         n = len(entities)
@@ -373,6 +602,11 @@ def _pick(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
         n = ORDINALS[word]
     else:
         n = int(re.sub(r"\D", "", word) or 0)
+    if taking and 1 <= n <= len(entities):
+        step = _removal(state.shown.agent, entities[n - 1], by_name)
+        if step is None:
+            return FollowUp((), "pick", f"I can't take entries off that list; number {n} is {label(entities[n - 1])}.")
+        return FollowUp((step,), "remove")
     if not 1 <= n <= len(entities):
         return FollowUp((), "pick", f"The last list had {len(entities)} entries; say a number from 1 to {len(entities)}.")
     entity = entities[n - 1]
@@ -381,6 +615,30 @@ def _pick(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
         return FollowUp((), "pick", f"Number {n} is {label(entity)}.")
     tool, param, value = opener
     return FollowUp((Step(tool.agent, tool.function, {param: value}),), "pick")
+
+
+_THE_THING = frozenset({"recipe", "steps", "it", "method", "instructions", "full", "whole", "are"})
+
+
+def _open_last(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
+    """ "Show me the recipe", "what are the steps?" after a dinner was planned: the thing the last
+    result named (its nested object, such as the recipe), opened with the agent's reading function."""
+    words = [w.low for w in tokenize(prepare(said)) if w.kind == "word"]
+    if not words or len(words) > MAX_POINTING_WORDS or not set(words) & (_THE_THING - {"are", "full", "whole"}):
+        return None
+    if not set(words) <= _POINTING | _THE_THING:
+        return None
+    last = _last(state, by_name)
+    if last is None or not isinstance(last[0].result, Mapping):
+        return None
+    record = last[0]
+    for value in record.result.values():
+        if isinstance(value, Mapping):
+            opener = _opener(record.agent, value, by_name)
+            if opener is not None:
+                tool, param, arg = opener
+                return FollowUp((Step(tool.agent, tool.function, {param: arg}),), "pick")
+    return None
 
 
 def _opener(agent: str, entity: Any, by_name: Mapping[str, Tool]) -> tuple[Tool, str, Any] | None:
@@ -401,3 +659,141 @@ def _same_item(a: Any, b: Any) -> bool:
     if x == y or x.rstrip("s") == y.rstrip("s"):
         return True
     return len(x) > 3 and len(y) > 3 and fuzz.ratio(x, y) >= 88
+
+
+def _only_value(x: str, planned: Plan, by_name: Mapping[str, Tool]) -> bool:
+    """Whether the plan for `x` read it as nothing but a value: "dish soap" read as a recipe
+    ingredient ("soap") is a bare value, no request of its own; "what's on my calendar" is one.
+    The words the plan did not take as a value must not be words of that function's own
+    examples (its request words: "what", "calendar")."""
+    words = {w.low for w in tokenize(prepare(x)) if w.kind == "word"}
+    if not words or len(planned.steps) != 1:
+        return False
+    step = planned.steps[0]
+    got: set[str] = set()
+    for value in step.args.values():
+        values = value if isinstance(value, list) else [value]
+        got |= {w.low for v in values if isinstance(v, str) for w in tokenize(prepare(v)) if w.kind == "word"}
+    if not words & got:
+        return False
+    if len(words) <= MAX_BARE_WORDS and not words & REQUEST_WORDS:
+        return True  # "dish soap": a noun phrase with no question or command word is a value
+    tool = by_name.get(step.name)
+    said = " ".join([*(tool.examples if tool else ()), tool.summary if tool else ""])
+    own = {w.low for w in tokenize(prepare(said)) if w.kind == "word"}
+    return not (words - got) & own
+
+
+# Question and command words: a follow-up's words with one of these make a request of their own
+# ("and what's on my calendar", "and show me recipes"); without, they are a value ("and dish soap").
+REQUEST_WORDS = frozenset("what what's whats when where which who how show tell find list plan suggest give read search "
+                          "add put remove delete cancel move remind schedule book check is are do does can could "
+                          "would will any my me".split())
+
+
+# Words that send a follow-up to another place than the last call's ("also remind me to ...",
+# "and on my shopping list"): with none of them, "also buy a card" after a to-do is another to-do.
+_ELSEWHERE = frozenset("list lists calendar schedule note notes grocery groceries shopping remind reminder recipe "
+                       "recipes dinner".split())
+
+
+def _free_text_goes_on(tool: Tool, param: str, x: str, planned: Plan) -> bool:
+    """After a call whose value is free text (a to-do, a note), "also <words>" is one more such value
+    unless the words name another place: the text holds verbs ("buy a card"), so another agent's
+    reading of them is no request of its own."""
+    if _slot(tool, param).kind != "text" or planned.steps[0].agent == tool.agent:
+        return False
+    words = {w.low for w in tokenize(prepare(x)) if w.kind == "word"}
+    return not words & (_ELSEWHERE | {planned.steps[0].agent.casefold()})
+
+
+def _fixed_value(tool: Tool, x: str) -> tuple[str, str] | None:
+    """The parameter with listed values (a cuisine, a diet) that `x` is one of, and the value."""
+    value = x.strip().rstrip("?!. ").casefold()
+    for name, schema in tool.properties.items():
+        if isinstance(schema, Mapping) and value in _allowed(schema):
+            return name, value
+    return None
+
+
+def _bare_hour(x: str, old: Any) -> str | None:
+    """ "make it 4" for a time already given: that hour on the same day, morning or afternoon
+    whichever is nearer the old time (14:00 -> 16:00, 09:00 -> 10:00 for "10")."""
+    said = x.strip().rstrip("?!. ").split()
+    if len(said) != 1 or not said[0].isdigit() or not isinstance(old, str) or len(old) < 16 or old[10] != "T":
+        return None
+    hour = int(said[0])
+    if not 1 <= hour <= 12:
+        return None
+    try:
+        was = int(old[11:13])
+    except ValueError:
+        return None
+    options = [hour % 12, hour % 12 + 12]
+    best = min(options, key=lambda h: abs(h - was))
+    return f"{old[:11]}{best:02d}:00{old[16:]}"
+
+
+def removes_looked_up(said: str, state: DialogueState, tools: Sequence[Tool]) -> Step | None:
+    """ "Cancel it" / "delete that" straight after a look-up that showed one entry ("when is my next
+    dentist?"): that entry taken off with the agent's remover. An undo passes reads over; a pronoun
+    after a look-up points at what it showed."""
+    if not state.calls:
+        return None
+    by_name = {t.name: t for t in tools}
+    record = state.calls[-1]
+    tool = by_name.get(record.name)
+    if record.is_undo or tool is None or not tool.reads or not isinstance(record.result, Mapping):
+        return None
+    entities = [v for v in record.result.values() if isinstance(v, Mapping) and "id" in v]
+    if len(entities) != 1:
+        return None
+    return _removal(record.agent, entities[0], by_name)
+
+
+def _named_replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime,
+                   replan: Replan | None) -> FollowUp | None:
+    """ "Change milk to almond milk", "almond milk instead of milk", "I meant almond milk not milk": a
+    correction that names the old value too. It is one only when the old value is the last call's."""
+    # Imported here: a line more at the top would move the patterns tests/security names by line.
+    from dreamer.sidekick.dialogue.rephrase import named_correction
+    found = named_correction(said)
+    last = _last(state, by_name)
+    if found is None or last is None:
+        return None
+    old, new = found
+    record = last[0]
+    given = [v for value in record.args.values() for v in (value if isinstance(value, list) else [value])]
+    if not any(isinstance(v, str) and (_same_item(v, old) or old.casefold() in v.casefold()) for v in given):
+        return None
+    return _replace(f"make that {new}", state, by_name, now, replan)
+
+
+# Words around a listed value that only narrow the look-up just made: "anything vegetarian?",
+# "only vegetarian ones please", "make them vegan".
+_NARROWING = frozenset("anything any only ones one them those these it just please make something some what about "
+                       "how and the that are is which what's options ideas recipes ones also but".split())
+
+
+def _refine(said: str, state: DialogueState, by_name: Mapping[str, Tool]) -> FollowUp | None:
+    """The last look-up again, narrowed by a listed value of one of its parameters (a diet, a cuisine)."""
+    last = _last(state, by_name)
+    if last is None or not last[1].reads:
+        return None
+    record, tool = last
+    words = [w.low for w in tokenize(prepare(said)) if w.kind == "word"]
+    rest = [w for w in words if w not in _NARROWING]
+    if not rest or len(words) > MAX_POINTING_WORDS:
+        return None
+    fixed = _fixed_value(tool, " ".join(rest))
+    if fixed is None:
+        return None
+    return FollowUp((Step(record.agent, record.function, {**record.args, fixed[0]: fixed[1]}),), "same")
+
+
+def _not_wanted(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
+    """ "Actually no eggs", "forget the eggs", "eggs are not needed" right after the eggs were added or
+    shown: taken off (only an entry just shown or named counts; anything else is left to the planner)."""
+    from dreamer.sidekick.dialogue.rephrase import unwanted
+    x = unwanted(said)
+    return _remove(f"remove {x}", state, by_name, now) if x else None

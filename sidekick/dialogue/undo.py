@@ -22,9 +22,9 @@ UNDO = re.compile(
     r"(?:(?:please\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back)"
     r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?did|my last (?:change|request)))?"
     r"|take (?:that|it|those|them) (?:off|out|back)(?: again)?"
-    r"|put (?:that|it|them) back|never mind that|i didn't mean that|i did not mean that"
+    r"|(?:put|add|bring) (?:that|it|them|those|this) back|never mind that|i didn't mean that|i did not mean that"
     r"|that was a mistake|change (?:it|that) back|scratch that)"
-    r"(?:[\s,]+(?:again|please|now)){0,3}[\s.!]*$",
+    r"(?:[\s,]+(?:again|please|now|for me)){0,3}[\s.!?]*$",
     re.IGNORECASE,
 )
 
@@ -36,8 +36,53 @@ class UndoPlan:
     reason: str = ""  # why there is nothing to run, in one sentence
 
 
+# Clauses that only say the last call was unwanted: "oops, wrong one, take it off", "wait, I still
+# need those, put them back". Beside an undo clause they leave it an undo.
+_REMORSE = (
+    r"(?:oops|whoops|oh no|uh oh|sorry|wait|no|nope|hmm|ah|argh|ugh|damn|actually|oh|hold on|on second thought|"
+    r"my bad|my mistake|(?:no,? )?wrong (?:one|item|thing|list|day|time)|that'?s wrong|that was wrong|that'?s not right|"
+    r"never ?mind|(?:actually |wait )?i (?:still )?need (?:it|that|them|those)(?: after all)?|"
+    r"i (?:didn'?t|did not|don'?t|do not) (?:want|need|mean) (?:it|that|them|those|this)(?: after all)?)"
+)
+REMORSE = re.compile(rf"^\s*{_REMORSE}(?:\s+{_REMORSE})?\s*$", re.IGNORECASE)
+MAX_UNDO_CHARS = 200  # an undo is short; longer messages are requests
+
+
 def is_undo(text: str) -> bool:
-    return bool(UNDO.match(text.replace("’", "'")))
+    said = text.replace("’", "'")
+    if UNDO.match(said):
+        return True
+    if len(said) > MAX_UNDO_CHARS:
+        return False
+    pieces = [p for p in re.split(r"[,;.!?]+|\s[-–]\s", said) if p.strip()]
+    if len(pieces) < 2:
+        return False
+    undoing = [bool(UNDO.match(p)) for p in pieces]
+    return any(undoing) and all(u or REMORSE.match(p) for u, p in zip(undoing, pieces, strict=True))
+
+
+# Taking back an undo: "actually, put it back", "no wait, add it again", "redo".
+REDO = re.compile(
+    r"^\s*(?:(?:actually|no|wait|oops|sorry|hmm|oh|ok|okay)[\s,.!]+)?(?:(?:actually|no|wait|oops)[\s,.!]+)?"
+    r"(?:redo(?: that| it)?|(?:put|add|bring) (?:it|that|them|those) (?:back|again)|do (?:it|that) again|"
+    r"i (?:do )?(?:still )?(?:want|need) (?:it|that|them|those)(?: after all)?|undo (?:the|that|my) undo)"
+    r"(?:[\s,]+(?:again|please|then|after all)){0,2}[\s.!?]*$",
+    re.IGNORECASE,
+)
+
+
+def plan_redo(text: str, state: DialogueState, tools: Sequence[Tool]) -> UndoPlan | None:
+    """The undone call made again, when `text` takes back the undo just made; else None."""
+    if not REDO.match(text.replace("’", "'")):
+        return None
+    by_name = {t.name: t for t in tools}
+    latest = next((r for r in reversed(state.calls) if not (by_name.get(r.name) and by_name[r.name].reads)), None)
+    if latest is None or not latest.is_undo:
+        return None
+    undone = next((r for r in reversed(state.calls) if r.undone), None)
+    if undone is None or undone.name not in by_name:
+        return None
+    return UndoPlan(Step(undone.agent, undone.function, dict(undone.args)), undone)
 
 
 def plan_undo(state: DialogueState, tools: Sequence[Tool]) -> UndoPlan:
@@ -66,6 +111,24 @@ def plan_undo(state: DialogueState, tools: Sequence[Tool]) -> UndoPlan:
         if step.name not in by_name:
             return UndoPlan(None, record, f"I can't undo that: {step.name} is no longer one of your agents' functions.")
         return UndoPlan(step, record)
+    if any(r.undone for r in state.calls):
+        return UndoPlan(None, None, "There is nothing to undo any more: the last change is already undone. "
+                                    "Say \"put it back\" to make it again.")
     if passed:
         return UndoPlan(None, None, "I can't undo that: so far I have only looked things up here, which changes nothing.")
     return UndoPlan(None, None, "There is nothing to undo in this conversation yet.")
+
+
+_REMOVING = ("remove", "delete", "clear", "take", "cross")
+
+
+def puts_back(text: str, state: DialogueState, tools: Sequence[Tool]) -> bool:
+    """ "Wait, I still need it" / "put it back" right after a call that took something off: that
+    call undone (a redo needs an undo before it; here the removal itself is what is taken back)."""
+    if not REDO.match(text.replace("’", "'")):
+        return False
+    by_name = {t.name: t for t in tools}
+    latest = next((r for r in reversed(state.calls) if not (by_name.get(r.name) and by_name[r.name].reads)), None)
+    if latest is None or latest.is_undo or latest.undone or latest.undo in (None, False):
+        return False
+    return any(w in latest.function.lower() for w in _REMOVING)

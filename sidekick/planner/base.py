@@ -319,6 +319,9 @@ class PlanContext:
     # Skills (name, description, body, server) of the tool servers whose tools are in use;
     # the model-driven planner shows them to the model, the offline one has no use for them.
     skills: Sequence[Mapping[str, str]] = ()
+    # The agent the user's previous turn used, if any: between two agents' functions that fit
+    # equally, it is the one meant ("add bread" right after working with the grocery list).
+    recent_agent: str | None = None
 
     def local_now(self) -> datetime:
         """`now` (or the clock) in the user's timezone; UTC when the zone is unknown."""

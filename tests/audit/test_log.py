@@ -248,7 +248,7 @@ def _run_threads(target: Any, count: int) -> None:
     def run(index: int) -> None:
         try:
             target(index)
-        except BaseException as error:  # surfaced below
+        except BaseException as error:  # noqa: BLE001 - surfaced below
             errors.append(error)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]

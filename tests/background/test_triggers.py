@@ -146,7 +146,7 @@ def test_fire_pause_resume_and_reschedule(kt: KernelProc) -> None:
 class _Page(BaseHTTPRequestHandler):
     body = "<html><body><h1>Courses</h1><p>Enrollment opens soon.</p></body></html>"
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         data = type(self).body.encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")

@@ -133,7 +133,7 @@ class Cluster:
         return json.loads(done.stdout)
 
     def start_node(self, node: Node) -> None:
-        log = open(self.root / f"node-{node.name}.log", "ab")  # noqa: SIM115 - the node writes to it until it ends
+        log = open(self.root / f"node-{node.name}.log", "ab")
         node.process = subprocess.Popen(
             [DREAMER, "up", "--node", node.name, "--host", "127.0.0.1", "--port", str(node.port),
              "--advertise", node.url],
@@ -180,7 +180,7 @@ backend kernels
     option httpchk GET /healthz
 {servers}
 """)
-        log = open(self.root / "haproxy.log", "ab")  # noqa: SIM115
+        log = open(self.root / "haproxy.log", "ab")
         self.haproxy = subprocess.Popen([binary, "-db", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT,
                                         start_new_session=True)
         wait_until("HAProxy to answer", lambda: _answers(self.url), 60)

@@ -51,3 +51,17 @@ def test_bad_node_settings_are_refused_in_one_sentence(
     monkeypatch.setenv(variable, value)
     with pytest.raises(SystemExit, match=sentence):
         load_settings()
+
+
+def test_only_a_node_places_users(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A single kernel builds no placement middleware (and so takes no user lease); a node does."""
+    from dreamer.kernel.api.app import create_app
+    from dreamer.kernel.api.placement import PlaceUsers
+
+    def placed(settings: object) -> bool:
+        return any(m.cls is PlaceUsers for m in create_app(settings).user_middleware)  # type: ignore[arg-type]
+
+    assert not placed(load_settings())
+    monkeypatch.setenv("DREAMER_DATABASE_URL", PG)
+    monkeypatch.setenv("DREAMER_NODE", "n1")
+    assert placed(load_settings(host="127.0.0.1", port=8711))

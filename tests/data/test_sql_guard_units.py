@@ -21,11 +21,11 @@ from dreamer.sidekick.planner.base import PlanContext, Step, Tool
 from hr_testkit import Demo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "agents" / "sql_explorer"))
-from sql_explorer import compiler, sqlbuild  # noqa: E402
-from dreamer.sdk.semantic import Dimension, ModelError  # noqa: E402
-from dreamer.sdk.semantic import parse as parse_model  # noqa: E402
+from sql_explorer import compiler, sqlbuild
+from dreamer.sdk.semantic import Dimension, ModelError
+from dreamer.sdk.semantic import parse as parse_model
 
-from dreamer.kernel.data.demo import SCOPES_FILE  # noqa: E402
+from dreamer.kernel.data.demo import SCOPES_FILE
 
 
 @pytest.mark.parametrize("text, words", [

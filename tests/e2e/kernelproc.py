@@ -132,7 +132,7 @@ def start_gallery(root: Path, wait_s: float = 30) -> tuple[subprocess.Popen[byte
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")}
-    log = open(root / "gallery.log", "ab")  # noqa: SIM115 - the gallery process writes to it until it ends
+    log = open(root / "gallery.log", "ab")
     gallery = subprocess.Popen(
         [DREAMER, "gallery", "serve", "--port", str(port), "--home", str(root / "gallery")],
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,

@@ -12,8 +12,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
 
-from kernelproc import KernelProc, start_kernel  # noqa: E402
-from llm_server import Call, FakeLLMServer, Text, ToolCalls  # noqa: E402
+from kernelproc import KernelProc, start_kernel
+from llm_server import Call, FakeLLMServer, Text, ToolCalls
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,9 @@ import pytest
 from kernelproc import KernelProc, start_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "sandbox"))
-from docker_engine import engine_unavailable  # noqa: E402
+from docker_engine import engine_unavailable
 
-from dreamer.kernel.sandbox.docker import LABEL_AGENT, LABEL_OWNER, LABEL_USER, connect  # noqa: E402
+from dreamer.kernel.sandbox.docker import LABEL_AGENT, LABEL_OWNER, LABEL_USER, connect
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import pytest
 from kernelproc import KernelProc, write_bundle
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "net"))
-from localhttp import LocalServer, local_server  # noqa: E402
+from localhttp import LocalServer, local_server
 
 CODE = '''
 import base64

@@ -14,8 +14,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
 
-from kernelproc import KernelProc, start_kernel, write_bundle  # noqa: E402
-from llm_server import Fail, FakeLLMServer, Text  # noqa: E402
+from kernelproc import KernelProc, start_kernel, write_bundle
+from llm_server import Fail, FakeLLMServer, Text
 
 ASKER = '''
 from dreamer.sdk import CallError, Context, function

@@ -24,7 +24,7 @@ from dreamer.sidekick.planner.base import FunctionFacts, PartialPlan, Step
 from dreamer.sidekick.planner.dialog import advance
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sidekick" / "dialogues"))
-from dialogue_suite import reads_badly  # noqa: E402
+from dialogue_suite import reads_badly
 
 # (agent, function, arguments that work, arguments it refuses). "$note", "$watch", "$query" are
 # filled from earlier calls. Run in this order: later calls use what earlier ones made.

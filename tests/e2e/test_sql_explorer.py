@@ -27,7 +27,7 @@ def hr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, d
         kernel.stop()
 
 
-def _call(kernel: KernelProc, function: str, args: dict, user: str | None = None):  # noqa: ANN202
+def _call(kernel: KernelProc, function: str, args: dict, user: str | None = None):
     extra = ("--user", user) if user else ()
     return kernel.cli("call", "sql-explorer", function, json.dumps(args), "--json", *extra)
 
@@ -144,7 +144,7 @@ def test_the_issues_questions_answer_in_one_sentence_without_error_text(hr: tupl
     assert "'eggs'" in unplaced["reply"] and "value" not in unplaced
 
 
-def test_a_result_downloads_as_csv_or_xlsx_for_its_user_only(hr: tuple[KernelProc, dict], tmp_path) -> None:  # noqa: ANN001
+def test_a_result_downloads_as_csv_or_xlsx_for_its_user_only(hr: tuple[KernelProc, dict], tmp_path) -> None:
     kernel, tokens = hr
     ran = json.loads(_call(kernel, "execute_sql", {"sql": "SELECT employee_id, name FROM employees ORDER BY 1"},
                            user="ops_manager").stdout)["result"]

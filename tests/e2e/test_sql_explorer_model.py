@@ -14,8 +14,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
 
-from kernelproc import KernelProc, start_kernel  # noqa: E402
-from llm_server import FakeLLMServer, Text  # noqa: E402
+from kernelproc import KernelProc, start_kernel
+from llm_server import FakeLLMServer, Text
 
 QUESTION = "how many people in logistics have ever been absent?"
 RIGHT = ("SELECT COUNT(DISTINCT a.employee_id) FROM absence_records a JOIN employees e "

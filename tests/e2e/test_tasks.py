@@ -12,8 +12,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
 
-from kernelproc import KernelProc, start_kernel, write_bundle  # noqa: E402
-from llm_server import Call, FakeLLMServer, Text, ToolCalls  # noqa: E402
+from kernelproc import KernelProc, start_kernel, write_bundle
+from llm_server import Call, FakeLLMServer, Text, ToolCalls
 
 AGENT = '''
 from dreamer.sdk import Context, function

@@ -18,9 +18,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tracing"))
 
-from agentlightning_check import agl_spans, valid  # noqa: E402
-from kernelproc import KernelProc, start_kernel, write_bundle  # noqa: E402
-from llm_server import Call, FakeLLMServer, Text, ToolCalls  # noqa: E402
+from agentlightning_check import agl_spans, valid
+from kernelproc import KernelProc, start_kernel, write_bundle
+from llm_server import Call, FakeLLMServer, Text, ToolCalls
 
 PROVIDER_KEY = "sk-export-provider-key-0123456789"
 HOOK_SECRET = "hook-secret-Qm9vLz1xYXJ0ZW4tc2VjcmV0"

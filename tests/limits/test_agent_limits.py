@@ -123,8 +123,9 @@ def test_review_lists_every_limit_with_what_was_asked() -> None:
 
 
 def _shown(manifest_text: str, ceiling: Limits) -> str:
-    manifest = parse_manifest(manifest_text).model_dump(mode="json", exclude_none=True)
-    staged = {"manifest": manifest, "functions": [], "review": review(manifest, [], ceiling), "upgrade": None}
+    parsed = parse_manifest(manifest_text)
+    manifest = parsed.model_dump(mode="json", exclude_none=True)
+    staged = {"manifest": manifest, "functions": [], "review": review(parsed, [], ceiling), "upgrade": None}
     out = io.StringIO()
     render_review(Console(file=out, width=200, color_system=None), read_review(staged), [])
     return out.getvalue()

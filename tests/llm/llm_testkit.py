@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
 
-from llm_server import FakeLLMServer  # noqa: E402
+from llm_server import FakeLLMServer
 
-from dreamer.kernel.llm.config import LLMConfig, Price  # noqa: E402
-from dreamer.kernel.llm.gateway import Gateway  # noqa: E402
-from dreamer.kernel.store.db import Store  # noqa: E402
-from dreamer.kernel.users.accounts import create_user  # noqa: E402
+from dreamer.kernel.llm.config import LLMConfig, Price
+from dreamer.kernel.llm.gateway import Gateway
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.users.accounts import create_user
 
 T = TypeVar("T")
 MODELS = {"fast": "small-1", "standard": "medium-1", "powerful": "large-1"}

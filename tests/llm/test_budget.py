@@ -34,7 +34,7 @@ def test_each_call_is_recorded_for_the_user_and_agent(fake: FakeLLMServer, provi
                 Text("c", input_tokens=500, output_tokens=50))
     gw = gateway_for(fake, provider, sqlite_store)
 
-    async def calls(g):  # noqa: ANN001, ANN202
+    async def calls(g):
         await g.complete(ask(), user_id=user_id, agent="recipes", invocation_id="inv_1")
         await g.complete(ask(), user_id=user_id, agent="recipes")
         await collect(g.stream(ask(), user_id=user_id))  # Sidekick itself: no agent
@@ -60,7 +60,7 @@ def test_the_budget_is_enforced_before_the_call(fake: FakeLLMServer, provider: s
     fake.script(*(Text("x", input_tokens=1000, output_tokens=100) for _ in range(3)))
     gw = gateway_for(fake, provider, sqlite_store, budget_usd=0.005)
 
-    async def until_refused(g):  # noqa: ANN001, ANN202
+    async def until_refused(g):
         answered = 0
         try:
             while True:

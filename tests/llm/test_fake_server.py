@@ -28,7 +28,7 @@ def test_a_responder_answers_from_the_request(provider: str, sqlite_store: Store
     with FakeLLMServer(responder=echo) as fake:
         gw = gateway_for(fake, provider, sqlite_store)
 
-        async def two(g):  # noqa: ANN001, ANN202
+        async def two(g):
             return [(await g.complete(ChatRequest([Message.user(t)]), user_id=user_id)).text for t in ("a", "b")]
 
         assert run(gw, two) == ["you said a", "you said b"]
@@ -39,7 +39,7 @@ def test_scripted_replies_come_before_the_responder(sqlite_store: Store, user_id
         fake.script(Text("scripted"))
         gw = gateway_for(fake, "openai", sqlite_store)
 
-        async def two(g):  # noqa: ANN001, ANN202
+        async def two(g):
             return [(await g.complete(ChatRequest([Message.user("x")]), user_id=user_id)).text for _ in range(2)]
 
         assert run(gw, two) == ["scripted", "from responder"]

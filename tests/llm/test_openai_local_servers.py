@@ -44,7 +44,7 @@ def test_a_server_that_cannot_stream_tool_calls_is_asked_for_whole_answers(
                 Text("Warm in Lagos.", input_tokens=40, output_tokens=4))
     gw = gateway_for(fake, "openai", sqlite_store)
 
-    async def twice(g):  # noqa: ANN001, ANN202
+    async def twice(g):
         first = await collect(g.stream(ChatRequest([Message.user("weather in Lagos?")], tools=[WEATHER]), user_id=user_id))
         second = await collect(g.stream(ChatRequest([Message.user("and now?")], tools=[WEATHER]), user_id=user_id))
         return first, second

@@ -97,7 +97,7 @@ def test_a_conversation_with_tool_results_translates_to_each_format(
     fake.script(ToolCalls([Call("weather", {"city": "Oslo"}, id="c1")]), Text("Cold in Oslo."))
     gw = gateway_for(fake, provider, sqlite_store)
 
-    async def conversation(g):  # noqa: ANN001, ANN202
+    async def conversation(g):
         first = await g.complete(ask("weather in Oslo?", tools=[WEATHER]), user_id=user_id)
         history = [Message.user("weather in Oslo?"), Message.assistant(first.text, first.tool_calls),
                    Message.tool_result("c1", "-3 C"), ]
@@ -151,7 +151,7 @@ def test_malformed_tool_call_arguments_are_reported_not_raised(
                            Call("teleport", {"to": "Mars"}, id="unknown")]))
     gw = gateway_for(fake, provider, sqlite_store)
 
-    async def go(g):  # noqa: ANN001, ANN202
+    async def go(g):
         if streaming:
             return (await collect(g.stream(ask(tools=[WEATHER]), user_id=user_id)))[-1].response
         return await g.complete(ask(tools=[WEATHER]), user_id=user_id)
@@ -226,7 +226,7 @@ def test_an_error_in_the_middle_of_a_stream(fake: FakeLLMServer, provider: str, 
     gw = gateway_for(fake, provider, sqlite_store)
     seen: list[object] = []
 
-    async def go(g):  # noqa: ANN001, ANN202
+    async def go(g):
         async for event in g.stream(ask(), user_id=user_id):
             seen.append(event)
 

@@ -125,7 +125,7 @@ def test_a_server_without_json_schema_support_is_asked_in_words(fake: FakeLLMSer
     )
     gw = gateway_for(fake, "openai", sqlite_store)
 
-    async def twice(g):  # noqa: ANN001, ANN202
+    async def twice(g):
         return [await g.structured(ask(), RECIPE, user_id=user_id), await g.structured(ask(), RECIPE, user_id=user_id)]
 
     first, second = run(gw, twice)
@@ -147,7 +147,7 @@ def test_a_server_that_takes_json_object_with_a_schema_keeps_it(fake: FakeLLMSer
     )
     gw = gateway_for(fake, "openai", sqlite_store)
 
-    async def twice(g):  # noqa: ANN001, ANN202
+    async def twice(g):
         return [await g.structured(ask(), RECIPE, user_id=user_id), await g.structured(ask(), RECIPE, user_id=user_id)]
 
     first, second = run(gw, twice)

@@ -46,11 +46,11 @@ class FaultProxy:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 answer = httpx.get(proxy.upstream + self.path.removeprefix("/v1"), timeout=120)
                 self._send(answer.status_code, answer.content, answer.headers.get("content-type", "application/json"))
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 request = json.loads(body or b"{}")
                 forced = proxy.forcing(request)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -108,13 +109,14 @@ def start_server(folder: Path) -> LocalServer:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DREAMER_", "OPENAI_"))}
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--config_file", str(folder / "llama-server.json")],
-        stdout=open(log, "ab"), stderr=subprocess.STDOUT, env=env, start_new_session=True,  # noqa: SIM115
+        stdout=open(log, "ab"), stderr=subprocess.STDOUT, env=env, start_new_session=True,
     )
     server = LocalServer(port, process, log)
     deadline = time.monotonic() + START_S
     while True:
         if process.poll() is not None:
-            raise RuntimeError("the llama.cpp server exited at start:\n" + log.read_text()[-3000:])
+            raise RuntimeError(f"the llama.cpp server exited at start ({_how(process.returncode)}):\n"
+                               + log.read_text()[-3000:])
         try:
             answer = httpx.post(f"{server.url}/chat/completions", timeout=30, json={
                 "model": TOOLS_MODEL, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 1})
@@ -126,6 +128,16 @@ def start_server(folder: Path) -> LocalServer:
             server.stop()
             raise RuntimeError(f"the llama.cpp server did not answer within {START_S:g} s:\n" + log.read_text()[-3000:])
         time.sleep(0.2)
+
+
+def _how(code: int) -> str:
+    """An exit code in words: a negative one is the signal that ended the process."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
 
 
 def kernel_env(base_url: str, **extra: str) -> dict[str, str]:

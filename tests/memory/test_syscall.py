@@ -18,18 +18,18 @@ from sqlalchemy import select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
 
-from llm_server import FakeLLMServer, Text  # noqa: E402
+from llm_server import FakeLLMServer, Text
 
-from dreamer.contracts.errors import DreamerError  # noqa: E402
-from dreamer.kernel.install.cache import InstallCache  # noqa: E402
-from dreamer.kernel.invocations.principal import Caller, Principal  # noqa: E402
-from dreamer.kernel.invocations.syscalls import SyscallContext, default_table  # noqa: E402
-from dreamer.kernel.llm.config import LLMConfig  # noqa: E402
-from dreamer.kernel.llm.gateway import Gateway  # noqa: E402
-from dreamer.kernel.memory.facts import memories, remember  # noqa: E402
-from dreamer.kernel.store.db import Store  # noqa: E402
-from dreamer.kernel.store.writer import GroupWriter  # noqa: E402
-from dreamer.kernel.store.models import AuditEntry, Grant, LlmUsage  # noqa: E402
+from dreamer.contracts.errors import DreamerError
+from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.invocations.principal import Caller, Principal
+from dreamer.kernel.invocations.syscalls import SyscallContext, default_table
+from dreamer.kernel.llm.config import LLMConfig
+from dreamer.kernel.llm.gateway import Gateway
+from dreamer.kernel.memory.facts import memories, remember
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.writer import GroupWriter
+from dreamer.kernel.store.models import AuditEntry, Grant, LlmUsage
 
 DIET = {
     "type": "object",

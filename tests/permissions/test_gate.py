@@ -74,6 +74,23 @@ def test_a_declared_but_not_granted_scope_keeps_the_grant_hint(declared: list[st
     )
 
 
+@pytest.mark.parametrize("declared", [None, ["agent:grocery"], ["agent:grocery.clear"], ["agent:grocery.clear!confirm"]])
+def test_a_missing_approval_of_a_confirm_function_says_how_to_approve_it(declared: list[str] | None) -> None:
+    # Holding agent:grocery lets sly call grocery's functions, never grocery.clear unasked.
+    refused = decide(["agent:grocery"], "sly", "agent:grocery.clear!confirm", declared=declared)
+    assert not refused.allowed and refused.grantable
+    assert refused.refusal("run grocery.clear on its own").message == (
+        "sly may not run grocery.clear on its own: grocery.clear changes or deletes something, so it needs your "
+        "confirmation, and you have not approved it for sly (approve it with `dreamer grant sly agent:grocery.clear!confirm`)"
+    )
+
+
+def test_an_approval_for_a_call_the_manifest_does_not_ask_for_names_the_agent_yaml_line() -> None:
+    refused = decide([], "sly", "agent:grocery.clear!confirm", declared=["agent:notes"])
+    assert not refused.grantable
+    assert "add `agent:grocery.clear!confirm` under `permissions:`" in refused.refusal("run grocery.clear on its own").message
+
+
 def test_an_allowed_decision_returns_its_grant() -> None:
     assert decide(["tool:files"], "sly", "tool:files.read").require("use the tool files.read") == "tool:files"
 
@@ -117,6 +134,7 @@ def test_no_grant_is_decided_outside_the_gate() -> None:
 def test_the_refusal_sentence_is_written_once() -> None:
     hits = [
         f"{p.relative_to(ROOT)}" for p in (ROOT / "kernel").rglob("*.py")
-        if "grant it with" in p.read_text() and p.parts[-2:] != ("permissions", "gate.py")
+        if ("grant it with" in p.read_text() or "approve it with" in p.read_text())
+        and p.parts[-2:] != ("permissions", "gate.py")
     ]
     assert hits == []

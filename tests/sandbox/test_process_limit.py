@@ -117,7 +117,7 @@ def test_a_limit_high_enough_lets_a_worker_fork(backend: Sandbox, layout: Layout
     assert report == {"ok": [0] * 8}
 
 
-def _wait_for(predicate, bound_s: float = 10.0) -> bool:  # noqa: ANN001
+def _wait_for(predicate, bound_s: float = 10.0) -> bool:
     deadline = time.monotonic() + bound_s
     while not predicate():
         if time.monotonic() > deadline:

@@ -34,7 +34,7 @@ def small() -> str:
 inner = server.streamable_http_app(stateless_http=True, json_response=True)
 
 
-async def app(scope, receive, send):  # noqa: ANN001, ANN201 - plain ASGI
+async def app(scope, receive, send):
     if scope["type"] != "http":
         await inner(scope, receive, send)
         return
@@ -52,7 +52,7 @@ async def app(scope, receive, send):  # noqa: ANN001, ANN201 - plain ASGI
     if mode is None:
         replayed = False
 
-        async def again():  # noqa: ANN202
+        async def again():
             nonlocal replayed
             if replayed:
                 return await receive()

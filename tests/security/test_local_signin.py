@@ -50,7 +50,7 @@ def _ask(port: int, uid: int | None = None) -> tuple[int, str, bool]:
         return r.status, r.getheader("location") or "", "dreamer_session" in (r.getheader("set-cookie") or "")
     done = subprocess.run(
         [SYSTEM_PYTHON, "-I", "-c", ASK, str(port)], capture_output=True, text=True, timeout=60, cwd="/",
-        preexec_fn=lambda: (os.setgroups([]), os.setgid(uid), os.setuid(uid)),  # noqa: PLW1509 - test helper
+        preexec_fn=lambda: (os.setgroups([]), os.setgid(uid), os.setuid(uid)),
     )
     assert done.returncode == 0, done.stderr
     status, location, cookie = done.stdout.strip().split("|")
@@ -83,7 +83,7 @@ def test_peer_uid_names_the_account_behind_a_loopback_socket() -> None:
         child = subprocess.Popen(
             [SYSTEM_PYTHON, "-I", "-c",
              f"import socket,time; s=socket.create_connection(('127.0.0.1',{port})); s.recv(1)"],
-            preexec_fn=lambda: (os.setgroups([]), os.setgid(nobody), os.setuid(nobody)),  # noqa: PLW1509
+            preexec_fn=lambda: (os.setgroups([]), os.setgid(nobody), os.setuid(nobody)),
         )
         try:
             conn, addr = server.accept()

@@ -15,14 +15,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "memory"))
 
-from memory_testkit import new_user  # noqa: E402
-from test_syscall import Kernel, grant, refused, syscall  # noqa: E402
+from memory_testkit import new_user
+from test_syscall import Kernel, grant, refused, syscall
 
-from dreamer.kernel.install.cache import InstallCache  # noqa: E402
-from dreamer.kernel.memory import syscall as memory_syscall  # noqa: E402
-from dreamer.kernel.memory.facts import memories, remember  # noqa: E402
-from dreamer.kernel.memory.store import MAX_AGENT_FACTS, MAX_FACTS_PER_AGENT  # noqa: E402
-from dreamer.kernel.store.db import Store  # noqa: E402
+from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.memory import syscall as memory_syscall
+from dreamer.kernel.memory.facts import memories, remember
+from dreamer.kernel.memory.store import MAX_AGENT_FACTS, MAX_FACTS_PER_AGENT
+from dreamer.kernel.store.db import Store
 
 
 @pytest.fixture

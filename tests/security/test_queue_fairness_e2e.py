@@ -13,8 +13,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "background"))  # bg_agents
 
-from bg_agents import SAVER, SAVER_YAML, SUMMARISER, SUMMARISER_YAML, WORKER, wait_status, write_agent  # noqa: E402
-from kernelproc import KernelProc, start_kernel, write_bundle  # noqa: E402
+from bg_agents import SAVER, SAVER_YAML, SUMMARISER, SUMMARISER_YAML, WORKER, wait_status, write_agent
+from kernelproc import KernelProc, start_kernel, write_bundle
 
 SPAM_AGENTS = ("spam1", "spam2")
 BOB_QUOTA = 120

@@ -22,8 +22,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "background"))  # bg_agents
 
-from bg_agents import data_dir, write_agent  # noqa: E402
-from kernelproc import KernelProc, start_kernel, write_bundle  # noqa: E402
+from bg_agents import data_dir, write_agent
+from kernelproc import KernelProc, start_kernel, write_bundle
 
 pytestmark = pytest.mark.timeout(400)
 MB = 1024 * 1024

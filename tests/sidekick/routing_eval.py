@@ -3,6 +3,8 @@
     .venv/bin/python tests/sidekick/routing_eval.py            # accuracy and timings, failures listed
     .venv/bin/python tests/sidekick/routing_eval.py --synthetic  # the same with ~50 more tools installed
     .venv/bin/python tests/sidekick/routing_eval.py --families   # routing_families*.yaml: tuned and held out
+    (the third, fourth and fifth held-out batches print only their `held_out_3` / `held_out_4` /
+    `held_out_5` summary lines, never their failures)
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -38,7 +40,7 @@ class Case:
     steps: tuple[tuple[str, dict[str, Any]], ...] | None
     ask: str | None
     reply: bool
-    group: str  # dev | held_out | held_out_2
+    group: str  # dev | held_out | held_out_2 | held_out_3 | held_out_4 | held_out_5
 
     @property
     def held_out(self) -> bool:
@@ -136,6 +138,29 @@ def run(tools: Sequence[Tool], cases: Sequence[Case], context: PlanContext) -> R
     return Report(results, cpu)
 
 
+def held_out_3_line(report: Report) -> str:
+    """The third held-out batch's summary: only the score, by kind, never its failures."""
+    return (f"held_out_3: {report.accuracy():.1%} of {report.count()} "
+            f"(no call {_share(report, lambda c: c.reply)}, others {_share(report, lambda c: not c.reply)})")
+
+
+def held_out_4_line(report: Report) -> str:
+    """The fourth held-out batch's summary: only the score, by kind, never its failures."""
+    return (f"held_out_4: {report.accuracy():.1%} of {report.count()} "
+            f"(no call {_share(report, lambda c: c.reply)}, others {_share(report, lambda c: not c.reply)})")
+
+
+def held_out_5_line(report: Report) -> str:
+    """The fifth held-out batch's summary: only the score, by kind, never its failures."""
+    return (f"held_out_5: {report.accuracy():.1%} of {report.count()} "
+            f"(no call {_share(report, lambda c: c.reply)}, others {_share(report, lambda c: not c.reply)})")
+
+
+def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
+    picked = [fail for case, fail, _ in report.results if chosen(case)]
+    return f"{sum(1 for f in picked if f is None)}/{len(picked)}"
+
+
 def main() -> None:
     tools = load_tools()
     if "--families" in sys.argv:
@@ -148,6 +173,14 @@ def main() -> None:
         print(f"families: tuned {dev.accuracy():.1%} of {dev.count()}, held out {held.accuracy():.1%} of "
               f"{held.count()}, held out 2 {held_2.accuracy():.1%} of {held_2.count()}; "
               f"CPU median {dev.timing(cpu=True)[0]:.1f} ms")
+        held_3 = run_families(tools, FAMILIES_HELD_OUT_3, "held_out_3")
+        print(held_out_3_line(held_3))
+        held_s = run_families(tools, FAMILIES_HELD_OUT_S, "held_out_s")
+        print(held_out_3_line(held_s).replace("held_out_3", "held_out_s"))
+        held_4 = run_families(tools, FAMILIES_HELD_OUT_4, "held_out_4")
+        print(held_out_4_line(held_4))
+        held_5 = run_families(tools, FAMILIES_HELD_OUT_5, "held_out_5")
+        print(held_out_5_line(held_5))
         return
     if "--synthetic" in sys.argv:
         from synthetic import synthetic_tools
@@ -169,6 +202,14 @@ FAMILIES = HERE / "routing_families.yaml"
 FAMILIES_HELD_OUT = HERE / "routing_families_held_out.yaml"
 # The second held-out batch (written before the meaning veto was tuned): scored, never read.
 FAMILIES_HELD_OUT_2 = HERE / "routing_families_held_out_2.yaml"
+# The third held-out batch (written by an outsider while others tuned, never run while writing): scored, never read.
+FAMILIES_HELD_OUT_3 = HERE / "routing_families_held_out_3.yaml"
+# The sixth batch's held-out split (branch side16s, written with its tuned families): scored, never read.
+FAMILIES_HELD_OUT_S = HERE / "routing_families_held_out_s.yaml"
+# The fourth held-out batch (written by a helper session while others tuned, never run while writing): scored, never read.
+FAMILIES_HELD_OUT_4 = HERE / "routing_families_held_out_4.yaml"
+# The fifth held-out batch (written by a helper session while others tuned, never run while writing): scored, never read.
+FAMILIES_HELD_OUT_5 = HERE / "routing_families_held_out_5.yaml"
 
 
 def _fill(value: Any, values: dict[str, str]) -> Any:
@@ -225,12 +266,54 @@ def held_out_families_2() -> tuple[list[Case], PlanContext, dict[str, str]]:
     return load_families(FAMILIES_HELD_OUT_2, "held_out_2", seen)
 
 
+def held_out_families_3() -> tuple[list[Case], PlanContext, dict[str, str]]:
+    """The third held-out batch, without any request the tuned or an earlier held-out file has."""
+    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
+            | frozenset(c.text for c in held_out_families()[0])
+            | frozenset(c.text for c in held_out_families_2()[0]))
+    return load_families(FAMILIES_HELD_OUT_3, "held_out_3", seen)
+
+
+def held_out_families_s() -> tuple[list[Case], PlanContext, dict[str, str]]:
+    """The sixth batch's held-out split, without any request the tuned file also has."""
+    tuned = frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
+    return load_families(FAMILIES_HELD_OUT_S, "held_out_s", tuned)
+
+
+def held_out_families_4() -> tuple[list[Case], PlanContext, dict[str, str]]:
+    """The fourth held-out batch, without any request the tuned or an earlier held-out file has."""
+    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
+            | frozenset(c.text for c in held_out_families()[0])
+            | frozenset(c.text for c in held_out_families_2()[0])
+            | frozenset(c.text for c in held_out_families_3()[0]))
+    return load_families(FAMILIES_HELD_OUT_4, "held_out_4", seen)
+
+
+def held_out_families_5() -> tuple[list[Case], PlanContext, dict[str, str]]:
+    """The fifth held-out batch, without any request the tuned or an earlier held-out file has."""
+    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
+            | frozenset(c.text for c in held_out_families()[0])
+            | frozenset(c.text for c in held_out_families_2()[0])
+            | frozenset(c.text for c in held_out_families_3()[0])
+            | frozenset(c.text for c in held_out_families_s()[0])
+            | frozenset(c.text for c in held_out_families_4()[0]))
+    return load_families(FAMILIES_HELD_OUT_5, "held_out_5", seen)
+
+
 def run_families(tools: Sequence[Tool], path: Path, group: str) -> Report:
     """A Report over a families file; a `not:` case passes when that function is neither run nor offered."""
     if path == FAMILIES_HELD_OUT:
         cases, context, avoid = held_out_families()
     elif path == FAMILIES_HELD_OUT_2:
         cases, context, avoid = held_out_families_2()
+    elif path == FAMILIES_HELD_OUT_3:
+        cases, context, avoid = held_out_families_3()
+    elif path == FAMILIES_HELD_OUT_S:
+        cases, context, avoid = held_out_families_s()
+    elif path == FAMILIES_HELD_OUT_4:
+        cases, context, avoid = held_out_families_4()
+    elif path == FAMILIES_HELD_OUT_5:
+        cases, context, avoid = held_out_families_5()
     else:
         cases, context, avoid = load_families(path, group)
     planner = OfflinePlanner()

@@ -66,6 +66,12 @@ def test_day_values_are_words_for_today_and_tomorrow_else_iso() -> None:
         ("15:45", None, time(15, 45)),
         ("tomorrow morning", "2025-03-13", time(9)),
         ("march 20", "2025-03-20", None),
+        # spoken together (side16s): "in" before a count, and the hour said with half or quarter
+        ("in two days at 10am", "2025-03-14", time(10)),
+        ("in 20 minutes", "2025-03-12", time(9, 20)),
+        ("in an hour", "2025-03-12", time(10)),
+        ("friday at half past seven", "2025-03-14", time(19, 30)),
+        ("quarter to 3 tomorrow", "2025-03-13", time(14, 45)),
     ],
 )
 def test_moments(said: str, day: str | None, clock: time | None) -> None:

@@ -14,10 +14,10 @@ from synthetic import synthetic_tools
 
 from dreamer.sidekick.planner import Tool
 
-TARGET = 0.90
+TARGET = 0.98  # measured 100% (branch side16r)
 # With about fifty more tools installed, some requests fairly become ambiguous (a to-do list
 # next to the grocery list): the planner then asks, which counts as a miss here.
-TARGET_WITH_MORE_TOOLS = 0.85
+TARGET_WITH_MORE_TOOLS = 0.97  # measured 99.1% (branch side16r)
 
 
 def summary(report: Report, label: str) -> str:

@@ -165,12 +165,12 @@ def test_a_correction_changes_the_parameter_its_value_fits(tools: list[Tool]) ->
     state = after(tools, {"agent": "calendar", "function": "add_event",
                           "args": {"title": "dentist", "start": "2025-03-14T10:00+01:00"},
                           "result": {"added": True, "event": {"id": 7, "title": "dentist"}}})
-    # A bare time keeps the day already given; the title stays.
+    # A bare time keeps the day already given; the event is moved where it is (move_event, the
+    # agent's function that edits the time in place), not taken off and added again.
     assert steps(read("actually make it 11am", tools, state)) == [
-        ("calendar.remove_event", {"event_id": 7}),
-        ("calendar.add_event", {"title": "dentist", "start": "2025-03-14T11:00+01:00"})]
+        ("calendar.move_event", {"event_id": 7, "start": "2025-03-14T11:00+01:00"})]
     moved = steps(read("actually make that monday at 9", tools, state))
-    assert moved[-1] == ("calendar.add_event", {"title": "dentist", "start": "2025-03-17T09:00+01:00"})
+    assert moved == [("calendar.move_event", {"event_id": 7, "start": "2025-03-17T09:00+01:00"})]
 
 
 def test_another_day_another_department_and_a_pointed_entry(tools: list[Tool]) -> None:
@@ -190,3 +190,26 @@ def test_another_day_another_department_and_a_pointed_entry(tools: list[Tool]) -
     shown = after(tools, {"agent": "recipes", "function": "suggest", "args": {"cuisine": "thai"},
                           "result": {"recipes": [{"name": "Pad Thai"}, {"name": "Green Curry"}], "count": 2}})
     assert steps(read("how do I make the second one", tools, shown)) == [("recipes.get_recipe", {"name": "Green Curry"})]
+
+
+def test_side17d_mechanisms(tools: list[Tool]) -> None:
+    # A thing named with please is asked for; "then" leads a request; a reason clause is dropped.
+    assert steps(read("milk pls", tools)) == [("grocery.add_items", {"items": ["milk"]})]
+    assert steps(read("ok then add crisps to my shopping list", tools)) == [("grocery.add_items", {"items": ["crisps"]})]
+    added = after(tools, {"agent": "grocery", "function": "add_items", "args": {"items": ["flour", "sugar"]},
+                          "result": {"added": ["flour", "sugar"]}})
+    assert steps(read("remove the sugar, we have some", tools, added)) == [("grocery.remove_items", {"items": ["sugar"]})]
+    # "it" past a look-up: the value the agent's last change was given.
+    listed = after(tools, {"agent": "notes", "function": "add_todo", "args": {"text": "renew passport"}, "result": {}},
+                   {"agent": "notes", "function": "todos", "args": {}, "result": {}})
+    assert steps(read("mark it as done", tools, listed)) == [("notes.finish_todo", {"text": "renew passport"})]
+    # The last call's declared inverse, said with a pronoun, is an undo.
+    watched = after(tools, {"agent": "watch", "function": "add_watch", "args": {"url": "https://example.com/a"},
+                            "result": {"id": 3, "url": "https://example.com/a"}})
+    seen = read("stop watching it", tools, watched)
+    assert seen.how == "undo" and steps(seen) == [("watch.remove_watch", {"watch_id": 3})]
+    # A relative time phrase of a question put whole is swapped for another.
+    asked = after(tools, {"agent": "sql-explorer", "function": "ask",
+                          "args": {"question": "how many new hires did we have this year"}, "result": {}})
+    assert steps(read("what about last year", tools, asked)) == [
+        ("sql-explorer.ask", {"question": "how many new hires did we have last year"})]

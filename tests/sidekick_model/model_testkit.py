@@ -11,12 +11,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
 
-from llm_server import FakeLLMServer  # noqa: E402
+from llm_server import FakeLLMServer
 
-from dreamer.kernel.llm import Gateway, LLMConfig  # noqa: E402
-from dreamer.kernel.store.db import Store  # noqa: E402
-from dreamer.sidekick.planner import Step, Tool  # noqa: E402
-from dreamer.sidekick.planner.model import ModelLoop  # noqa: E402
+from dreamer.kernel.llm import Gateway, LLMConfig
+from dreamer.kernel.store.db import Store
+from dreamer.sidekick.planner import Step, Tool
+from dreamer.sidekick.planner.model import ModelLoop
 
 ITEMS = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}}, "required": ["items"]}
 TOOLS = [

@@ -99,7 +99,7 @@ def test_a_tool_result_cannot_talk_the_loop_into_a_confirm_function(
 def test_an_error_goes_back_to_the_model_which_recovers(
     fake: FakeLLMServer, provider: str, sqlite_store: Store, user_id: int
 ) -> None:
-    def add(step):  # noqa: ANN001, ANN202
+    def add(step):
         if not isinstance(step.args.get("items"), list):
             return {"ok": False, "error": {"code": "invalid_argument", "message": "items must be a list of strings"}}
         return {"added": step.args["items"]}

@@ -15,7 +15,7 @@ from dreamer.kernel.store.models import AuditEntry, User
 from dreamer.kernel.store.writer import GroupWriter
 
 
-def _add_user(name: str):  # noqa: ANN202
+def _add_user(name: str):
     return lambda conn: conn.execute(insert(User.__table__).values(name=name, is_admin=False, timezone="UTC"))
 
 

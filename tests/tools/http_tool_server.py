@@ -24,7 +24,7 @@ def forecast(city: str) -> dict:
 inner = server.streamable_http_app(stateless_http=True, json_response=True)
 
 
-async def app(scope, receive, send):  # noqa: ANN001, ANN201 - plain ASGI
+async def app(scope, receive, send):
     if scope["type"] == "http" and dict(scope["headers"]).get(b"x-test-key", b"").decode() != KEY:
         await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"text/plain")]})
         await send({"type": "http.response.body", "body": b"missing key"})

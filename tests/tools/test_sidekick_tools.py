@@ -12,7 +12,7 @@ import pytest
 from kernelproc import KernelProc, start_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-from llm_server import Call, FakeLLMServer, Text, ToolCalls  # noqa: E402
+from llm_server import Call, FakeLLMServer, Text, ToolCalls
 
 
 @pytest.fixture(scope="module")

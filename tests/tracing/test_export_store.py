@@ -15,16 +15,16 @@ from agentlightning_check import agl_spans, valid
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from export_seed import SPANS_PER_RUN, seed  # noqa: E402
+from export_seed import SPANS_PER_RUN, seed
 
-from dreamer.contracts.errors import DreamerError  # noqa: E402
-from dreamer.kernel.store.db import Store  # noqa: E402
-from dreamer.kernel.store.models import Trigger, User  # noqa: E402
-from dreamer.kernel.tracing.export import (  # noqa: E402
+from dreamer.contracts.errors import DreamerError
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.models import Trigger, User
+from dreamer.kernel.tracing.export import (
     Exportee, export_lines, exportees, known_secrets, parse_since, set_opted_out,
 )
-from dreamer.kernel.tracing.export.redact import REDACTED, Redactor  # noqa: E402
-from dreamer.kernel.tracing.export.rollouts import PAGE  # noqa: E402
+from dreamer.kernel.tracing.export.redact import REDACTED, Redactor
+from dreamer.kernel.tracing.export.rollouts import PAGE
 
 def export(store: Store, who: list[Exportee], fmt: str = "agentlightning", **kw: Any) -> list[dict[str, Any]]:
     return [json.loads(line) for line in export_lines(store, who, fmt, **kw)]

@@ -147,7 +147,7 @@ class _Collector(BaseHTTPRequestHandler):
     received: list[tuple[str, dict[str, str], bytes]] = []
     arrived = threading.Event()
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         headers = {key.lower(): value for key, value in self.headers.items()}
         type(self).received.append((self.path, headers, body))

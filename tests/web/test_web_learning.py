@@ -16,7 +16,7 @@ why = chromium_missing()
 pytestmark = [pytest.mark.skipif(why is not None, reason=why or ""), pytest.mark.timeout(600)]
 
 PASSWORD = "another long enough password"
-WRONG = "what did I write in my notes"  # asks for a new note's text today
+WRONG = "my notes please"  # misread today: asks for the text of a new note
 
 
 @pytest.fixture(scope="module")

@@ -73,7 +73,7 @@ def open_door(ctx: Context, door: str) -> dict:
 
 
 class _Page(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - the http.server name
+    def do_GET(self) -> None:
         body = b"<html><body><p>Enrollment opens soon.</p></body></html>"
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
@@ -555,11 +555,12 @@ def test_a_missing_page_says_so_in_words(visit: Visit) -> None:
 
 
 def test_a_long_unbroken_word_stays_inside_the_chat(visit: Visit) -> None:
-    """A pasted address or a word with no break point wraps inside its bubble, its call's
-    sentence and its details instead of widening the messages sideways (LAYOUT_JS flags a
-    too-wide item inside the messages even though the list scrolls)."""
+    """A word with no break point wraps inside its bubble, its call's sentence and its details
+    instead of widening the messages sideways (LAYOUT_JS flags a too-wide item inside the
+    messages even though the list scrolls). Not a web address: Sidekick reads one as a page to
+    keep, never a thing on a grocery list, and asks which agent is meant."""
     page = visit.page
-    word = "https://example.org/" + "a" * 70 + visit.width
+    word = "Rindfleischetikettierungsueberwachungsaufgabenuebertragungsgesetz" + "x" * 30 + visit.width
     page.goto("/")
     answer = visit.say(f"add {word} to my grocery list")
     answer.locator("details.details > summary").click()

@@ -14,7 +14,7 @@ from browser_kit import CHROMIUM, CHROMIUM_ARGS, chromium_missing
 from kernelproc import KernelProc, start_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fakes"))
-from llm_server import FakeLLMServer, Text  # noqa: E402
+from llm_server import FakeLLMServer, Text
 
 why = chromium_missing()
 pytestmark = [pytest.mark.skipif(why is not None, reason=why or ""), pytest.mark.timeout(400)]

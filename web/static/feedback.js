@@ -12,9 +12,28 @@ function rateBox(target, rating) {
   return box;
 }
 
+// Drawn as SVG, not emoji: a browser without a colour-emoji font (a server's chromium, some
+// Linux desktops) shows an emoji as an empty box. Paths: Feather icons (MIT).
+const THUMBS = {
+  up: "M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.28a2 2 0 0 0 2-1.7l1.38-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3",
+  down: "M10 15v4a3 3 0 0 0 3 3l4-9V2H5.72a2 2 0 0 0-2 1.7l-1.38 9a2 2 0 0 0 2 2.3zm7-13h2.67A2.31 2.31 0 0 1 22 4v7a2.31 2.31 0 0 1-2.33 2H17",
+};
+
+function thumbIcon(value) {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  for (const [name, v] of [["viewBox", "0 0 24 24"], ["width", "16"], ["height", "16"], ["fill", "none"],
+    ["stroke", "currentColor"], ["stroke-width", "2"], ["stroke-linecap", "round"], ["stroke-linejoin", "round"],
+    ["aria-hidden", "true"], ["focusable", "false"]]) svg.setAttribute(name, v);
+  const path = document.createElementNS(ns, "path");
+  path.setAttribute("d", THUMBS[value]);
+  svg.append(path);
+  return svg;
+}
+
 function fillRateBox(box) {
   if (box.querySelector("button[data-rate]")) return;
-  for (const [value, label, mark] of [["up", "Good answer", "👍"], ["down", "Not what I meant", "👎"]]) {
+  for (const [value, label] of [["up", "Good answer"], ["down", "Not what I meant"]]) {
     const button = document.createElement("button");
     button.type = "button";
     button.className = "link rate-button";
@@ -22,7 +41,7 @@ function fillRateBox(box) {
     button.title = label;
     button.setAttribute("aria-label", label);
     button.setAttribute("aria-pressed", String(box.dataset.rating === value));
-    button.textContent = mark;
+    button.append(thumbIcon(value));
     box.append(button);
   }
 }

@@ -96,6 +96,8 @@ def _day(ctx: Context, day: str) -> tuple[date, datetime, str]:
         "book {title} for {start}",
         "new event {title} {start}",
         "create an event {title} on {start} at {location}",
+        # what the entry is, named before its title, as other assistants' users say it
+        "(create|add|make|new) [a|an] (event|appointment|calendar entry|entry) [called|named|titled|for] {title} {start}",
     ],
 )
 def add_event(ctx: Context, title: str, start: str, end: str | None = None, location: str | None = None) -> dict:
@@ -167,6 +169,8 @@ def add_event(ctx: Context, title: str, start: str, end: str | None = None, loca
         "(cancel|delete|remove) (my|the) {title} (appointment|meeting|event|call|reservation|booking)",
         "(cancel|delete|remove) my (appointment|meeting|event|call) (with|about|for|at) {title}",
         "(cancel|delete|remove) [the] {title} (from|in|on) my calendar", "take {title} off my calendar",
+        "(cancel|call off) [my|the] {title}", "(delete|remove) the {title} (event|appointment)",
+        "(remove|clear|take) [the] {title} (from|off) my (calendar|schedule|diary)",
     ],
 )
 def remove_event(ctx: Context, event_id: int | None = None, title: str | None = None) -> dict:
@@ -226,13 +230,15 @@ def _restore(event: events.Event, tz: Any) -> tuple[str, str | None]:
     exported=True,
     undo="move_event",
     undo_args={"event_id": "result.event.id", "start": "result.restore_start"},
-    reply=["Moved {event.title} to {event.time}."],
+    # No reply template: the summary names the day too ("Moved dentist to Friday 11 December 2026, 15:00–16:00."),
+    # which a correction of the day needs.
     examples=[
         "move my {title} (appointment|meeting|event|call) to {start}",
         "move my (appointment|meeting|event|call) (with|about|for) {title} to {start}",
         "move {title} to {start}", "reschedule [my] {title} (to|for) {start}",
         "push [my] {title} to {start}", "shift [my] {title} to {start}",
         "postpone [my] {title} (to|until) {start}", "move {title} on my calendar to {start}",
+        "(push|move|bring) [my|the] {title} (back|forward|up) (to|until) {start}",
         "bump [my] {title} to {start}",
     ],
 )
@@ -281,6 +287,7 @@ def move_event(ctx: Context, start: str, title: str | None = None, event_id: int
         "what's my next (appointment|meeting|event)", "what is my next (appointment|meeting|event)",
         "(what's|what is) next on my calendar", "when is my next {title}", "when's my next {title}",
         "what's coming up [on my calendar]", "what do I have coming up", "what's the next thing on my calendar",
+        "when is [the|my] {title}", "when do I have [the|my] {title}",
     ],
 )
 def next_event(ctx: Context, title: str | None = None) -> dict:
@@ -457,6 +464,11 @@ def _open_groceries(ctx: Context) -> tuple[list[str] | None, str | None]:
         "morning briefing",
         "daily briefing",
         "brief me",
+        # the day as a whole, in other assistants' words
+        "what (does|will) my day look like [{day}]",
+        "how does {day} look",
+        "(tell me about|run through|walk me through|catch me up on) my day [{day}]",
+        "(catch me up on|what's ahead) {day}",
     ],
 )
 def briefing(ctx: Context, day: str = "tomorrow") -> dict:

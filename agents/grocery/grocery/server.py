@@ -99,6 +99,7 @@ def _rows(db: sqlite3.Connection) -> dict[str, str]:
         "I need to buy {items}",
         "we are out of {items}",
         "remember to buy {items}",
+        "(remember|don't forget) to (get|pick up|grab) {items}",
         "(add|put) {items} (on|to) [my|the] [grocery|shopping] list",
         "add {items}",
         "(buy|get) [some] {items}",
@@ -171,6 +172,8 @@ def add_items(ctx: Context, items: list[str]) -> dict:
         "{items} can come off [the|my] list",
         "no (need|more need) for {items} [anymore]",
         "(remove|delete) {items} from [my|the] groceries",
+        # Home Assistant's list intents: an item is completed on the list it is on
+        "(complete|mark) {items} [as done|as complete|done|complete] (on|in|from) [my|the] (grocery|shopping) list",
     ],
 )
 def remove_items(ctx: Context, items: list[str]) -> dict:

@@ -227,7 +227,7 @@ def _fetch(ctx: Context, url: str) -> tuple[str | None, str | None, str | None]:
     return page.title, page.text, None
 
 
-def _ask_model(ctx: Context):  # noqa: ANN202 - returns the callable summarize() takes
+def _ask_model(ctx: Context):
     def ask(prompt: str) -> Any:
         try:
             return ctx.llm(prompt, variant="fast", max_tokens=SUMMARY_MAX_TOKENS)
@@ -263,6 +263,9 @@ def _title_for(url: str, text: str | None) -> str:
         "keep this article {url}",
         "save the article {title} at {url}",
         "save {url} as {title}",
+        # read-it-later apps' words (Pocket, Instapaper): a reading list is where articles wait
+        "(add|put|save) {url} (to|on|in) my (reading list|read later list|read-later list)",
+        "save {url} to read later", "(I want to|I'd like to|let me) read {url} later", "(pocket|instapaper) {url}",
     ],
 )
 def save_article(ctx: Context, url: str, title: str | None = None, text: str | None = None) -> dict:
@@ -385,9 +388,11 @@ def todos(ctx: Context) -> dict:
         "(tick|check|cross) {text} off [my] (to-do|todo|task|tasks) list",
         f"(remove|delete) {{text}} from my {_TODO_LIST}",
         "I (did|finished|have done) {text}",
-        "{text} is done",
+        "{text} (is|are) done",
         "done with {text}",
         "(finished|completed) {text}",
+        # to-do apps' words (Todoist, Things): the task named after its kind
+        "(complete|close|finish) [the] (task|to-do|todo) {text}",
     ],
 )
 def finish_todo(ctx: Context, text: str) -> dict:

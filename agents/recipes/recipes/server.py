@@ -127,6 +127,12 @@ def _cuisine(value: str) -> str:
         "(any|some) {cuisine} (dinner|recipe|food) ideas",
         "(recommend|suggest) something with {ingredient}",
         "what (dish|meal) can I make with {ingredient}",
+        # recipes in the plural are a choice to make: "show me recipes using X"
+        "(show|give) [me] (some|a few) recipes (with|using) {ingredient}",
+        "show [me] recipes (with|using) {ingredient}", "find [me] a recipe (with|using) {ingredient}",
+        "[any] recipe ideas for {ingredient}",
+        "(give|find|show) me something to (cook|make) with {ingredient}",
+        "what can I make for dinner with {ingredient}",
     ],
 )
 def suggest(
@@ -189,6 +195,12 @@ def suggest(
         "give me the recipe for {name}",
         "instructions for [making] {name}",
         "how (is|are) {name} made",
+        # "the X recipe" names one recipe
+        "(open|find|show|get) [me] the {name} recipe",
+        "what are the (steps|ingredients) (for|of) {name}",
+        "what ingredients (do I need|are) (for|in) {name}",
+        "[the] steps to (make|cook) {name}", "what goes (in|into) [a|an] {name}",
+        "get the recipe for {name}",
     ],
 )
 def get_recipe(ctx: Context, name: str) -> dict:
@@ -234,6 +246,8 @@ def get_recipe(ctx: Context, name: str) -> dict:
         "pick [a] dinner for {day}",
         "(plan|pick) a {diet} dinner [for] {day}",
         "what (should|can) (I|we) have for dinner {day}",
+        "(meal|dinner) plan for {day}",
+        "(help me|make a) plan [for] dinner [for] {day}",
     ],
 )
 def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = True, diet: Diet = None) -> dict:

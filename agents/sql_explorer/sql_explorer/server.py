@@ -38,7 +38,10 @@ class BadRequest(InvalidArgument, ValueError):
 
 
 @function(exported=True, examples=["(list|show) [me] [all] the (tables|data) [I can see|in the database]",
-                                   "what (tables|data) can I (query|see)", "which tables are (there|in the database)"])
+                                   "what (tables|data) can I (query|see)", "which tables are (there|in the database)",
+                                   # an HR manager's words for the same: what there is to ask about
+                                   "what tables (do we have|are available)", "what (data|tables) do you have",
+                                   "what is in the database", "which tables can I (use|query)"])
 def list_tables(ctx: Context, connection: str = DEFAULT) -> dict:
     """List the tables of a database you may query, with descriptions, join keys and your scope in words."""
     catalog = ctx.data.catalog(connection)
@@ -49,7 +52,10 @@ def list_tables(ctx: Context, connection: str = DEFAULT) -> dict:
     return {**{k: v for k, v in catalog.items() if k != "semantic"}, "reply": reply.strip()}
 
 
-@function(exported=True, examples=["(show|describe) the {table} table", "what is in the {table} table"])
+@function(exported=True, examples=["(show|describe) the {table} table", "what is in the {table} table",
+                                   "(show|describe|give) [me] the (schema|structure|columns|fields) of [the] {table} [table]",
+                                   "what (columns|fields) (does|do) the {table} table have",
+                                   "what (columns|fields) are (in|on) the {table} table", "describe [the] table {table}"])
 def get_schema(ctx: Context, table: str, connection: str = DEFAULT) -> dict:
     """Show one table's columns, types and a few sample rows (only rows you may see)."""
     schema = ctx.data.schema(connection, table)
@@ -96,7 +102,7 @@ def resolve_name_to_code(ctx: Context, entity: str, name: str, connection: str =
 WholeQuestion = Annotated[str, Field(json_schema_extra={"x-whole-request": True})]
 
 
-@function(exported=True)
+@function(exported=True, examples=["(run|execute) [this|the] [sql|query] [query][:] {sql}"])
 def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT) -> dict:
     """Run one read-only SQL query within your scope; a page of rows and a query_id for the rest."""
     return ctx.data.query(connection, sql, page=page)
@@ -142,6 +148,10 @@ def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT
         "(what was|what is|what's) the total (payroll|salary|salaries|pay|salary cost) {question}",
         "[the] (highest|lowest|average|total) (salary|pay|payroll) (in|of|for) {question}",
         "which (department|team) pays the (most|least|best|worst) {question}",
+        # an HR manager's roster and rate questions
+        "(show|list) [me] (everyone|everybody|all the staff) (in|from) {question}",
+        "who (are|is) the (managers|manager|team leads|new hires|new starters) [{question}]",
+        "[what is|what's] the (attendance|absence|turnover|retention) rate [{question}]",
         "(absences|sick days|no-shows|remote days|hires|approved leave) (in|for|during|since|this|last) {question}",
     ],
 )
@@ -225,7 +235,7 @@ def _offline(ctx: Context, connection: str, question: str, choices: dict[str, st
         ctx.log("the compiled query failed", level="warning", kind=exc.kind, error=str(exc)[:300])
         return _said("I could not answer that from the data: the query I wrote for it failed, so I have no number "
                      "to give; try asking it more simply.", failed=exc.kind)
-    except Exception as exc:  # never a traceback to the user: one sentence, the detail in the log
+    except Exception as exc:  # noqa: BLE001 - never a traceback to the user: one sentence, the detail in the log
         ctx.log("the question compiler failed", level="error", error=f"{type(exc).__name__}: {exc}"[:300])
         return _said("I could not work out how to answer that without a model; try asking it more simply.",
                      failed="internal")
@@ -370,5 +380,5 @@ def _measure_words(plan: Plan) -> str:
 def _zone(name: str) -> Any:
     try:
         return ZoneInfo(name)
-    except Exception:  # an unknown zone name: UTC
+    except Exception:  # noqa: BLE001 - an unknown zone name: UTC
         return ZoneInfo("UTC")

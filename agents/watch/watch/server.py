@@ -67,7 +67,12 @@ def _row(r: Any) -> dict[str, Any]:
            "I added {url} to your watches, but I may not read it yet: it needs {needs_grant}. "
            "Grant it with `{grant_command}`; until then every check of it fails."],
     examples=["(watch|track) {url} for {what}", "(tell|alert|notify|ping) me when {url} says {what}", "watch {url}",
-              "watch the page {url} for {what}"],
+              "watch the page {url} for {what}",
+              # how people ask to be told of a change: the words first or the page first
+              "(tell|alert|notify|ping) me (when|if) {url} (says|mentions|has|shows|lists) {what}",
+              "(watch|keep an eye out) for {what} on {url}",
+              "(alert|notify|ping) me (when|if) {what} (appears|shows up|is) on {url}",
+              "(alert|notify|ping) me (when|if) {url} changes", "track changes (on|to) {url}"],
 )
 def add_watch(ctx: Context, url: str, what: str = "") -> dict:
     """Watch a web page and post to the feed when the given words appear on it or their
@@ -131,7 +136,9 @@ def list_watches(ctx: Context) -> list:
     undo="add_watch",
     undo_args={"url": "result.url", "what": "result.what"},
     reply=['Stopped watching {url} for "{what}".', "{!what}Stopped watching {url}."],
-    examples=["stop watching {watch_id}"],
+    examples=["stop watching {watch_id}",
+              "(stop watching|unwatch|stop tracking|stop monitoring) [page|site|watch] [number] {watch_id}",
+              "(remove|delete|cancel|drop) [my] watch [number] {watch_id}"],
 )
 def remove_watch(ctx: Context, watch_id: int) -> dict:
     """Stop watching a page, by the number "list my watches" shows for it."""
@@ -147,7 +154,9 @@ def remove_watch(ctx: Context, watch_id: int) -> dict:
     exported=True,
     undo=False,
     reply=["Checked your watched pages: {posted} new posts in your feed, {errors} pages could not be read."],
-    examples=["check my watched pages now"],
+    examples=["check my watched pages now",
+              "(refresh|recheck) [all] [my|the] (watches|watched pages|watched sites)",
+              "check for (changes|updates) [on my watched pages] now", "run [the] [page] checks now"],
 )
 def check_now(ctx: Context) -> dict:
     """Check every watched page now instead of waiting for the schedule."""

@@ -73,7 +73,7 @@ class AnthropicProvider:
         try:
             message = await self.client.messages.create(**body(request, model))
             return self._response(request, message)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of the client library becomes one DreamerError
             raise self._error(exc, model) from None
 
     async def stream(self, request: ChatRequest, model: str) -> AsyncIterator[StreamEvent]:
@@ -114,7 +114,7 @@ class AnthropicProvider:
                 elif kind == "message_delta":
                     stop = _STOP.get(event.delta.stop_reason or "", "other")
                     usage = _usage(event.usage, usage)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of the client library becomes one DreamerError
             raise self._error(exc, model) from None
         if request.response_schema is not None and stop == "tool_use" and not calls:
             stop = "end_turn"

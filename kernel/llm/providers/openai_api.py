@@ -79,7 +79,7 @@ class OpenAIProvider:
         try:
             completion = await self._create(request, model, stream=False)
             return self._response(request, completion)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of the client library becomes one DreamerError
             raise self._error(exc, model) from None
 
     async def stream(self, request: ChatRequest, model: str) -> AsyncIterator[StreamEvent]:
@@ -113,7 +113,7 @@ class OpenAIProvider:
                                 slot["args"].append(part.function.arguments)
                     if choice.finish_reason:
                         stop = _STOP.get(choice.finish_reason, "other")
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of the client library becomes one DreamerError
             if request.tools and not texts and not pending and _cannot_stream_tools(exc):
                 log.info("%s cannot stream an answer with tools (%s); asking for whole answers", self.place, exc)
                 self.stream_tools = False

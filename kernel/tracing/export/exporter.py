@@ -96,7 +96,7 @@ def known_secrets(store: Store, extra: Iterable[str] = ()) -> list[str]:
             found.append(url)
             try:
                 password = make_url(url).password
-            except Exception:  # a URL the engine cannot read has no password to find
+            except Exception:  # noqa: BLE001 - a URL the engine cannot read has no password to find
                 password = None
             if password:
                 found.append(str(password))

@@ -37,7 +37,8 @@ LEAD: frozenset[str] = frozenset({"on", "for", "at", "by", "the"})  # may open a
 DATE_WORDS: frozenset[str] = frozenset(
     set(WEEKDAYS) | set(MONTHS) | set(PARTS)
     | {"today", "tomorrow", "yesterday", "tonight", "next", "this", "coming", "week", "weeks", "day",
-       "days", "after", "weekend", "noon", "midday", "midnight", "oclock", "o'clock", "fortnight"}
+       "days", "after", "weekend", "noon", "midday", "midnight", "oclock", "o'clock", "fortnight",
+       "past", "half", "quarter", "hour", "hours", "minutes"}
 )
 
 # Words that on their own say "a day or a time" (not "may", "march", "sun": they are ordinary words too).
@@ -106,6 +107,17 @@ def parse_moment(words: list[str], now: datetime) -> Moment | None:
     i = 0
     while i < len(words):
         word = words[i]
+        if word == "in" and day is None and clock is None:
+            # "in 3 days" is a day, "in 2 hours" a moment from now: "in" is not glue before a count
+            ahead = _ahead(words, i, now)
+            if ahead is not None:
+                when, i = ahead
+                day, clock, explicit = when.date(), when.time().replace(second=0, microsecond=0), True
+                continue
+            found = _day(words, i, today)
+            if found is not None:
+                day, i = found
+                continue
         if word in GLUE:
             i += 1
             continue
@@ -253,6 +265,42 @@ def _day_number(word: str) -> int | None:
     return value if value is not None and 1 <= value <= 31 else None
 
 
+def _ahead(words: list[str], i: int, now: datetime) -> tuple[datetime, int] | None:
+    """A moment some minutes or hours from now, at words[i] == "in" ("in 20 minutes", "in an hour")."""
+    count, j = _count(words, i + 1)
+    if count is None and i + 1 < len(words) and words[i + 1] in ("an", "a"):
+        count, j = 1, i + 2
+    if count is None or j >= len(words) or count > 48 * 60:
+        return None
+    unit = words[j]
+    if unit in ("minute", "minutes", "min", "mins"):
+        return now + timedelta(minutes=count), j + 1
+    if unit in ("hour", "hours", "hr", "hrs"):
+        return now + timedelta(hours=count), j + 1
+    return None
+
+
+_SPAN_UNITS = frozenset({"day", "days", "week", "weeks", "minute", "minutes", "min", "mins", "hour", "hours", "hr",
+                         "hrs"})
+
+
+def spoken_spans(words: list[str]) -> list[tuple[int, int]]:
+    """Stretches of words that name a time only together ("in two days", "in an hour", "half past
+    seven"), none of whose words does alone: the matcher counts them as time words."""
+    spans: list[tuple[int, int]] = []
+    for i, w in enumerate(words):
+        if w == "in":
+            count, j = _count(words, i + 1)
+            if count is None and i + 1 < len(words) and words[i + 1] in ("an", "a"):
+                count, j = 1, i + 2
+            if count is not None and j < len(words) and words[j] in _SPAN_UNITS:
+                spans.append((i, j + 1))
+        elif w in ("half", "quarter") and i + 2 < len(words) and words[i + 1] in ("past", "after", "to", "before"):
+            if _count(words, i + 2)[0] is not None:
+                spans.append((i, i + 3))
+    return spans
+
+
 def _count(words: list[str], i: int) -> tuple[int | None, int]:
     if i >= len(words):
         return None, i
@@ -269,6 +317,20 @@ def _count(words: list[str], i: int) -> tuple[int | None, int]:
 def _clock(words: list[str], i: int) -> tuple[time, int, bool] | None:
     """A time of day at words[i]: (time, index after it, whether am/pm was said)."""
     w = words[i]
+    if w in ("half", "quarter") and i + 2 < len(words) and words[i + 1] in ("past", "after", "to", "before"):
+        # "half past seven", "quarter to 6": the hour as a bare one would be read after "at"
+        hour_word = words[i + 2]
+        hour = int(hour_word) if hour_word.isdigit() else UNITS.get(hour_word)
+        if hour is None or not 1 <= hour <= 12 or hour_word in ("a", "an", "single", "couple", "dozen"):
+            return None
+        minute = 30 if w == "half" else 15
+        if words[i + 1] in ("to", "before"):
+            if w == "half":
+                return None  # "half to" is nobody's time
+            hour, minute = hour - 1 or 12, 45
+        if 1 <= hour <= 7:
+            hour += 12  # as "at 3": the afternoon
+        return time(hour % 24, minute), i + 3, False
     if w in ("noon", "midday"):
         return time(12), i + 1, True
     if w == "midnight":
@@ -298,3 +360,10 @@ def _clock(words: list[str], i: int) -> tuple[time, int, bool] | None:
         # "at 3" means the afternoon: few people book things at 3 in the morning.
         hour += 12
     return time(hour, minute), j, bool(suffix) or hour >= 13
+
+
+def says_my_day(text: str) -> bool:
+    """"how's my day looking", "plan my day": a day the user calls theirs, with no other day named,
+    is today (a function's default day may be another: the briefing's is tomorrow)."""
+    words = re.findall(r"[a-z']+", text.casefold())
+    return any(a == "my" and b == "day" for a, b in zip(words, words[1:], strict=False))

@@ -51,25 +51,37 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("add", "put", "include", "insert", "append", "stick", "throw", "pop", "chuck", "toss"),
     ("buy", "purchase", "pick up", "get some", "restock", "grab"),
     ("remove", "delete", "erase", "drop", "take off", "cross off", "strike", "scratch",
-     "get rid of", "take out", "cross out", "tick off", "check off"),
+     "get rid of", "take out", "cross out", "tick off", "check off", "scrap", "ditch", "nix", "scratch off"),
+    ("schedule", "pencil in", "set up", "book in", "line up", "slot in"),
+    ("move", "change", "rearrange"),
+    ("watch", "monitor", "keep an eye", "keep tabs on", "keep track of"),  # phrases of at most 3 words
+    ("notify", "let me know", "give me a heads up"),
+    # "notes mentioning Mia" introduces a topic; "when the page mentions X" says what it says.
+    ("about", "regarding", "concerning", "mentioning", "on the subject of", "to do with"),
+    ("say", "contain", "mention"),
+    ("instructions", "walk me through", "talk me through", "steps for", "method for"),
+    ("recently", "lately", "of late"),
+    ("write", "written", "wrote"),
     ("show", "display", "view", "see", "tell me", "read", "read out", "pull up", "bring up",
      "look at", "give me", "list out", "check"),
-    ("grocery", "shopping", "groceries", "shopping-list"),
+    ("grocery", "shopping", "groceries", "shopping-list", "supermarket list", "basket"),  # not "cart": one letter from "cat", "car", "card"
     ("dinner", "supper", "evening meal"),
-    ("cook", "make", "prepare", "fix", "whip up", "rustle up"),
-    ("note", "memo", "jot down", "write down", "note down", "jot", "notes"),
+    ("cook", "make", "prepare", "prep", "fix", "whip up", "rustle up"),
+    ("happening", "going on", "taking place"),
+    ("note", "memo", "jot down", "write down", "note down", "jot", "notes", "memos", "jot this", "make a memo",
+     "written down", "wrote down", "jotted down", "noted down"),
     ("todo", "to-do", "todos", "to-dos"),
-    ("calendar", "agenda", "diary", "planner"),
+    ("calendar", "agenda", "diary", "planner", "appointments", "appointment book"),
     ("event", "appointment", "meeting", "appt", "engagement"),
     ("find", "search", "look up", "look for", "lookup", "locate", "dig up"),
     ("save", "store", "keep", "bookmark", "stash"),
     ("clear", "empty", "wipe", "reset", "clean out", "wipe out"),
     ("suggest", "recommend", "propose", "idea", "ideas", "suggestion", "inspiration"),
-    ("quick", "fast", "speedy"),
+    ("quick", "fast", "speedy", "easy", "simple", "effortless"),
     ("done", "finished", "completed", "complete"),
     ("minute", "min", "mins"),
     ("hour", "hr", "hrs"),
-    ("article", "page", "link", "story", "webpage", "post"),
+    ("article", "page", "link", "story", "webpage", "post", "website", "site", "web page"),
     ("tag", "label", "hashtag"),
     ("recent", "latest", "last", "newest", "most recent"),
     ("need", "want", "require"),
@@ -78,7 +90,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("tomorrow", "tmrw", "tmr", "tmw"),
     ("today", "2day"),
     ("recipe", "dish", "meal"),
-    ("plan", "organise", "organize", "sort out", "decide"),
+    ("plan", "organise", "organize", "sort out", "decide", "figure out", "work out"),
     ("pick", "choose", "select"),
     ("what", "which"),
     ("to", "until", "till", "til"),
@@ -99,7 +111,7 @@ GENERIC_WORDS: frozenset[str] = frozenset(
     """
     add put buy get got book order make set create need want have has had do take
     give show play start stop turn switch call send pick grab reserve arrange keep tell help
-    bring fetch run open close check new another more less track
+    bring fetch run open close check new another more less track cancel look remove delete
     how many much who whom what which when where why whose
     highest lowest most least fewest biggest smallest best worst top
     number count total minute hour day week month year time
@@ -111,7 +123,9 @@ GENERIC_WORDS: frozenset[str] = frozenset(
 # A message that opens with one of these asks something ("what have I got today", "when's my
 # dentist"); one that opens with an auxiliary and a person asks too ("do I have plans friday").
 # Such a message is rarely the statement of a template that opens otherwise ("I have {title} {start}").
-QUESTION_WORDS: frozenset[str] = frozenset({"what", "when", "where", "which", "who", "whom", "whose", "how", "why"})
+# "any meetings tomorrow?", "anything on my list?": a request opening with "any" asks whether there is.
+QUESTION_WORDS: frozenset[str] = frozenset({"what", "when", "where", "which", "who", "whom", "whose", "how", "why",
+                                            "any", "anything"})
 QUESTION_AUXILIARIES: frozenset[str] = frozenset({"do", "does", "did", "am", "is", "are", "was", "were", "have", "has"})
 QUESTION_SUBJECTS: frozenset[str] = frozenset({"i", "we", "you", "my", "there", "it", "anything", "any"})
 

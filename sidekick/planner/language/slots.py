@@ -26,16 +26,21 @@ from dreamer.sidekick.planner.language.lexicon import (
     UNITS,
 )
 
-KINDS = ("text", "list", "int", "number", "bool", "enum", "day", "moment", "url")
+KINDS = ("text", "list", "int", "number", "bool", "enum", "day", "moment", "url", "sql")
 DAY_NAMES = frozenset({"day", "date", "on", "for_day", "which_day"})
 MOMENT_NAMES = frozenset({"start", "end", "when", "at", "time", "due", "deadline", "starts", "ends",
                           "begins", "start_time", "end_time", "starts_at", "ends_at", "remind_at"})
 URL_NAMES = frozenset({"url", "link", "href", "address", "website"})
+# A parameter that takes a query as written ("run SELECT name FROM employees"): a typed value,
+# read only from a statement that opens with SELECT or WITH, so it never takes everyday words.
+SQL_NAMES = frozenset({"sql", "sql_query", "statement"})
+SQL_OPENERS = frozenset({"select", "with"})
+_ARTICLES = frozenset({"the", "a", "an", "my", "our", "your", "some", "all", "me", "us"})
 MAX_ITEM_WORDS = 6
 MAX_NUMBER = 1e15
 MAX_KNOWN_VALUES = 200  # examples of a text parameter kept as values to look for
 _LEADING = ("some ", "a few ", "a ", "an ", "the ", "more ", "any ", "and ", "also ")
-_QUANTITY = frozenset({"dozen", "few", "couple", "half", "pair", "lot", "bit", "little", "bunch", "bag", "box",
+QUANTITY = frozenset({"dozen", "few", "couple", "half", "pair", "lot", "bit", "little", "bunch", "bag", "box",
                        "bottle", "can", "jar", "loaf", "pack", "packet", "carton", "tin", "kilo", "pound"})
 # A clause that says when or why ("... when I'm at the store", "... because we're out") ends an item.
 # Matched on clean_text's output, whose spaces are single: no run of spaces to backtrack over.
@@ -99,6 +104,8 @@ def slot_type(name: str, schema: Mapping[str, Any], required: bool, defs: Mappin
         return SlotType("moment", required=required)
     if fmt in ("uri", "url") or lowered in URL_NAMES or lowered.endswith("_url"):
         return SlotType("url", required=required)
+    if fmt == "sql" or lowered in SQL_NAMES:
+        return SlotType("sql", required=required)
     return SlotType("text", known, required=required)
 
 
@@ -166,7 +173,23 @@ def read(slot: SlotType, reading: Reading) -> tuple[Any, float] | None:
             return None
         url = reading.text.strip()
         return (url if "://" in url else "https://" + url), 1.0
+    if kind == "sql":
+        return _read_sql(reading)
     return _read_text(reading)
+
+
+def _read_sql(reading: Reading) -> tuple[str, float] | None:
+    """A statement as the user wrote it: it opens with SELECT or WITH and names a table (FROM)
+    or is a bare SELECT of values; everyday words ("select a recipe") are not one."""
+    words = [w.casefold() for w in reading.words]
+    if len(words) < 2 or words[0] not in SQL_OPENERS or (words[0] == "with" and "select" not in words):
+        return None
+    if "from" not in words[1:] and not (words[0] == "select" and len(words) <= 4 and words[1][:1].isdigit()):
+        return None
+    if words[0] == "select" and "from" in words and _ARTICLES & set(words[1 : words.index("from")]):
+        return None  # a column list has no articles: "select the vegetarian recipes from the catalog" is English
+    text = reading.text.strip().rstrip(";").strip()
+    return (text, 1.0) if text else None
 
 
 def _read_text(reading: Reading) -> tuple[str, float] | None:
@@ -245,7 +268,7 @@ def split_items(text: str) -> list[str]:
         while changed and item:
             changed = False
             for lead in _LEADING:
-                if lead in ("a ", "an ") and low[len(lead):].split(" ", 1)[0] in _QUANTITY:
+                if lead in ("a ", "an ") and low[len(lead):].split(" ", 1)[0] in QUANTITY:
                     continue  # "a dozen eggs", "a few apples": the article is part of the amount
                 if low.startswith(lead) and len(item) > len(lead):
                     item, low, changed = item[len(lead):].strip(), low[len(lead):].strip(), True

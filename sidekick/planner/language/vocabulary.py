@@ -38,6 +38,15 @@ _BUILTIN: tuple[str, ...] = tuple(
 )
 
 
+def _inflections(word: str) -> tuple[str, ...]:
+    """The -ing and -ed forms of a one-word verb ("watch": watching, watched; "save": saving, saved)."""
+    if " " in word or not word.isalpha() or len(word) < 3:
+        return ()
+    stem = word[:-1] if word.endswith("e") else word
+    doubled = word + word[-1] if len(word) <= 4 and word[-1] not in "aeiouwy" and word[-2] in "aeiou" else word
+    return tuple(dict.fromkeys((stem + "ing", stem + "ed", doubled + "ing", doubled + "ed")))
+
+
 class Lexicon:
     """Word forms known to a tool list, and the canonical form of any word."""
 
@@ -53,6 +62,11 @@ class Lexicon:
                 if len(key) == 1:
                     if key[0] != head:
                         self.single.setdefault(key[0], head)
+                    # A form a template uses as written ("what pages am I watching") is not stemmed,
+                    # so its synonyms' forms must meet it there: "monitoring" is "watching".
+                    for form in _inflections(member):
+                        if form in self.known and form != head:
+                            self.single.setdefault(form, head)
                 else:
                     self.phrases.setdefault(key, head)
         # Typos are corrected towards words of at least four letters: shorter ones

@@ -30,6 +30,23 @@ from dreamer.sidekick.planner.base import (
     addressed,
 )
 from dreamer.sidekick.planner.dialog import advance, resume
+from dreamer.sidekick.planner.language.dates import says_my_day
+from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
+from dreamer.sidekick.planner.language.labels import labelled_entry
+from dreamer.sidekick.planner.language.values import (
+    drop_echoes,
+    fill_typical,
+    redistribute,
+    strip_own_head,
+    tidy_args,
+    without_politeness,
+)
+from dreamer.sidekick.planner.offline.choice import (
+    prefer_reading,
+    settle,
+    typical_values,
+    without_absent_values,
+)
 from dreamer.sidekick.planner.offline.index import REORDER_FACTOR, Index, get_index
 from dreamer.sidekick.planner.offline.match import MISSING_FACTOR, Match, align
 from dreamer.sidekick.planner.offline.meaning import (
@@ -46,6 +63,7 @@ from dreamer.sidekick.planner.offline.meaning import (
     senior_by_meaning,
 )
 from dreamer.sidekick.planner.offline.request import Request, Tok, read_request
+from dreamer.sidekick.planner.offline.statement import statement
 from dreamer.sidekick.planner.offline.semantic import Closeness
 from dreamer.sidekick.planner.offline.templates import expand
 
@@ -96,10 +114,35 @@ class OfflinePlanner:
         index = get_index(tools)
         if not index.tools:
             return Plan(reply=NOTHING_INSTALLED)
+        text = without_politeness(text)
+        plan = self._plan_text(text, index, context)
+        pointed = resolve_pronoun(text)
+        if pointed is not None and (plan.pending is not None or len(plan.steps) != 1):
+            # "I picked up garlic already, take it off the list": the command is about the thing said first.
+            read = self._plan_text(pointed, index, context)
+            if len(read.steps) == 1 and read.pending is None:
+                return read
+        entry = labelled_entry(text) if len(plan.steps) != 1 or plan.pending is not None else None
+        if entry is not None:
+            # "shopping list: baking soda" fits nothing surely as written; as "add ... to my shopping list" it may.
+            read = self._plan_text(entry, index, context)
+            if (read.steps and read.pending is None) or (not plan.steps and read.pending is not None):
+                return read
+        return plan
+
+    def _plan_text(self, text: str, index: Index, context: PlanContext) -> Plan:
         now = context.local_now()
         req = read_request(text, index.lex, now)
         if not any(t.weight >= 1.0 for t in req.toks):
             return Plan(reply=capabilities(index, "Here is what I can do:"), unmatched=True)
+        query = statement(index, req)
+        if query is not None:  # "run SELECT ...": the statement is the whole of what is asked
+            number, name, sql = query
+            tool = index.tools[number].tool
+            partial = PartialPlan(steps=(Step(tool.agent, tool.function, {name: sql}),), choices=((),),
+                                  facts={tool.name: _facts(tool, False)}, index=0,
+                                  now=now.isoformat(), timezone=context.timezone)
+            return advance(partial)
         parts = _Parser(index, req).best(0, len(req.toks), 0)[0]
         parts, verdict = by_meaning(index, req, parts)
         if verdict is not None:
@@ -115,6 +158,7 @@ class OfflinePlanner:
             if top.score >= ACCEPT:
                 # Functions that fit about as well as the best: the user chooses.
                 options = [top, *(m for m in part.ranked[1:MAX_OPTIONS] if m.score >= top.score - MARGIN)]
+                options = settle(index, req, without_absent_values(index, req, options), context.recent_agent)
             else:
                 # Not sure of any: the best few, to confirm or choose from.
                 options = [m for m in part.ranked[:MAX_OPTIONS] if m.score >= WEAK]
@@ -140,11 +184,14 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
     for part in parts:
         closeness = Closeness(req.span_text(part.a, part.b), tools)
         ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN)
+        ranked = typical_values(index, req, prefer_reading(index, req, ranked))
         vetoes = {m.tool: why for m in ranked[:MAX_OPTIONS] if (why := generic_veto(index, req, m, tools)) is not None}
         if vetoes:
-            top = ranked[0].tool
+            top, top_score = ranked[0].tool, ranked[0].score
             ranked = [m for m in ranked if m.tool not in vetoes]
-            if top in vetoes and (not ranked or ranked[0].score < WEAK):
+            # A veto overrules a fit, and meaning may say the words are of another domain ("set a timer");
+            # words that fitted nothing and are of no domain ("frobnicate the quux") need no veto.
+            if top in vetoes and (top_score >= WEAK or vetoes[top] == "outside") and (not ranked or ranked[0].score < WEAK):
                 # The words fitted only generic templates, and meaning says the request is about
                 # something else: no call (and no "did you mean ...?" for a function it is not about).
                 return [], OUT_OF_SCOPE if "outside" in vetoes.values() else DIFFERENT_THING
@@ -164,14 +211,31 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
                 found = rescue_tool(closeness)
                 fit = _fit_alone(index, req, found, part.a, part.b) if found is not None else None
                 agreed = agreeing(unfiltered, closeness) if fit is None else None
+                guess = fit or agreed
+                if guess is not None and names_elsewhere(index, req, guess):
+                    # A weak fit, and a word that names what no agent does ("text Anna that ..."): no call.
+                    return [], OUT_OF_SCOPE
                 if fit is not None:
-                    ranked = [fit]
+                    # Meaning picks it, and the words fit it best too: acted on, not confirmed.
+                    agreed = agreeing(unfiltered, closeness)
+                    ranked = [replace(fit, score=ACCEPT) if agreed is not None and agreed.tool == fit.tool else fit]
                 elif agreed is not None:
                     ranked = [replace(agreed, score=AGREED_SCORE)]
                 elif closeness.ok and closeness.outside > max(closeness.by_tool, default=0.0) + OUTSIDE_GAP:
                     return [], OUT_OF_SCOPE
+            elif ranked[0].score < ACCEPT and agreeing(ranked, closeness) is ranked[0] \
+                    and not names_elsewhere(index, req, ranked[0]):
+                # A fit short of sure that meaning picks too, and no other function's words come
+                # close: acted on, not confirmed ("what are my open tasks").
+                ranked = [replace(ranked[0], score=ACCEPT), *ranked[1:]]
         out.append(_Part(part.a, part.b, ranked))
     return out, None
+
+
+def names_elsewhere(index: Index, req: Request, m: Match) -> bool:
+    """A word of the fitted span the fit's own words did not take names a domain no agent serves."""
+    said = {pos for pos, _ in m.said}
+    return any(req.toks[k].canon in index.outside_words for k in range(m.a, m.b) if k not in said)
 
 
 def _whole_request(index: Index, req: Request, m: Match) -> Match:
@@ -213,8 +277,18 @@ def _facts(tool: Tool, name_agent: bool) -> FunctionFacts:
 
 
 def _step(index: Index, m: Match, req: Request) -> Step:
-    tool = index.tools[m.tool].tool
-    args = dict(m.args)
+    info = index.tools[m.tool]
+    tool = info.tool
+    # Politeness, how the user came to need a thing, where it goes: never part of a value.
+    args = tidy_args(m.args, {name: slot.kind for name, slot in info.slots.items()}, tool.examples,
+                     m.pattern.example)
+    redistribute(args, info.slots, info.param_words)
+    fill_typical(args, info.slots, req.span_text(m.a, m.b))
+    strip_own_head(args, info.slots, info.words, index.lex.canon_word)
+    for name, slot in info.slots.items():
+        if slot.kind == "day" and name not in args and says_my_day(req.span_text(m.a, m.b)):
+            args[name] = "today"  # "how's my day looking": no day named, and "my day" is today
+    drop_echoes(args, info.slots, info.required, info.words, index.lex.canon_word, tool.reads)
     for name in tool.properties:
         # A parameter that wants the user's whole request (sql-explorer's question) gets all of this
         # part's words: "how many people in sales took sick leave" is the question, not "sales took ...".

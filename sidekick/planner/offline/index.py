@@ -47,6 +47,9 @@ REORDER_FACTOR = 0.94  # a reordered example is a little less sure than the one 
 DERIVED_FACTOR = 0.85  # a phrase made from the function's name, for functions without examples
 # Words that open a phrase a request may leave out when it comes last: "add milk [to my list]",
 # "save it [for later]". A missing last word that is not such a phrase ("a thai [recipe]") counts fully.
+# Words that narrow what a template asks for without changing what it is about: a request that
+# leaves one out still asks the same ("when is my [next] dentist", "show my [latest] notes").
+SOFT_WORDS = frozenset({"next", "upcoming", "coming", "soon", "again", "another", "more", "new", "current"})
 ADJUNCTS = frozenset({"to", "on", "in", "into", "onto", "for", "from", "at", "off", "with", "of", "by"})
 
 
@@ -58,7 +61,7 @@ class Elem:
     slot: str
     optional: bool
     weight: float = 1.0
-    trailing: bool = False  # part of a last phrase a request may leave out
+    trailing: bool = False  # part of a last phrase a request may leave out, or a word that only narrows (SOFT_WORDS)
 
 
 @dataclass(slots=True)
@@ -101,6 +104,8 @@ class Index:
     # ("remember in my notes": remember ~ note, notes) or in a choice is not under-estimated.
     element_postings: dict[str, list[tuple[int, int, float]]] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)
+    # canon → agent → how many of its example patterns use the word (offline/choice.domain_words)
+    word_agents: dict[str, dict[str, int]] = field(default_factory=dict)
     known: frozenset[str] = frozenset()  # content words some example uses
     openers: frozenset[str] = frozenset()  # words an example can begin with: where a second request may start
     # Words that name a domain no installed function speaks of (language.outside: "flight", "taxi"):
@@ -199,6 +204,9 @@ def build_index(tools: Sequence[Tool]) -> Index:
     index.outside_services = frozenset(lex.canon_word(w) for w in outside.domain_names(goods=False)) - spoken - lex.generic
     for p in patterns:
         infos[p.tool].words |= {c for e in p.elems for c in e.canons if c not in lex.fillers}
+        for c in {c for e in p.elems for c in e.canons if c not in lex.fillers}:
+            by_agent = index.word_agents.setdefault(c, {})
+            by_agent[infos[p.tool].tool.agent] = by_agent.get(infos[p.tool].tool.agent, 0) + 1
     for p in patterns:
         _opening_verb(p, lex)
         _finish(p, index)
@@ -254,7 +262,8 @@ def _finish(p: Pattern, index: Index) -> Pattern:
         if not e.slot:
             # A choice weighs what its commonest word does: "(on|into)" says no more than "on".
             e.weight = min(index.weight(c) for c in e.canons)
-            e.trailing = adjunct and i > last_slot
+            # "when is my next {title}": "when is my piano lesson" leaves out only a word that narrows.
+            e.trailing = (adjunct and i > last_slot) or all(c in SOFT_WORDS for c in e.canons)
             if i + 1 < len(p.elems) and p.elems[i + 1].slot and i > 0:
                 # A small word that tells which slot comes next ("from {start} to {end}") says more
                 # about the phrase than its frequency suggests.

@@ -70,10 +70,15 @@ def generic(req: Request, m: Match, info: ToolInfo | None = None) -> bool:
     user's word, and counts for nothing. A web address the fit took says what the request is
     about as plainly as a word would ("track https://... for vacancies").
     """
+    if info is not None and any(info.slots[name].kind == "url" for name in m.missing if name in info.slots) \
+            and not any(t.kind == "url" for t in req.toks):
+        return True  # a fit whose web address the message nowhere holds ("alert me if it rains") rests on its words
     if info is not None and any(info.slots[name].kind == "url" for name in m.spans if name in info.slots):
         return False
+    # A phrase read as a generic word's synonym ("tell me" as "show") is as generic as the word.
     return not any(req.toks[pos].alts.get(canon, 0.0) >= 1.0 and canon not in req.lex.fillers
-                   and req.lex.lemma(req.toks[pos].fix) not in req.lex.generic for pos, canon in m.said)
+                   and req.lex.lemma(req.toks[pos].fix) not in req.lex.generic and canon not in req.lex.generic
+                   for pos, canon in m.said)
 
 
 def rest_of_request(info: ToolInfo, req: Request, m: Match) -> list[int]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dreamer.sidekick.planner.language.dates import DATE_WORDS, MONTHS, TEMPORAL
+from dreamer.sidekick.planner.language.dates import DATE_WORDS, MONTHS, TEMPORAL, spoken_spans
 from dreamer.sidekick.planner.language.lexicon import (
     FILLERS,
     OPENING_VERBS,
@@ -17,6 +17,7 @@ from dreamer.sidekick.planner.language.lexicon import (
 )
 from dreamer.sidekick.planner.language.slots import (
     MAX_ITEM_WORDS,
+    SQL_OPENERS,
     Reading,
     SlotType,
     match_choice,
@@ -35,6 +36,7 @@ MAX_WORDS = 60
 FITS_PER_MESSAGE = 150  # an everyday request needs 10 to 60; word salad must not cost seconds
 MAX_TYPICAL_WORDS = 3  # a typical value of a text parameter ("middle eastern") is never longer
 UNTYPICAL = 0.4  # the quality of a text value unlike every typical value its parameter lists
+URL_ITEM = 0.2  # the quality of a list item that holds a web address: a page, not a thing to get
 MAX_TYPED_WORDS = 8  # a day, time, number, address or choice is never longer ("the day after tomorrow at 3pm")
 
 
@@ -98,6 +100,8 @@ class Request:
                 found = self._free_table(slot.kind == "list")
                 if slot.kind == "text" and slot.choices:
                     found = self._typical(found, slot.choices)
+            elif slot.kind == "sql":
+                found = self._sql_table(slot)
             else:
                 found = [[] for _ in range(len(self.toks) + 1)]
                 for j in range(1, len(self.toks) + 1):
@@ -107,6 +111,19 @@ class Request:
                         if got is not None:
                             row.append((k, got[1]))
             self._tables[slot.key] = found
+        return found
+
+    def _sql_table(self, slot: SlotType) -> list[list[tuple[int, float]]]:
+        """table() for a query: longer than any other typed value, so read from each SELECT or WITH
+        to every later end (a message holds a handful of such words: O(n) spans each)."""
+        found: list[list[tuple[int, float]]] = [[] for _ in range(len(self.toks) + 1)]
+        for k, tok in enumerate(self.toks):
+            if tok.fix.casefold() not in SQL_OPENERS:
+                continue
+            for j in range(k + 2, len(self.toks) + 1):
+                got = self.read(slot, k, j)
+                if got is not None:
+                    found[j].insert(0, (k, got[1]))
         return found
 
     def _typical(self, rows: list[list[tuple[int, float]]], choices: tuple[str, ...]) -> list[list[tuple[int, float]]]:
@@ -136,31 +153,35 @@ class Request:
         small = [w in FILLERS for w in fix]
         weak = [w in PRONOUNS or w in FILLERS for w in fix]
         joins = [t.kind == "word" and t.fix in ("and", "plus") for t in self.toks]
+        # A web address is a page to keep or watch, never a thing on a list ("add https://... to my reading list").
+        addr = [t.kind == "url" for t in self.toks]
         for k in range(n):
             content = False
             all_weak = True
             quality = 1.0  # of the items already closed (lists)
             length = 0  # words of the current item (lists)
             pronoun_only = True
+            url = False  # the current item holds a web address (lists)
             for j in range(k + 1, n + 1):
                 i = j - 1
                 if is_list and (joins[i] or (i > k and self.toks[i - 1].sep in (",", ";"))):
                     if length:  # the item before this "and" or comma is complete
-                        quality = min(quality, _item_quality(length, pronoun_only))
-                    length, pronoun_only = 0, True
+                        quality = min(quality, _item_quality(length, pronoun_only, url))
+                    length, pronoun_only, url = 0, True, False
                     if joins[i]:
                         if content:
                             rows[j].append((k, quality))
                         continue
                 content = content or not small[i]
                 all_weak = all_weak and weak[i]
+                url = url or addr[i]
                 if not small[i]:
                     length += 1
                     pronoun_only = pronoun_only and fix[i] in PRONOUNS and length == 1
                 if not content:
                     continue
                 if is_list:
-                    q = min(quality, _item_quality(length, pronoun_only)) if length else quality
+                    q = min(quality, _item_quality(length, pronoun_only, url)) if length else quality
                 else:
                     q = 0.2 if all_weak else 1.0
                 rows[j].append((k, q))
@@ -176,7 +197,9 @@ def _weight(canon: str, lex: Lexicon) -> float:
     return PRONOUN_TOKEN_WEIGHT if canon in lex.pronouns else 1.0
 
 
-def _item_quality(length: int, pronoun_only: bool) -> float:
+def _item_quality(length: int, pronoun_only: bool, url: bool = False) -> float:
+    if url:
+        return URL_ITEM
     if pronoun_only:
         return 0.5
     return 0.6 if length > MAX_ITEM_WORDS else 1.0
@@ -228,7 +251,9 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
                 alts.setdefault(alt, TYPO_SIMILARITY.get(distance, 0.7))
                 fix = choice
         weight = _weight(canon, lex)
-        temporal = w.kind in ("time", "date", "ord") or fix in TEMPORAL
+        # A bare number after "at" is a time of day ("tomorrow at 9"), as dates._clock reads it.
+        temporal = w.kind in ("time", "date", "ord") or fix in TEMPORAL or (
+            w.kind == "num" and i > 0 and words[i - 1].low in ("at", "@") and not words[i - 1].sep)
         toks.append(Tok(canon, alts, fix, w.start, w.end, w.kind, w.sep, weight, temporal))
         i += 1
     # Words inside one pair of quotes belong together: no request starts inside them.
@@ -247,6 +272,10 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
             t.temporal = True
             for k in days:
                 toks[k].temporal = True
+    # "in two days", "half past seven": time words together, though none is one alone.
+    for a, b in spoken_spans([t.fix for t in toks]):
+        for t in toks[a:b]:
+            t.temporal = True
     return Request(text, toks, lex, now, cut, asks=asks_question([t.fix for t in toks[:2]]), quotes=quotes)
 
 

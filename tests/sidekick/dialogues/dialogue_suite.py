@@ -2,7 +2,11 @@
 run against a real kernel with the starter agents through the chat API, checked for the calls
 made and for how the replies read.
 
-    .venv/bin/python tests/sidekick/dialogues/dialogue_suite.py [tuned|heldout|heldout_2] [-v]
+    .venv/bin/python tests/sidekick/dialogues/dialogue_suite.py [tuned|tuned_2|heldout|heldout_2|heldout_3|heldout_4|heldout_5|heldout_d|path.yaml] [-v]
+
+heldout_3 and heldout_5 (the third and fifth held-out batches) and heldout_d (the families
+side16d2 set aside) print only their summary line, never their failures; heldout_4 was released
+for tuning once its score was reported.
 
 A family in YAML:
 
@@ -50,6 +54,9 @@ DUMP = [
 ]
 
 
+SCORED_ONLY = ("heldout_3", "heldout_5", "heldout_d")  # splits whose failures are never printed
+
+
 @dataclass
 class Conversation:
     family: str
@@ -63,6 +70,7 @@ def load(path: Path) -> list[Conversation]:
     out = []
     for fam in yaml.safe_load(path.read_text()):
         for n, fill in enumerate(fam.get("fillers") or [{}]):
+            fill = {k: _fill(v, fill) for k, v in fill.items()}  # a filler may name another: f: "and {b} too"
             turns = [_fill(t, fill) for t in fam["turns"]]
             user = _fill(fam.get("user", "main"), {**fill, "n": n})
             out.append(Conversation(fam["family"], f"{fam['family']} #{n + 1}", turns,
@@ -188,8 +196,11 @@ def _kernel() -> Iterator[KernelProc]:
 if __name__ == "__main__":
     split = sys.argv[1] if len(sys.argv) > 1 else "tuned"
     for kernel in _kernel():
-        passed, total, failures, times = run_suite(kernel, HERE / f"{split}.yaml")
-        for f in failures:
+        # A split's name, or the path of any YAML file of families (a scratch batch being written).
+        path = Path(split) if split.endswith(".yaml") else HERE / f"{split}.yaml"
+        passed, total, failures, times = run_suite(kernel, path)
+        # The third and fifth held-out batches and side16d2's held-out families: scored, never read.
+        for f in failures if split not in SCORED_ONLY else []:
             print("FAIL", f)
         times.sort()
         print(f"{split}: {passed}/{total} conversations right ({passed / total:.0%}); "

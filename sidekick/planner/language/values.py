@@ -1,0 +1,341 @@
+"""Tidying a free-text or list value a pattern's slot took, before it becomes an argument.
+
+A slot takes a run of words; people wrap what they mean in words that are not it:
+politeness ("could you", "for me", "real quick"), how they came to need it ("we've run out
+of baking soda", "low on batteries", "I picked up garlic already"), where it comes from
+("basil from the store") and where it goes ("piano lesson to my schedule"). None of these
+is ever part of a value, in any domain, so they go here, by rule, for every function.
+
+A value that is nothing but such words is left as it was: the user may mean them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from dreamer.sidekick.planner.language.dates import parse_moment
+from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
+from dreamer.sidekick.planner.language.slots import QUANTITY
+
+# Politeness and hedges that open a request: never the value.
+_POLITE_HEAD = (
+    r"(?:please|pls|plz|kindly|just|quickly|real quick|go ahead and|could you|can you|would you|will you"
+    r"|i need you to|i want you to|i'd like you to|also)"
+)
+# How the user came to need or have the thing: a state, not the thing.
+_STATE_HEAD = (
+    r"(?:(?:i|we)(?:'ve| have)? (?:run|ran|running) out of|(?:i'm|i am|we're|we are) (?:all |almost |nearly )?out of"
+    r"|(?:i'm|i am|we're|we are) (?:running |getting |almost |nearly )?low on|(?:running |getting |almost |nearly )?low on"
+    r"|(?:almost |nearly |all )?out of|(?:i|we) (?:have|'ve got|have got|got)(?: some)?"
+    r"|(?:(?:i|we) )?(?:just |already )?(?:picked up|bought|grabbed|purchased)|(?:i|we) (?:just |already )?got"
+    r"|that (?:uses|use|has|have|contains|includes|needs)|(?:uses|using|containing|including)"
+    r"|(?:(?:what's|what is|what are|whats) )?(?:any|some|a) (?:good|nice|tasty|great|decent)"
+    r"|(?:i|we) (?:feel like|fancy|want|would like|'d like) (?:cooking|making|eating|having|some|a|an)?"
+    # what kind of entry it is, said before it: "create a reminder to water the plants"
+    r"|(?:a |an |the |my )?(?:reminder|task|to-do|todo|entry|item) (?:to|that|about|for)"
+    # what introduces its words: "a note saying ...", "an event called ...", "a note that says ..."
+    r"|(?:(?:a |an |the |my )?(?:new )?(?:note|memo|event|calendar entry|entry|appointment|task|to-do|todo|reminder"
+    r"|item|page|article) )?(?:saying|that says|which says|that reads|called|named|titled)"
+    r"|(?:that |which )?(?:says|reads)"
+    # the kind alone, then the entry: "complete task call the bank", "an event team offsite" (not "the task is ...")
+    r"|(?:(?:a |an |the |my )(?:task|to-do|todo|calendar entry|event)|task|to-do|todo|calendar entry)"
+    r"(?= (?!(?:is|was|are|were|has|had|will|planning|planner)\b))"
+    # what the user is after, said around it: "I'm looking for a thai recipe"
+    r"|(?:i'm|i am|we're|we are) (?:looking|searching) for"
+    # what the page should say, told after the page: "watch URL and tell me when it says remote"
+    r"|(?:and )?(?:tell|let|notify|alert|ping) me (?:know )?(?:when|if|once) (?:it|the page|the site|that page|this page)"
+    r" (?:says|mentions|contains|has|shows|lists)"
+    # why it is going: "I can't make the dentist, cancel it"
+    r"|(?:i|we) (?:can't|cannot|can not|won't|will not|couldn't) (?:make it to|make|go to|attend|do))"
+)
+_HEAD = re.compile(rf"^(?:{_POLITE_HEAD}|{_STATE_HEAD}) ", re.IGNORECASE)
+_PLACES = r"(?:list|calendar|schedule|agenda|diary|planner|notes|to-do list|todo list|tasks)"
+# A value that is nothing but where things are kept ("my calendar"): no value at all.
+_ONLY_PLACE = re.compile(rf"^(?:the |my |our )?(?:[\w-]+ )?{_PLACES}$", re.IGNORECASE)
+# Where it comes from or goes, when, and trailing politeness.
+_TAIL = re.compile(
+    r" (?:(?:from|at|in) the (?:store|shop|shops|supermarket|market|grocery store|grocer's)"
+    r"|on (?:the|my|our) way (?:home|back|in|out)"
+    r"|(?:to|on|onto|in|into|from|off) (?:the |my |our )?(?:[\w-]+ )?"
+    rf"{_PLACES}"
+    r"|already|now|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap"
+    r"|in it|in them)$",  # "a recipe with chickpeas in it"
+    re.IGNORECASE,
+)
+# "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
+_ARTICLE = re.compile(r"^(?:the|a|an|my|our|some) (?!(?:" + "|".join(sorted(QUANTITY)) + r")\b)", re.IGNORECASE)
+_ITEM_TAIL = re.compile(r" (?:off|off of)$", re.IGNORECASE)  # "scratch eggs off the list": not "eggs off"
+# An item that is a command about another item ("add it", "take them off"): no item.
+_COMMAND_ITEM = re.compile(r"^(?:\w+ )(?:it|them|that|this|those|these)(?: \w+)?$", re.IGNORECASE)
+
+
+def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
+    """The value without the wrapping words above; unchanged when nothing would be left.
+
+    article: a leading article or "my" goes too; item: an item of a list (" off" goes).
+    """
+    text = " ".join(value.split()).strip(" ,;:-")
+    head, colon, tail = text.partition(": ")
+    if colon and _says_something(tail) and _only_place(head):
+        text = tail  # "put it on my calendar: lunch with Sam": what follows the colon is the value
+    rules = (_HEAD, _TAIL) + ((_ARTICLE,) if article else ()) + ((_ITEM_TAIL,) if item else ())
+    changed = True
+    while changed:
+        changed = False
+        for rule in rules:
+            cut = rule.sub("", text).strip(" ,;:-")
+            if cut != text and _says_something(cut):
+                text, changed = cut, True
+    return text
+
+
+def tidy_items(items: list[Any]) -> list[Any]:
+    """Each item tidied (articles too); items that are commands about another item dropped."""
+    out: list[Any] = []
+    for item in items:
+        if not isinstance(item, str):
+            out.append(item)
+            continue
+        if _COMMAND_ITEM.match(item.strip()) and len(items) > 1:
+            continue  # "we've run out of soda, add it" read as the items "soda" and "add it"
+        tidy = tidy_text(item, article=True, item=True)
+        if tidy and tidy.casefold() not in (o.casefold() for o in out if isinstance(o, str)):
+            out.append(tidy)
+    return out or items
+
+
+def tidy_args(args: Mapping[str, Any], kinds: Mapping[str, str], examples: Sequence[str] = (),
+              fitted: str = "") -> dict[str, Any]:
+    """`args` with each free-text (kind "text") and list-of-text value tidied.
+
+    A parameter that the function's examples introduce with "my" or "the" ("cancel my
+    {title} appointment", "when is my next {title}") names something that exists: the user's
+    "my" or "the" before it belongs to the phrase, not to the name ("move the book club").
+    Unless the example that fitted (`fitted`) introduces it with a preposition: "my call with
+    the landlord" is with "the landlord".
+    """
+    out = dict(args)
+    for name, value in args.items():
+        kind = kinds.get(name)
+        if kind == "text" and isinstance(value, str) and _ONLY_PLACE.match(value.strip()) and len(args) > 1:
+            del out[name]  # "add lunch friday at noon to my calendar": "my calendar" is no location
+        elif kind == "text" and isinstance(value, str):
+            refers = _refers(name, examples)
+            article = refers and not _introduced(name, fitted)
+            out[name] = tidy_text(value, article=article)
+            if refers and not any(k in ("day", "moment") for k in kinds.values()):
+                out[name] = without_when(out[name])
+        elif kind == "list" and isinstance(value, list):
+            out[name] = tidy_items(value)
+    return out
+
+
+def _refers(name: str, examples: Sequence[str]) -> bool:
+    mark = re.compile(r"\b(?:my|the)\b[\])|\s]*(?:\w+[\])\s]*)?\{" + re.escape(name) + r"\}", re.IGNORECASE)
+    return any(mark.search(example) for example in examples)
+
+
+def _introduced(name: str, example: str) -> bool:
+    mark = re.compile(r"\b(?:with|about|for|at|of|from|by|regarding)\)?\s*\{" + re.escape(name) + r"\}", re.IGNORECASE)
+    return bool(mark.search(example))
+
+
+def _only_place(text: str) -> bool:
+    """Nothing but pronouns, small words and where things are kept ("it on my calendar")."""
+    words = re.findall(r"[\w'-]+", text.casefold())
+    return bool(words) and all(w in FILLERS or w in PRONOUNS or re.fullmatch(_PLACES, w) for w in words)
+
+
+def _says_something(text: str) -> bool:
+    words = re.findall(r"[\w'-]+", text.casefold())
+    return any(w not in FILLERS and w not in PRONOUNS for w in words)
+
+
+# A number of units inside a value ("in under 30 minutes", "30 minutes or less"): a limit, not the value.
+_AMOUNT = re.compile(
+    r"(?:^|\s)(?:(?:that |which )?(?:takes?|taking) )?(?:in |within |under |in under |less than |in less than "
+    r"|no more than |at most |max |up to )?(\d+) ?(\w+)(?: or less| or under| max| tops| at most)?(?=$|\s)",
+    re.IGNORECASE,
+)
+
+
+# What is left of "a recipe I can cook in under 20 minutes" once the time limit went: no value.
+_RELATIVE = re.compile(r"^(?:that |which )?(?:i|we|you) (?:can|could|should|would|will|might) \w+$", re.IGNORECASE)
+
+
+def redistribute(args: dict[str, Any], slots: Mapping[str, Any], param_words: Mapping[str, frozenset[str]]) -> None:
+    """Move modifiers a free-text value swallowed to the parameters they belong to, in place.
+
+    A typical value of another text parameter ("any good italian" holds the cuisine
+    "italian") and a number of the unit a number parameter is named for ("under 30
+    minutes" is max_minutes 30) are that parameter's, wherever the pattern's slot put them.
+    A value left with nothing but small words goes.
+    """
+    for name, value in list(args.items()):
+        slot = slots.get(name)
+        if slot is None or slot.kind != "text" or not isinstance(value, str) or slot.choices:
+            continue
+        rest = value
+        for other, other_slot in slots.items():
+            if other in args or other == name:
+                continue
+            if other_slot.kind == "text" and other_slot.choices:
+                rest = _take_typical(args, other, other_slot.choices, rest)
+            elif other_slot.kind in ("int", "number"):
+                rest = _take_amount(args, other, param_words.get(other, frozenset()), rest)
+        if rest != value:
+            if _says_something(rest) and not _RELATIVE.match(rest):
+                args[name] = tidy_text(rest)
+            elif len(args) > 1:
+                del args[name]
+
+
+def _take_typical(args: dict[str, Any], name: str, choices: Sequence[str], text: str) -> str:
+    words = text.split()
+    lowered = [w.casefold().strip(",.!?") for w in words]
+    for size in (2, 1):
+        for i in range(len(words) - size + 1):
+            said = " ".join(lowered[i : i + size])
+            if said in (c.casefold() for c in choices):
+                args[name] = said
+                return " ".join(words[:i] + words[i + size :])
+    return text
+
+
+def _take_amount(args: dict[str, Any], name: str, words: frozenset[str], text: str) -> str:
+    for m in _AMOUNT.finditer(text):
+        unit = m.group(2).casefold().rstrip("s")
+        if any(unit == w.rstrip("s") or (len(unit) >= 3 and w.startswith(unit)) for w in words):
+            args[name] = int(m.group(1))
+            return (text[: m.start()] + " " + text[m.end() :]).strip()
+    return text
+
+
+# Politeness around a whole request. Most of it weighs little anyway (lexicon.FILLERS), but
+# "go ahead and add X" would otherwise read as a list ("go ahead", "add X").
+# One phrase at a time, in a loop: a repeated group of alternatives under `+` (the obvious
+# pattern) backtracks exponentially on a message made of them (tests/security/test_regex_backtracking.py).
+_POLITE_OPENING = re.compile(
+    r"^(?:ok(?:ay)?|so|hey|please|pls|just|go ahead and|i need you to|i want you to|i'd like you to"
+    r"|could you please|can you please|could you|can you|would you|will you)[, ]+(?=\S)"
+    # asking for a recommendation as a question: "what's a good X" asks for "a good X"
+    r"|^(?:what(?:'s| is| are|s)|do you (?:know|have)) (?=(?:a|an|any|some) (?:good|nice|great|decent|tasty|quick|easy"
+    r"|simple) \S)",
+    re.IGNORECASE,
+)
+_POLITE_CLOSING = re.compile(r",? (?:real quick|right away|asap|for me please|please|thanks|thank you)$", re.IGNORECASE)
+
+
+def _strip_repeated(pattern: re.Pattern[str], text: str, *, at_end: bool) -> str:
+    while True:
+        m = pattern.search(text)
+        if m is None or not m.group(0):
+            return text
+        text = text[: m.start()] if at_end else text[m.end():]
+
+
+def without_politeness(text: str) -> str:
+    """The request without the politeness that opens or closes it; unchanged when nothing would be left."""
+    opened = _strip_repeated(_POLITE_OPENING, text.strip(), at_end=False)
+    body = opened.rstrip(".!?")
+    end = opened[len(body):]
+    closed = _strip_repeated(_POLITE_CLOSING, body, at_end=True)
+    cut = closed + end if closed != body else opened
+    return cut if _says_something(cut) else text
+
+
+def fill_typical(args: dict[str, Any], slots: Mapping[str, Any], said: str) -> None:
+    """Fill, in place, a parameter the fit left empty with a typical value of it the request says
+    anywhere outside the other values: "recommend a mexican dish" fitted as "suggest a recipe" is
+    still a Mexican one. A value inside another argument ("thai basil") stays where it is."""
+    low = said.casefold()
+    taken = " ".join(v.casefold() for v in args.values() if isinstance(v, str))
+    for name, slot in slots.items():
+        if name in args or slot.kind != "text" or not slot.choices:
+            continue
+        for choice in sorted(slot.choices, key=len, reverse=True):
+            word = choice.casefold()
+            if _said_alone(word, low) and not _said_alone(word, taken):
+                args[name] = word
+                break
+
+
+def _said_alone(word: str, text: str) -> bool:
+    """`word` occurs in `text` as whole words (no regex over user text: plain searches, linear)."""
+    start = text.find(word)
+    while start >= 0:
+        end = start + len(word)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "-") and not (after.isalnum() or after == "-"):
+            return True
+        start = text.find(word, start + 1)
+    return False
+
+
+def drop_echoes(args: dict[str, Any], slots: Mapping[str, Any], required: Sequence[str], own_words: frozenset[str],
+                canon: Any, reads: bool = False) -> None:
+    """Drop, in place, an optional free-text value made only of the function's own template words
+    ("find me a quick vegetarian dinner": once "vegetarian" went to diet, "quick dinner" is no
+    ingredient, it is what suggest is about), when another argument still says what is asked or
+    the function only reads ("easy dinner ideas" is every suggestion; a change needs its target)."""
+    for name, value in list(args.items()):
+        slot = slots.get(name)
+        if slot is None or slot.kind != "text" or slot.choices or name in required or not isinstance(value, str):
+            continue
+        if len(args) < 2 and not reads:
+            return
+        words = [w for w in re.findall(r"[\w'-]+", value.casefold()) if w not in FILLERS]
+        if words and all(canon(w) in own_words for w in words):
+            del args[name]
+
+
+_OWN_HEAD_LINKS = frozenset({"of", "for", "about", "on", "called", "named", "titled"})
+MAX_OWN_HEAD = 3  # "the full recipe for", "the schema of": a few words name the kind of thing
+
+
+def strip_own_head(args: dict[str, Any], slots: Mapping[str, Any], own_words: frozenset[str], canon: Any) -> None:
+    """Take off, in place, the function's own words that open a free-text value before "of", "for"...
+    ("the schema of the absences" for get_schema is "absences"; "the recipe for lasagna" is "lasagna"):
+    they name the kind of thing the function is about, not which one."""
+    for name, value in list(args.items()):
+        slot = slots.get(name)
+        if slot is None or slot.kind != "text" or not isinstance(value, str):
+            continue
+        words = value.split()
+        for i, word in enumerate(words[: MAX_OWN_HEAD + 2]):
+            if word.casefold() not in _OWN_HEAD_LINKS:
+                continue
+            head = [w for w in words[:i] if w.casefold() not in FILLERS]
+            if head and all(canon(w) in own_words for w in head):
+                rest = " ".join(words[i + 1 :])
+                rest = _ARTICLE.sub("", rest) if _says_something(_ARTICLE.sub("", rest)) else rest
+                if _says_something(rest):
+                    args[name] = rest
+            break
+
+
+# A day read off the user's words needs some "now"; which day it is does not matter, only that it is one.
+_ANY_NOW = datetime(2000, 1, 3, 12, 0)
+MAX_WHEN_WORDS = 6
+
+
+def without_when(value: str) -> str:
+    """A name of something that exists without the day or time said with it ("lunch with Sam on
+    friday", "tomorrow's dentist", "3pm team sync"), for a function that takes no day or time:
+    the event is found by its title's words, and a day there matches no title."""
+    words = value.split()
+    low = [w.casefold().strip(",.") for w in words]
+    if len(low) > 1 and low[0].endswith("'s") and parse_moment([low[0][:-2]], _ANY_NOW) is not None:
+        words, low = words[1:], low[1:]  # "tomorrow's dentist"
+    elif len(low) > 1 and parse_moment(low[:1], _ANY_NOW) is not None and low[0][:1].isdigit():
+        words, low = words[1:], low[1:]  # "3pm team sync"
+    for k in range(max(1, len(low) - MAX_WHEN_WORDS), len(low)):
+        if parse_moment(low[k:], _ANY_NOW) is not None:  # the longest tail that names a day or a time
+            cut = " ".join(words[:k])
+            return cut if _says_something(cut) else value
+    rest = " ".join(words)
+    return rest if _says_something(rest) else value

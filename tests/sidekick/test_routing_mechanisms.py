@@ -1,0 +1,169 @@
+"""The general mechanisms behind single-request routing, one test each (issue 16).
+
+Each is checked on phrasings no routing file uses, so a test fails when the mechanism
+does, not when a sentence changes: values lose the words wrapped around them, modifiers
+go to their parameters, questions read, domain words and the previous turn's agent settle
+a choice, "label: value" entries and "X, add it to the list" read as people mean them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from dreamer.sidekick.planner import OfflinePlanner, PlanContext, Tool
+from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
+from dreamer.sidekick.planner.language.labels import labelled_entry
+from dreamer.sidekick.planner.language.values import tidy_items, tidy_text, without_when
+
+
+@pytest.mark.parametrize(("raw", "tidy"), [
+    ("could you pasta sauce", "pasta sauce"),
+    ("we've run out of paprika", "paprika"),
+    ("running low on dish soap", "dish soap"),
+    ("I just picked up the stamps", "the stamps"),
+    ("oat milk from the supermarket", "oat milk"),
+    ("yoga class to my diary", "yoga class"),
+    ("the car wash please", "the car wash"),
+    ("please", "please"),  # nothing would be left: the user may mean it
+    # what introduces an entry's words, and the entry's kind, are not its words (side16s)
+    ("saying the gate code is 4821", "the gate code is 4821"),
+    ("that says parking is on level 3", "parking is on level 3"),
+    ("an event called team offsite", "team offsite"),
+    ("task call the bank", "call the bank"),
+    ("event planning", "event planning"),  # the kind is the entry's own word here
+    ("the task is overdue", "the task is overdue"),
+    ("I can't make the piano lesson", "the piano lesson"),
+])
+def test_tidy_text_drops_the_wrapping(raw: str, tidy: str) -> None:
+    assert tidy_text(raw) == tidy
+
+
+def test_tidy_items_drops_articles_commands_and_particles() -> None:
+    assert tidy_items(["the paprika", "put it"]) == ["paprika"]
+    assert tidy_items(["a dozen eggs"]) == ["a dozen eggs"]  # an amount keeps its article
+    assert tidy_items(["stamps off"]) == ["stamps"]
+
+
+def test_labelled_entries_and_pronouns_read_as_commands() -> None:
+    assert labelled_entry("groceries: oat milk") == "add oat milk to my groceries"
+    assert labelled_entry("groceries: what's left?") is None
+    assert labelled_entry("a very long label that is a sentence: x") is None
+    assert resolve_pronoun("we're low on rice, put it on the list") == "put we're low on rice on the list"
+    assert resolve_pronoun("rice, pasta and beans") is None
+
+
+def _plan(tools: list[Tool], context: PlanContext, text: str):
+    return OfflinePlanner().plan(text, tools, context)
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    ("any nice greek recipes", "recipes.suggest", {"cuisine": "greek"}),
+    ("dinner ideas with salmon that takes under 25 minutes", "recipes.suggest", {"max_minutes": 25}),
+    ("a recipe we could make in under 35 minutes", "recipes.suggest", {"max_minutes": 35, "ingredient": None}),
+    ("move the pottery class to saturday", "calendar.move_event", {"title": "pottery class"}),
+    ("shopping list: rice noodles", "grocery.add_items", {"items": ["rice noodles"]}),
+    ("we're nearly out of rice, put it on the list", "grocery.add_items", {"items": ["rice"]}),
+    ("do I have anything on my grocery list", "grocery.list_items", {}),
+    ("remind me on sunday at 5 to ring grandma", "calendar.add_event",
+     {"title": "ring grandma", "start": "2025-03-16t17:00+01:00"}),  # (compared casefolded) a bare hour after "at" is a time
+    ("a reminder to renew the passport tomorrow at 10am", "calendar.add_event", {"title": "renew the passport"}),
+])
+def test_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                   args: dict) -> None:
+    plan = _plan(tools, context, text)
+    assert plan.pending is None, (text, plan.pending)
+    assert [s.name for s in plan.steps] == [name], (text, plan.steps)
+    for key, value in args.items():
+        got = plan.steps[0].args.get(key)
+        assert (got.casefold() if isinstance(got, str) else got) == value, (text, plan.steps[0].args)
+
+
+def test_the_previous_turns_agent_settles_a_bare_add(tools: list[Tool], context: PlanContext) -> None:
+    bare = _plan(tools, context, "add bread")
+    assert bare.pending is not None and bare.pending.kind == "choose"  # no domain word: Sidekick asks
+    offered = {o.step.agent for o in bare.pending.options}
+    assert offered >= {"grocery", "calendar"}
+    grocery = _plan(tools, replace(context, recent_agent="grocery"), "add bread")
+    assert grocery.pending is None and [s.name for s in grocery.steps] == ["grocery.add_items"]
+    calendar = _plan(tools, replace(context, recent_agent="calendar"), "add bread")
+    assert [s.name for s in calendar.steps] == ["calendar.add_event"]
+    assert calendar.pending is not None and calendar.pending.kind == "missing"  # an event needs its time
+    unrelated = _plan(tools, replace(context, recent_agent="notes"), "add bread")
+    assert unrelated.pending is not None  # an agent that was not among the choices settles nothing
+
+
+def test_domain_words_settle_without_asking(tools: list[Tool], context: PlanContext) -> None:
+    plan = _plan(tools, context, "add bread to my list for the supermarket")
+    assert plan.pending is None and [s.name for s in plan.steps] == ["grocery.add_items"]
+
+
+@pytest.mark.parametrize(("text", "sql"), [
+    ("run SELECT name FROM employees LIMIT 5", "SELECT name FROM employees LIMIT 5"),
+    ("SELECT * FROM absences", "SELECT * FROM absences"),
+    ("execute this query: with t as (select 1 as n) select n from t", "with t as (select 1 as n) select n from t"),
+])
+def test_a_query_as_written_is_run(tools: list[Tool], context: PlanContext, text: str, sql: str) -> None:
+    plan = OfflinePlanner().plan(text, tools, context)
+    assert [(s.name, dict(s.args)) for s in plan.steps] == [("sql-explorer.execute_sql", {"sql": sql})]
+
+
+def test_english_that_opens_with_select_is_no_query(tools: list[Tool], context: PlanContext) -> None:
+    plan = OfflinePlanner().plan("select the vegetarian recipes from the catalog", tools, context)
+    assert all(s.name != "sql-explorer.execute_sql" for s in plan.steps)
+
+
+def test_a_web_address_is_no_item_of_a_list(tools: list[Tool], context: PlanContext) -> None:
+    plan = OfflinePlanner().plan("add https://example.com/long-read to my list", tools, context)
+    named = [s.name for s in plan.steps] + ([o.step.name for o in plan.pending.options] if plan.pending else [])
+    assert "grocery.add_items" not in named
+
+
+@pytest.mark.parametrize("text", ["tell me a joke", "could you tell me the weather in Prague", "cancel my flight"])
+def test_a_generic_word_in_other_words_rests_on_its_slot(tools: list[Tool], context: PlanContext, text: str) -> None:
+    # "tell me" is read as "show", "cancel" takes any object: neither says what the request is about
+    plan = OfflinePlanner().plan(text, tools, context)
+    assert not plan.steps and plan.pending is None
+
+
+def test_a_typical_value_said_anywhere_fills_its_empty_parameter(tools: list[Tool], context: PlanContext) -> None:
+    plan = OfflinePlanner().plan("recommend a mexican dish", tools, context)
+    assert [(s.name, dict(s.args)) for s in plan.steps] == [("recipes.suggest", {"cuisine": "mexican"})]
+
+
+def test_a_leftover_of_the_functions_own_words_is_no_value(tools: list[Tool], context: PlanContext) -> None:
+    plan = OfflinePlanner().plan("find me a quick vegetarian dinner", tools, context)
+    assert [(s.name, dict(s.args)) for s in plan.steps] == [("recipes.suggest", {"diet": "vegetarian"})]
+
+
+def test_the_functions_own_words_before_of_name_the_kind(tools: list[Tool], context: PlanContext) -> None:
+    plan = OfflinePlanner().plan("what is the schema of the absences table", tools, context)
+    assert [(s.name, dict(s.args)) for s in plan.steps] == [("sql-explorer.get_schema", {"table": "absences"})]
+
+
+def test_a_web_address_is_no_label() -> None:
+    assert labelled_entry("pocket https://example.com/read") is None
+    assert labelled_entry("shopping list: milk") == "add milk to my shopping list"
+
+
+@pytest.mark.parametrize(("raw", "name"), [
+    ("lunch with Sam on friday", "lunch with Sam"),
+    ("tomorrow's dentist", "dentist"),
+    ("physio tomorrow at 3pm", "physio"),
+    ("may day parade", "may day parade"),
+])
+def test_a_name_loses_the_day_said_with_it(raw: str, name: str) -> None:
+    assert without_when(raw) == name
+
+
+def test_a_function_needing_an_absent_web_address_is_not_offered(tools: list[Tool], context: PlanContext) -> None:
+    plan = OfflinePlanner().plan("save this as a note: the plumber comes thursday", tools, context)
+    assert plan.pending is None
+    assert [(s.name, dict(s.args)) for s in plan.steps] == [("notes.save", {"text": "the plumber comes thursday"})]
+
+
+@pytest.mark.parametrize("text", ["alert me if it rains", "notify me when my package arrives"])
+def test_a_watch_without_any_web_address_rests_on_its_words(tools: list[Tool], context: PlanContext, text: str) -> None:
+    plan = OfflinePlanner().plan(text, tools, context)
+    assert not plan.steps and plan.pending is None
