@@ -140,7 +140,10 @@ def test_an_answer_past_the_cap_is_refused(kernel: KernelProc, big_server: str, 
     assert "\n" not in error["message"]
     # `length` stalls after 1 MiB: refused from the header, not after a 20 s wait.
     assert took < 15, took
-    assert times and max(times) < 1.0, max(times)
+    # The kernel kept serving while it read the answer: a loop frozen on this read would hold
+    # /healthz for the server's whole 20 s stall. The bound is loose on purpose (a busy shared
+    # machine answers /healthz in over a second now and then); it trips only on a freeze.
+    assert times and max(times) < 8.0, max(times)
     # The server is usable again on the next call.
     status, body = _call(kernel, big_server, "small", {})
     assert status == 200 and body["result"] == "ok", body
