@@ -167,3 +167,26 @@ def test_a_function_needing_an_absent_web_address_is_not_offered(tools: list[Too
 def test_a_watch_without_any_web_address_rests_on_its_words(tools: list[Tool], context: PlanContext, text: str) -> None:
     plan = OfflinePlanner().plan(text, tools, context)
     assert not plan.steps and plan.pending is None
+
+
+# --- side18: mechanisms behind the fourth held-out batch's failures (issue 16) ---------------
+
+
+def test_texting_shorthand_reads_as_the_words_it_stands_for() -> None:
+    from dreamer.sidekick.planner.language.text import tokenize
+
+    assert [w.low for w in tokenize("can u add rice 2 the list")] == ["can", "you", "add", "rice", "to", "the", "list"]
+    assert [w.low for w in tokenize("ppl in hr rn")] == ["people", "in", "hr", "right", "now"]
+    assert [(w.low, w.kind) for w in tokenize("add 2 apples")][1] == ("2", "num")  # a number stays one
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    ("can u put couscous 2 my grocery list", "grocery.add_items", {"items": ["couscous"]}),
+    ("smth vegan w lentils?", "recipes.suggest", {}),
+    ("how many ppl in finance", "sql-explorer.ask", {}),
+])
+def test_texting_shorthand_routes(tools: list[Tool], context: PlanContext, text: str, name: str, args: dict) -> None:
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [s.name for s in plan.steps] == [name], (text, plan.steps, plan.pending)
+    for key, value in args.items():
+        assert plan.steps[0].args.get(key) == value, plan.steps[0].args

@@ -45,6 +45,20 @@ CONTRACTIONS: dict[str, tuple[str, ...]] = {
     "gonna": ("going", "to"),
 }
 
+# The texting register's spellings, read as the words they stand for before anything else
+# ("can u add", "ideas w eggs", "how many ppl in sales rn"): they are how people type to a chat,
+# in any domain, and unknown to the typo reader (too short to correct safely).
+SHORTHANDS: dict[str, tuple[str, ...]] = {
+    "u": ("you",), "ur": ("your",), "r": ("are",), "ya": ("you",), "teh": ("the",), "w": ("with",),
+    "thx": ("thanks",), "ty": ("thanks",), "pls": ("please",), "plz": ("please",), "rn": ("right", "now"),
+    "smth": ("something",), "sth": ("something",), "ppl": ("people",), "b4": ("before",), "tmrw": ("tomorrow",),
+    "tmr": ("tomorrow",), "tmrrw": ("tomorrow",), "2day": ("today",), "2nite": ("tonight",), "tonite": ("tonight",),
+    "dept": ("department",), "depts": ("departments",), "abt": ("about",), "msg": ("message",), "pic": ("picture",),
+    "hc": ("headcount",), "ytd": ("this", "year"), "mins": ("minutes",), "hrs": ("hours",),
+}
+# "add bananas 2 the list": a 2 right before one of these is the word "to", not a number.
+TO_BEFORE: frozenset[str] = frozenset({"the", "teh", "my", "your", "our", "ur", "his", "her", "their"})
+
 # Groups of words and phrases that mean the same in a request; the first is the head
 # every other member is read as. Phrases are matched word by word after stemming.
 SYNONYMS: tuple[tuple[str, ...], ...] = (
