@@ -190,3 +190,16 @@ def test_texting_shorthand_routes(tools: list[Tool], context: PlanContext, text:
     assert plan.pending is None and [s.name for s in plan.steps] == [name], (text, plan.steps, plan.pending)
     for key, value in args.items():
         assert plan.steps[0].args.get(key) == value, plan.steps[0].args
+
+
+@pytest.mark.parametrize(("text", "items"), [
+    ("need lentils, chickpeas", ["lentils", "chickpeas"]),
+    ("out of kitchen roll", ["kitchen roll"]),
+])
+def test_meaning_does_not_unmake_the_only_clean_fit(tools: list[Tool], context: PlanContext, text: str,
+                                                     items: list[str]) -> None:
+    # Food words are near recipes by meaning, yet only the grocery list's words fit these.
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [(s.name, s.args.get("items")) for s in plan.steps] == [("grocery.add_items", items)]
+    # ... while a fit on "I" alone ("I need {items}") is no sure fit
+    assert not _plan(tools, context, "im sleepy").steps

@@ -183,7 +183,8 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
     out: list[_Part] = []
     for part in parts:
         closeness = Closeness(req.span_text(part.a, part.b), tools)
-        ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN)
+        ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN,
+                         ACCEPT, MARGIN)
         ranked = typical_values(index, req, prefer_reading(index, req, ranked))
         vetoes = {m.tool: why for m in ranked[:MAX_OPTIONS] if (why := generic_veto(index, req, m, tools)) is not None}
         if vetoes:
