@@ -203,3 +203,10 @@ def test_meaning_does_not_unmake_the_only_clean_fit(tools: list[Tool], context: 
     assert plan.pending is None and [(s.name, s.args.get("items")) for s in plan.steps] == [("grocery.add_items", items)]
     # ... while a fit on "I" alone ("I need {items}") is no sure fit
     assert not _plan(tools, context, "im sleepy").steps
+
+
+@pytest.mark.parametrize("text", ["how are you today", "okay cool", "alright, got it"])
+def test_small_talk_makes_no_call_in_the_planner(tools: list[Tool], context: PlanContext, text: str) -> None:
+    # The dialogue answers small talk first; the planner alone must not read it as a request either.
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None and plan.reply, (text, plan.steps, plan.pending)

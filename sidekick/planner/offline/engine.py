@@ -32,6 +32,7 @@ from dreamer.sidekick.planner.base import (
 from dreamer.sidekick.planner.dialog import advance, resume
 from dreamer.sidekick.planner.language.dates import says_my_day
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
+from dreamer.sidekick.planner.language.chatter import chatter_reply
 from dreamer.sidekick.planner.language.labels import labelled_entry
 from dreamer.sidekick.planner.language.values import (
     drop_echoes,
@@ -114,6 +115,9 @@ class OfflinePlanner:
         index = get_index(tools)
         if not index.tools:
             return Plan(reply=NOTHING_INSTALLED)
+        chatter = chatter_reply(text)
+        if chatter is not None:  # "good morning", "ok cool": said to Sidekick, asking nothing of an agent
+            return Plan(reply=chatter)
         text = without_politeness(text)
         plan = self._plan_text(text, index, context)
         pointed = resolve_pronoun(text)
