@@ -210,3 +210,14 @@ def test_small_talk_makes_no_call_in_the_planner(tools: list[Tool], context: Pla
     # The dialogue answers small talk first; the planner alone must not read it as a request either.
     plan = _plan(tools, context, text)
     assert not plan.steps and plan.pending is None and plan.reply, (text, plan.steps, plan.pending)
+
+
+@pytest.mark.parametrize("text", ["how long do i roast a chicken", "how long does soup keep in the freezer"])
+def test_a_question_of_a_measure_is_one_question_word(tools: list[Tool], context: PlanContext, text: str) -> None:
+    # "how long" asks a duration no starter function gives: no "how do I make {name}" with the name "long ...".
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None, (text, plan.steps)
+    # ... and the measure is a question all the same: what a question asks still reads
+    from dreamer.sidekick.planner.offline.request import asks_question
+
+    assert asks_question(["how long", "do"])

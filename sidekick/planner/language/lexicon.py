@@ -73,6 +73,9 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     # "notes mentioning Mia" introduces a topic; "when the page mentions X" says what it says.
     ("about", "regarding", "concerning", "mentioning", "on the subject of", "to do with"),
     ("say", "contain", "mention"),
+    # Questions of a measure are one question word each: "how long do I boil an egg" asks a duration,
+    # and is no "how do I make {name}" with the name "long do I boil an egg".
+    ("how long", "how much time"), ("how often",), ("how far",), ("how old",),
     ("instructions", "walk me through", "talk me through", "steps for", "method for"),
     ("recently", "lately", "of late"),
     ("write", "written", "wrote"),
