@@ -221,3 +221,15 @@ def test_a_question_of_a_measure_is_one_question_word(tools: list[Tool], context
     from dreamer.sidekick.planner.offline.request import asks_question
 
     assert asks_question(["how long", "do"])
+
+
+def test_a_list_named_by_its_head_word_alone_is_asked_about(tools: list[Tool], context: PlanContext) -> None:
+    # "my list" is the grocery list or the to-do list: the message says no kind, the user chooses ...
+    plan = _plan(tools, context, "read my list to me")
+    assert plan.pending is not None and plan.pending.kind == "choose"
+    assert {o.step.name for o in plan.pending.options} == {"grocery.list_items", "notes.todos"}
+    # ... unless they were just working with one of them, or named it
+    assert [s.name for s in _plan(tools, replace(context, recent_agent="notes"), "read my list to me").steps] == [
+        "notes.todos"]
+    named = _plan(tools, context, "read my task list to me")
+    assert named.pending is None and [s.name for s in named.steps] == ["notes.todos"]

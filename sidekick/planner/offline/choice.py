@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from dreamer.sidekick.planner.offline.index import Index
-from dreamer.sidekick.planner.offline.match import Match
+from dreamer.sidekick.planner.offline.index import Index, Pattern
+from dreamer.sidekick.planner.offline.match import Match, align
 from dreamer.sidekick.planner.offline.request import Request
 
 WRITES_IN_QUESTION = 0.85  # a question fitted to a function that changes something, through a statement
@@ -111,3 +111,68 @@ def without_absent_values(index: Index, req: Request, options: Sequence[Match]) 
 
     kept = [m for m in options if not absent(m)]
     return kept if kept else list(options)
+
+
+def _qualified_heads(index: Index, p: Pattern, required: bool) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(qualifier words, head words) of the pattern's literal pairs "<qualifier> <head>" ("[grocery|shopping] list",
+    "(to-do|todo|task) list"), the qualifier optional or required as asked. A qualifier is a choice of
+    content words, or one that is no filler ("my list" is no kind of list)."""
+    out = []
+    for e, h in zip(p.elems, p.elems[1:]):
+        if not e.slot and not h.slot and not h.optional and e.optional != required \
+                and _content(index, e.canons) and _content(index, h.canons):
+            out.append((e.canons, h.canons))
+    return out
+
+
+def _content(index: Index, canons: tuple[str, ...]) -> bool:
+    """Words that name a thing or a kind: no small word, pronoun or generic verb ("my list", "show it")."""
+    lex = index.lex
+    return not any(c in lex.fillers or c in lex.pronouns or c in lex.generic for c in canons)
+
+
+def unnamed_kind(index: Index, req: Request, options: Sequence[Match], recent_agent: str | None,
+                 alone: bool = True) -> list[Match]:
+    """The options, with another agent's function added when the message names a thing only by a head
+    word two agents share and says neither's qualifier.
+
+    "what's on my list" fits the grocery list's "show [my] [grocery|shopping] list" with its qualifier
+    left out; the to-do list's "what's on my (to-do|todo) list" needs its own. Which list is meant, the
+    message does not say: the user chooses (unless they were just working with one of the agents).
+    """
+    if len(options) != 1 or not alone:  # "add apples; show the list": that list
+        return list(options)
+    top = options[0]
+    own = index.tools[top.tool].tool
+    if not own.reads or recent_agent == own.agent:  # "add eggs to my list": what is added says which list; what is read does not
+        return list(options)
+    said = {canon for _, canon in top.said}
+    words = {alt for t in req.toks for alt in t.alts}  # the whole message: "add eggs to the shopping list, then ..."
+    # The head words the function qualifies in its examples ("what's on my grocery list"), said with none of
+    # the qualifiers it gives them.
+    qualifiers: dict[str, set[str]] = {}
+    for p in index.patterns:
+        if p.tool == top.tool:
+            for required in (False, True):
+                for q, hs in _qualified_heads(index, p, required):
+                    for h in hs:
+                        qualifiers.setdefault(h, set()).update(q)
+    heads = {h for h, qs in qualifiers.items() if h in said and not qs & words}
+    if not heads:
+        return list(options)
+    found: dict[int, Match] = {}
+    for p in index.patterns:
+        tool = index.tools[p.tool].tool
+        if tool.agent == own.agent or tool.reads != own.reads or p.tool in found:
+            continue
+        if not any(set(hs) & heads and not set(q) & words for q, hs in _qualified_heads(index, p, required=True)):
+            continue
+        m = align(index, req, p, top.a, top.b)
+        if m is not None and not m.missing:
+            found[p.tool] = replace(m, score=top.score)
+    if len(found) != 1:
+        return list(options)
+    other = next(iter(found.values()))
+    if recent_agent == index.tools[other.tool].tool.agent:
+        return [other]  # the list the user was just working with
+    return [top, other]

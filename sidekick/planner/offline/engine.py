@@ -46,6 +46,7 @@ from dreamer.sidekick.planner.offline.choice import (
     prefer_reading,
     settle,
     typical_values,
+    unnamed_kind,
     without_absent_values,
 )
 from dreamer.sidekick.planner.offline.index import REORDER_FACTOR, Index, get_index
@@ -163,6 +164,7 @@ class OfflinePlanner:
                 # Functions that fit about as well as the best: the user chooses.
                 options = [top, *(m for m in part.ranked[1:MAX_OPTIONS] if m.score >= top.score - MARGIN)]
                 options = settle(index, req, without_absent_values(index, req, options), context.recent_agent)
+                options = unnamed_kind(index, req, options, context.recent_agent, len(parts) == 1)
             else:
                 # Not sure of any: the best few, to confirm or choose from.
                 options = [m for m in part.ranked[:MAX_OPTIONS] if m.score >= WEAK]
