@@ -91,7 +91,19 @@ def settle(index: Index, req: Request, options: Sequence[Match], recent_agent: s
         return [m for m in options if index.tools[m.tool].tool.agent in spoken]
     if recent_agent in agents:
         return [m for m in options if index.tools[m.tool].tool.agent == recent_agent]
+    listed = [m for m in options if _several_things(index, m)]
+    if listed and all(m in listed or m.missing for m in options):
+        # "add cucumbers and dill": several things read as a list of things, while the other reading
+        # (an event titled "cucumbers and dill") still lacks a value the user did not give (its time).
+        return listed
     return list(options)
+
+
+def _several_things(index: Index, m: Match) -> bool:
+    """The fit puts two or more things in a list parameter, and lacks nothing."""
+    slots = index.tools[m.tool].slots
+    return not m.missing and any(slots[n].kind == "list" and isinstance(v, list) and len(v) >= 2
+                                 for n, v in m.args.items() if n in slots)
 
 
 # Values a message either holds or plainly does not: a web address, a query as written.
