@@ -237,9 +237,9 @@ def test_a_list_named_by_its_head_word_alone_is_asked_about(tools: list[Tool], c
 
 def test_several_things_read_as_a_list_when_the_other_reading_lacks_a_value(tools: list[Tool],
                                                                            context: PlanContext) -> None:
-    # An event titled "radishes and chives" would still need its time; two things need nothing more.
-    plan = _plan(tools, context, "add radishes and chives")
+    # An event titled "leeks and sage" would still need its time; two things need nothing more.
+    plan = _plan(tools, context, "add leeks and sage")
     assert plan.pending is None and [(s.name, s.args["items"]) for s in plan.steps] == [
-        ("grocery.add_items", ["radishes", "chives"])]
+        ("grocery.add_items", ["leeks", "sage"])]
     # one thing says neither: the user still chooses
-    assert _plan(tools, context, "add radishes").pending is not None
+    assert _plan(tools, context, "add bread").pending is not None
