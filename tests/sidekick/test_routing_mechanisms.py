@@ -243,3 +243,38 @@ def test_several_things_read_as_a_list_when_the_other_reading_lacks_a_value(tool
         ("grocery.add_items", ["leeks", "sage"])]
     # one thing says neither: the user still chooses
     assert _plan(tools, context, "add bread").pending is not None
+
+
+@pytest.mark.parametrize(("raw", "tidy"), [
+    ("noticed we have no baking soda left", "baking soda"),
+    ("so I need oat milk", "oat milk"),
+    ("anyway we ran out of cling film", "cling film"),
+    ("the ketchup is finished", "ketchup"),
+    ("got the batteries", "batteries"),
+    ("cat litter onto", "cat litter"),
+])
+def test_clause_words_around_a_thing_are_not_the_thing(raw: str, tidy: str) -> None:
+    assert tidy_text(raw, article=True, item=True) == tidy
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    # a long clause before the command: the pronoun points at its last clause; "that" before where it goes
+    ("I was baking a cake and noticed we have no vanilla left, could you put that on the list",
+     "put noticed we have no vanilla left on the list"),
+    # no comma: the command starts where the rest reads as one
+    ("picked up the stamps cross them off the list", "cross picked up the stamps off the list"),
+    ("note that it rains", None),  # "that" says what follows, no thing before it
+    ("remember to water it tomorrow", None),
+])
+def test_a_pronoun_points_back_across_long_or_unmarked_clauses(text: str, read: str | None) -> None:
+    assert resolve_pronoun(text) == read
+
+
+@pytest.mark.parametrize(("text", "items", "name"), [
+    ("the ketchup is finished, put it on the shopping list", ["ketchup"], "grocery.add_items"),
+    ("we still have rice so take it off the list", ["rice"], "grocery.remove_items"),
+])
+def test_the_pronoun_reading_wins_when_it_is_the_same_call_tidier(tools: list[Tool], context: PlanContext,
+                                                                 text: str, items: list[str], name: str) -> None:
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [(s.name, s.args.get("items")) for s in plan.steps] == [(name, items)]
