@@ -28,6 +28,7 @@ TYPICAL_GAIN = 0.08  # the request says a typical value of one of the function's
 READER_FLOOR = 0.4  # a reading function of the same agent fitting at least this well takes the writer's place
 # Meaning and words both pick the one function: a fit at least this good (short of ACCEPT) is acted on.
 AGREED_FLOOR = 0.5
+KIND_FIT = 0.5  # another kind of the same thing is offered when its own words fit at least this well (unnamed_kind)
 
 
 def prefer_reading(index: Index, req: Request, ranked: Sequence[Match]) -> list[Match]:
@@ -175,16 +176,18 @@ def unnamed_kind(index: Index, req: Request, options: Sequence[Match], recent_ag
     found: dict[int, Match] = {}
     for p in index.patterns:
         tool = index.tools[p.tool].tool
-        if tool.agent == own.agent or tool.reads != own.reads or p.tool in found:
+        if tool.agent == own.agent or tool.reads != own.reads:
             continue
         if not any(set(hs) & heads and not set(q) & words for q, hs in _qualified_heads(index, p, required=True)):
             continue
         m = align(index, req, p, top.a, top.b)
-        if m is not None and not m.missing:
-            found[p.tool] = replace(m, score=top.score)
+        if m is None or m.missing or m.score < KIND_FIT:
+            continue
+        if p.tool not in found or m.score > found[p.tool].score:
+            found[p.tool] = m
     if len(found) != 1:
         return list(options)
-    other = next(iter(found.values()))
+    other = replace(next(iter(found.values())), score=top.score)
     if recent_agent == index.tools[other.tool].tool.agent:
         return [other]  # the list the user was just working with
     return [top, other]

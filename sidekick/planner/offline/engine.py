@@ -122,10 +122,13 @@ class OfflinePlanner:
         text = without_politeness(text)
         plan = self._plan_text(text, index, context)
         pointed = resolve_pronoun(text)
-        if pointed is not None and (plan.pending is not None or len(plan.steps) != 1):
+        if pointed is not None:
             # "I picked up garlic already, take it off the list": the command is about the thing said first.
+            # Read so, it wins where the whole was unsure, and where it is the same call with tidier values:
+            # the whole's values then hold words of the clauses around the thing ("olive oil is", "put that").
             read = self._plan_text(pointed, index, context)
-            if len(read.steps) == 1 and read.pending is None:
+            if len(read.steps) == 1 and read.pending is None and (
+                    plan.pending is not None or len(plan.steps) != 1 or _tidier(read.steps[0], plan.steps[0])):
                 return read
         entry = labelled_entry(text) if len(plan.steps) != 1 or plan.pending is not None else None
         if entry is not None:
@@ -181,6 +184,19 @@ class OfflinePlanner:
             now=now.isoformat(), timezone=context.timezone,
         )
         return advance(partial)
+
+
+def _tidier(step: Step, than: Step) -> bool:
+    """The same call, its values made of fewer of the same words."""
+    if step.name != than.name:
+        return False
+    mine, theirs = _value_words(step), _value_words(than)
+    return bool(mine) and mine < theirs
+
+
+def _value_words(step: Step) -> set[str]:
+    values = [v for value in step.args.values() for v in (value if isinstance(value, list) else [value])]
+    return {w.casefold() for v in values if isinstance(v, str) for w in v.split()}
 
 
 def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Part], str | None]:
