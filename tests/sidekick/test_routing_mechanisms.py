@@ -278,3 +278,18 @@ def test_the_pronoun_reading_wins_when_it_is_the_same_call_tidier(tools: list[To
                                                                  text: str, items: list[str], name: str) -> None:
     plan = _plan(tools, context, text)
     assert plan.pending is None and [(s.name, s.args.get("items")) for s in plan.steps] == [(name, items)]
+
+
+@pytest.mark.parametrize("text", ["give me the leave requests of the finance department"])
+def test_a_request_in_the_domain_of_a_whole_request_function_is_put_to_it(tools: list[Tool], context: PlanContext,
+                                                                          text: str) -> None:
+    # No template fits, but the words are the HR agent's (two of them): its question function takes the request whole.
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [(s.name, s.args.get("question")) for s in plan.steps] == [
+        ("sql-explorer.ask", text)]
+
+
+@pytest.mark.parametrize("text", ["pay my gas bill", "how much does a kilo of rice cost"])
+def test_a_domain_word_in_a_request_meant_elsewhere_puts_nothing_to_it(tools: list[Tool], context: PlanContext,
+                                                                      text: str) -> None:
+    assert not _plan(tools, context, text).steps

@@ -68,7 +68,7 @@ DOMAINS: dict[str, Domain] = {
                     ("ounce", "pound", "gram", "kilogram", "teaspoon", "tablespoon", "inch", "metre", "yard")),
     "news and money": Domain(
         ("news headlines", "sports scores, results, leagues and tournaments",
-         "stock prices, exchange rates, bitcoin and cryptocurrency"),
+         "stock prices, exchange rates, bitcoin and cryptocurrency", "prices of things and how much they cost"),
         ("headline", "league", "tournament", "championship", "champion", "medal", "olympics", "stock", "bitcoin",
          "crypto"),
     ),

@@ -43,6 +43,7 @@ from dreamer.sidekick.planner.language.values import (
     without_politeness,
 )
 from dreamer.sidekick.planner.offline.choice import (
+    domain_words,
     prefer_reading,
     settle,
     typical_values,
@@ -244,6 +245,8 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
                     ranked = [replace(fit, score=ACCEPT) if agreed is not None and agreed.tool == fit.tool else fit]
                 elif agreed is not None:
                     ranked = [replace(agreed, score=AGREED_SCORE)]
+                elif (asked := _asked_whole(index, req, part.a, part.b, closeness)) is not None:
+                    ranked = [asked]
                 elif closeness.ok and closeness.outside > max(closeness.by_tool, default=0.0) + OUTSIDE_GAP:
                     return [], OUT_OF_SCOPE
             elif ranked[0].score < ACCEPT and agreeing(ranked, closeness) is ranked[0] \
@@ -253,6 +256,31 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
                 ranked = [replace(ranked[0], score=ACCEPT), *ranked[1:]]
         out.append(_Part(part.a, part.b, ranked))
     return out, None
+
+
+WHOLE_DOMAIN_WORDS = 2  # words of its agent's domain a request needs to be put whole to a function that takes it so
+
+
+def _asked_whole(index: Index, req: Request, a: int, b: int, closeness: Closeness) -> Match | None:
+    """A request no template fits, put whole to the one function that takes a whole request (a question to
+    an HR database) when it speaks that function's agent's domain: two of its words ("leave requests for the
+    sales department"), or one in a question ("what's attendance like in operations"), no other agent's,
+    and meaning does not put it nearer a domain no agent serves ("pay my electricity bill")."""
+    found: list[int] = []
+    for n, info in enumerate(index.tools):
+        if not any(_takes_whole(info.tool, name) for name in info.tool.properties):
+            continue
+        if closeness.ok and (closeness.outside >= closeness.by_tool[n] or closeness.best()[0] != n):
+            continue  # meaning must not put the request elsewhere: nearer a domain no agent serves, or another function
+        said = {w for w in domain_words(index, req, info.tool.agent, a, b) if w.isalpha()}  # no "top 5"
+        others = any(domain_words(index, req, agent, a, b) for agent in {i.tool.agent for i in index.tools}
+                     if agent != info.tool.agent)
+        if not others and (len(said) >= WHOLE_DOMAIN_WORDS or (said and req.asks)):
+            found.append(n)
+    if len(found) != 1:
+        return None
+    fit = _fit_alone(index, req, found[0], a, b)
+    return replace(_whole_request(index, req, fit), score=ACCEPT) if fit is not None else None
 
 
 def names_elsewhere(index: Index, req: Request, m: Match) -> bool:
