@@ -293,3 +293,15 @@ def test_a_request_in_the_domain_of_a_whole_request_function_is_put_to_it(tools:
 def test_a_domain_word_in_a_request_meant_elsewhere_puts_nothing_to_it(tools: list[Tool], context: PlanContext,
                                                                       text: str) -> None:
     assert not _plan(tools, context, text).steps
+
+
+@pytest.mark.parametrize(("text", "title"), [
+    ("delete the pottery class thursday at 6pm", "pottery class"),
+    ("remove coffee with Lena tomorrow at 10am", "coffee with Lena"),
+])
+def test_a_list_of_things_holds_no_time_of_day(tools: list[Tool], context: PlanContext, text: str, title: str) -> None:
+    # "delete X <day> at <time>" reads as an event to delete, not a grocery item with a time in it.
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [(s.name, s.args.get("title")) for s in plan.steps] == [
+        ("calendar.remove_event", title)]
+    assert [s.name for s in _plan(tools, context, "delete the oat milk").steps] == ["grocery.remove_items"]

@@ -191,3 +191,44 @@ def unnamed_kind(index: Index, req: Request, options: Sequence[Match], recent_ag
     if recent_agent == index.tools[other.tool].tool.agent:
         return [other]  # the list the user was just working with
     return [top, other]
+
+
+TIMED_FIT = 0.4  # a fit of the timed agent's function this good (its verb said) takes a list fit's place
+TIMED_LEAD = 0.1  # ... and the list fit falls this far behind it (more than a near tie: no question)
+
+
+def _clock(req: Request, a: int, b: int) -> bool:
+    """toks[a:b] say a time of day ("3pm", "at noon", "at 9"), not only a day."""
+    toks = req.toks
+    return any(t.temporal and (t.kind == "time" or (k > 0 and toks[k - 1].fix in ("at", "@")))
+               for k, t in enumerate(toks[a:b], a))
+
+
+def timed_things(index: Index, req: Request, ranked: Sequence[Match], pool: Sequence[Match] = ()) -> list[Match]:
+    """A list of things holds no time of day: "delete choir practice monday at 3pm" is no grocery item.
+
+    When the best fit puts a time of day into a list of things, and a function of an agent that keeps
+    times (one of its functions takes a day or a moment) fits with the request's own verb, that
+    function's fit (from `pool`, the fits before any veto, else `ranked`) comes first, at the list fit's score."""
+    if not ranked:
+        return list(ranked)
+    top = ranked[0]
+    info = index.tools[top.tool]
+    listed = [span for n, span in top.spans.items() if n in info.slots and info.slots[n].kind == "list" and _clock(req, *span)]
+    if not listed:
+        return list(ranked)
+    timed = {i.tool.agent for i in index.tools if i.has_time}
+    verb = req.toks[top.a].canon
+    for m in pool or ranked[1:]:
+        tool = index.tools[m.tool].tool
+        if tool.agent in timed and tool.agent != info.tool.agent and m.score >= TIMED_FIT \
+                and any(pos == top.a and canon == verb for pos, canon in m.said):
+            rest = [replace(r, score=r.score - TIMED_LEAD) if r is top else r for r in ranked if r.tool != m.tool]
+            # What the user named is what the list took ("lunch with Sam friday at noon"), not the part a
+            # template of the other function found room for ("[my appointment with] Sam ..."); the day and
+            # time come off it later (values.without_when).
+            texts = [n for n in m.spans if index.tools[m.tool].slots.get(n) and index.tools[m.tool].slots[n].kind == "text"]
+            if len(texts) == 1:
+                m = replace(m, args={**m.args, texts[0]: req.span_text(*listed[0])}, spans={**m.spans, texts[0]: listed[0]})
+            return sorted([replace(m, score=top.score), *rest], key=lambda r: r.score, reverse=True)
+    return list(ranked)

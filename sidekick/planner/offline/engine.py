@@ -46,6 +46,7 @@ from dreamer.sidekick.planner.offline.choice import (
     domain_words,
     prefer_reading,
     settle,
+    timed_things,
     typical_values,
     unnamed_kind,
     without_absent_values,
@@ -209,6 +210,7 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
         ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN,
                          ACCEPT, MARGIN)
         ranked = typical_values(index, req, prefer_reading(index, req, ranked))
+        fitted = ranked
         vetoes = {m.tool: why for m in ranked[:MAX_OPTIONS] if (why := generic_veto(index, req, m, tools)) is not None}
         if vetoes:
             top, top_score = ranked[0].tool, ranked[0].score
@@ -219,6 +221,8 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
                 # The words fitted only generic templates, and meaning says the request is about
                 # something else: no call (and no "did you mean ...?" for a function it is not about).
                 return [], OUT_OF_SCOPE if "outside" in vetoes.values() else DIFFERENT_THING
+        # A time of day in a list of things: the timed agent's fit, though generic on words, is meant.
+        ranked = timed_things(index, req, ranked, fitted)
         unfiltered = ranked
         if closeness.ok:  # a doubtful fit is offered only when its meaning is near too
             ranked = [m for m in ranked if m.score >= ACCEPT or closeness.by_tool[m.tool] >= GUESS_CLOSENESS]
