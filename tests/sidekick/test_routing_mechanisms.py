@@ -305,3 +305,12 @@ def test_a_list_of_things_holds_no_time_of_day(tools: list[Tool], context: PlanC
     assert plan.pending is None and [(s.name, s.args.get("title")) for s in plan.steps] == [
         ("calendar.remove_event", title)]
     assert [s.name for s in _plan(tools, context, "delete the oat milk").steps] == ["grocery.remove_items"]
+
+
+def test_a_description_word_does_not_take_a_domain_name_away(tools: list[Tool], context: PlanContext) -> None:
+    # "text" is in a description ("the note's text") yet no example says it: "text X that ..." is a message
+    # to someone, which no starter agent sends.
+    from dreamer.sidekick.planner.offline.index import get_index
+
+    assert "text" in get_index(tools).outside_words
+    assert not _plan(tools, context, "text grandpa that I'm running late").steps
