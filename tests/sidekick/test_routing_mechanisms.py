@@ -314,3 +314,21 @@ def test_a_description_word_does_not_take_a_domain_name_away(tools: list[Tool], 
 
     assert "text" in get_index(tools).outside_words
     assert not _plan(tools, context, "text grandpa that I'm running late").steps
+
+
+@pytest.mark.parametrize(("text", "minutes"), [
+    ("a pasta dish in under half an hour", 30),
+    ("something with lentils that takes less than an hour and a half", 90),
+])
+def test_a_length_of_time_in_words_fills_a_parameter_counted_in_minutes(tools: list[Tool], context: PlanContext,
+                                                                        text: str, minutes: int) -> None:
+    plan = _plan(tools, context, text)
+    assert [s.name for s in plan.steps] == ["recipes.suggest"] and plan.steps[0].args.get("max_minutes") == minutes
+
+
+def test_spoken_minutes() -> None:
+    from dreamer.sidekick.planner.language.dates import spoken_minutes
+
+    assert spoken_minutes("a quarter of an hour".split(), 1) == (15, 5)
+    assert spoken_minutes("2 hours".split(), 0) == (120, 2)
+    assert spoken_minutes("a half".split(), 0) is None

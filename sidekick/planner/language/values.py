@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from dreamer.sidekick.planner.language.dates import parse_moment
+from dreamer.sidekick.planner.language.dates import parse_moment, spoken_minutes
 from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
 from dreamer.sidekick.planner.language.slots import QUANTITY
 
@@ -221,6 +221,29 @@ def _take_amount(args: dict[str, Any], name: str, words: frozenset[str], text: s
         if any(unit == w.rstrip("s") or (len(unit) >= 3 and w.startswith(unit)) for w in words):
             args[name] = int(m.group(1))
             return (text[: m.start()] + " " + text[m.end() :]).strip()
+    if any(w.rstrip("s") == "minute" for w in words):
+        return _take_duration(args, name, text)
+    return text
+
+
+# Words that bound a length of time said before it: "in under half an hour", "that takes less than an hour".
+_BOUNDING = frozenset("in within under than less takes take taking that which max at most no more up to".split())
+
+
+def _take_duration(args: dict[str, Any], name: str, text: str) -> str:
+    """A length of time said in words ("half an hour", "an hour and a half"), in minutes, for a parameter
+    counted in minutes; the words that bound it go with it."""
+    words = text.split()
+    said = [w.casefold().strip(",.!?") for w in words]
+    for i in range(len(said)):
+        found = spoken_minutes(said, i)
+        if found is None:
+            continue
+        start = i
+        while start > 0 and said[start - 1] in _BOUNDING:
+            start -= 1
+        args[name] = found[0]
+        return " ".join(words[:start] + words[found[1]:]).strip(" ,")
     return text
 
 
