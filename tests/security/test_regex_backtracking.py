@@ -44,15 +44,18 @@ BOUNDED: dict[str, int] = {
     "sidekick/dialogue/followups.py": 300,
     "dreamer.sidekick.dialogue.smalltalk": 300,  # MAX_SMALL_TALK_CHARS
     "sidekick/dialogue/smalltalk.py": 300,
+    "dreamer.sidekick.planner.language.chatter": 300,  # MAX_SMALL_TALK_CHARS (smalltalk's words, side18)
+    "sidekick/planner/language/chatter.py": 300,
 }
 # Structure dlint flags, made safe with possessive repetition (`*+`: what it took is never given back).
 POSSESSIVE = "possessive repetition, fuzzed below"
 REVIEWED.update({name: POSSESSIVE for name in (
     "dreamer.sidekick.dialogue.followups.ADD_MORE", "dreamer.sidekick.dialogue.followups.REMOVE",
     "dreamer.sidekick.dialogue.followups.REPLACE", "dreamer.sidekick.dialogue.smalltalk.THANKS",
-    "dreamer.sidekick.dialogue.smalltalk.ACK",
+    "dreamer.sidekick.dialogue.smalltalk.ACK", "dreamer.sidekick.planner.language.chatter.THANKS",
+    "dreamer.sidekick.planner.language.chatter.ACK",
     "dreamer.sidekick.dialogue.undo.UNDO", "sidekick/dialogue/followups.py:47", "sidekick/dialogue/followups.py:50",
-    "sidekick/dialogue/followups.py:58", "sidekick/dialogue/followups.py:61", "sidekick/dialogue/followups.py:62", "sidekick/dialogue/smalltalk.py:21", "sidekick/dialogue/smalltalk.py:24",
+    "sidekick/dialogue/followups.py:58", "sidekick/dialogue/followups.py:61", "sidekick/dialogue/followups.py:62", "sidekick/planner/language/chatter.py:18", "sidekick/planner/language/chatter.py:21",
     "sidekick/dialogue/undo.py:18",
     # `\{(!?)(name(?:\.(?:part|\*))*)...\}`: each repeated part starts with a dot the part before cannot hold.
     "dreamer.contracts.reply_text.FIELD_RE",

@@ -5,6 +5,9 @@
     .venv/bin/python tests/sidekick/routing_eval.py --families   # routing_families*.yaml: tuned and held out
     (the third, fourth and fifth held-out batches print only their `held_out_3` / `held_out_4` /
     `held_out_5` summary lines, never their failures)
+    .venv/bin/python tests/sidekick/routing_eval.py --show held_out_4  # one released split's failures
+    (held_out_4 was released as tuning material; held_out_3, held_out_s and held_out_5 stay
+    score-only and are refused)
 """
 
 from __future__ import annotations
@@ -161,8 +164,32 @@ def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
     return f"{sum(1 for f in picked if f is None)}/{len(picked)}"
 
 
+# Splits whose failures may be listed: the tuned families, the first two held-out batches (their
+# failures were always listed) and the fourth, released as tuning material. The others stay blind.
+SHOWABLE = ("dev", "held_out", "held_out_2", "held_out_4")
+BLIND = ("held_out_3", "held_out_s", "held_out_5")
+
+
+def show(tools: Sequence[Tool], split: str) -> int:
+    """Lists one split's failures and its score; refuses a blind split (exit status 2)."""
+    if split in BLIND or split not in SHOWABLE:
+        print(f"refused: {split} is score-only (or unknown); showable: {', '.join(SHOWABLE)}", file=sys.stderr)
+        return 2
+    path = {"dev": FAMILIES, "held_out": FAMILIES_HELD_OUT, "held_out_2": FAMILIES_HELD_OUT_2,
+            "held_out_4": FAMILIES_HELD_OUT_4}[split]
+    report = run_families(tools, path, split)
+    for line in report.failures():
+        print(line)
+    print(f"{split}: {report.accuracy():.1%} of {report.count()}")
+    return 0
+
+
 def main() -> None:
     tools = load_tools()
+    if "--show" in sys.argv:
+        at = sys.argv.index("--show")
+        split = sys.argv[at + 1] if at + 1 < len(sys.argv) else ""
+        sys.exit(show(tools, split))
     if "--families" in sys.argv:
         # The tuned families' failures are listed; the held-out split is only scored.
         dev = run_families(tools, FAMILIES, "dev")

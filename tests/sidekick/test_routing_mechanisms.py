@@ -167,3 +167,168 @@ def test_a_function_needing_an_absent_web_address_is_not_offered(tools: list[Too
 def test_a_watch_without_any_web_address_rests_on_its_words(tools: list[Tool], context: PlanContext, text: str) -> None:
     plan = OfflinePlanner().plan(text, tools, context)
     assert not plan.steps and plan.pending is None
+
+
+# --- side18: mechanisms behind the fourth held-out batch's failures (issue 16) ---------------
+
+
+def test_texting_shorthand_reads_as_the_words_it_stands_for() -> None:
+    from dreamer.sidekick.planner.language.text import tokenize
+
+    assert [w.low for w in tokenize("can u add rice 2 the list")] == ["can", "you", "add", "rice", "to", "the", "list"]
+    assert [w.low for w in tokenize("ppl in hr rn")] == ["people", "in", "hr", "right", "now"]
+    assert [(w.low, w.kind) for w in tokenize("add 2 apples")][1] == ("2", "num")  # a number stays one
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    ("can u put couscous 2 my grocery list", "grocery.add_items", {"items": ["couscous"]}),
+    ("smth vegan w lentils?", "recipes.suggest", {}),
+    ("how many ppl in finance", "sql-explorer.ask", {}),
+])
+def test_texting_shorthand_routes(tools: list[Tool], context: PlanContext, text: str, name: str, args: dict) -> None:
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [s.name for s in plan.steps] == [name], (text, plan.steps, plan.pending)
+    for key, value in args.items():
+        assert plan.steps[0].args.get(key) == value, plan.steps[0].args
+
+
+@pytest.mark.parametrize(("text", "items"), [
+    ("need lentils, chickpeas", ["lentils", "chickpeas"]),
+    ("out of kitchen roll", ["kitchen roll"]),
+])
+def test_meaning_does_not_unmake_the_only_clean_fit(tools: list[Tool], context: PlanContext, text: str,
+                                                     items: list[str]) -> None:
+    # Food words are near recipes by meaning, yet only the grocery list's words fit these.
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [(s.name, s.args.get("items")) for s in plan.steps] == [("grocery.add_items", items)]
+    # ... while a fit on "I" alone ("I need {items}") is no sure fit
+    assert not _plan(tools, context, "im sleepy").steps
+
+
+@pytest.mark.parametrize("text", ["how are you today", "okay cool", "alright, got it"])
+def test_small_talk_makes_no_call_in_the_planner(tools: list[Tool], context: PlanContext, text: str) -> None:
+    # The dialogue answers small talk first; the planner alone must not read it as a request either.
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None and plan.reply, (text, plan.steps, plan.pending)
+
+
+@pytest.mark.parametrize("text", ["how long do i roast a chicken", "how long does soup keep in the freezer"])
+def test_a_question_of_a_measure_is_one_question_word(tools: list[Tool], context: PlanContext, text: str) -> None:
+    # "how long" asks a duration no starter function gives: no "how do I make {name}" with the name "long ...".
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None, (text, plan.steps)
+    # ... and the measure is a question all the same: what a question asks still reads
+    from dreamer.sidekick.planner.offline.request import asks_question
+
+    assert asks_question(["how long", "do"])
+
+
+def test_a_list_named_by_its_head_word_alone_is_asked_about(tools: list[Tool], context: PlanContext) -> None:
+    # "my list" is the grocery list or the to-do list: the message says no kind, the user chooses ...
+    plan = _plan(tools, context, "read my list to me")
+    assert plan.pending is not None and plan.pending.kind == "choose"
+    assert {o.step.name for o in plan.pending.options} == {"grocery.list_items", "notes.todos"}
+    # ... unless they were just working with one of them, or named it
+    assert [s.name for s in _plan(tools, replace(context, recent_agent="notes"), "read my list to me").steps] == [
+        "notes.todos"]
+    named = _plan(tools, context, "read my task list to me")
+    assert named.pending is None and [s.name for s in named.steps] == ["notes.todos"]
+
+
+def test_several_things_read_as_a_list_when_the_other_reading_lacks_a_value(tools: list[Tool],
+                                                                           context: PlanContext) -> None:
+    # An event titled "leeks and sage" would still need its time; two things need nothing more.
+    plan = _plan(tools, context, "add leeks and sage")
+    assert plan.pending is None and [(s.name, s.args["items"]) for s in plan.steps] == [
+        ("grocery.add_items", ["leeks", "sage"])]
+    # one thing says neither: the user still chooses
+    assert _plan(tools, context, "add bread").pending is not None
+
+
+@pytest.mark.parametrize(("raw", "tidy"), [
+    ("noticed we have no baking soda left", "baking soda"),
+    ("so I need oat milk", "oat milk"),
+    ("anyway we ran out of cling film", "cling film"),
+    ("the ketchup is finished", "ketchup"),
+    ("got the batteries", "batteries"),
+    ("cat litter onto", "cat litter"),
+])
+def test_clause_words_around_a_thing_are_not_the_thing(raw: str, tidy: str) -> None:
+    assert tidy_text(raw, article=True, item=True) == tidy
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    # a long clause before the command: the pronoun points at its last clause; "that" before where it goes
+    ("I was baking a cake and noticed we have no vanilla left, could you put that on the list",
+     "put noticed we have no vanilla left on the list"),
+    # no comma: the command starts where the rest reads as one
+    ("picked up the stamps cross them off the list", "cross picked up the stamps off the list"),
+    ("note that it rains", None),  # "that" says what follows, no thing before it
+    ("remember to water it tomorrow", None),
+])
+def test_a_pronoun_points_back_across_long_or_unmarked_clauses(text: str, read: str | None) -> None:
+    assert resolve_pronoun(text) == read
+
+
+@pytest.mark.parametrize(("text", "items", "name"), [
+    ("the ketchup is finished, put it on the shopping list", ["ketchup"], "grocery.add_items"),
+    ("we still have rice so take it off the list", ["rice"], "grocery.remove_items"),
+])
+def test_the_pronoun_reading_wins_when_it_is_the_same_call_tidier(tools: list[Tool], context: PlanContext,
+                                                                 text: str, items: list[str], name: str) -> None:
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [(s.name, s.args.get("items")) for s in plan.steps] == [(name, items)]
+
+
+@pytest.mark.parametrize("text", ["give me the leave requests of the finance department"])
+def test_a_request_in_the_domain_of_a_whole_request_function_is_put_to_it(tools: list[Tool], context: PlanContext,
+                                                                          text: str) -> None:
+    # No template fits, but the words are the HR agent's (two of them): its question function takes the request whole.
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [(s.name, s.args.get("question")) for s in plan.steps] == [
+        ("sql-explorer.ask", text)]
+
+
+@pytest.mark.parametrize("text", ["pay my gas bill", "how much does a kilo of rice cost"])
+def test_a_domain_word_in_a_request_meant_elsewhere_puts_nothing_to_it(tools: list[Tool], context: PlanContext,
+                                                                      text: str) -> None:
+    assert not _plan(tools, context, text).steps
+
+
+@pytest.mark.parametrize(("text", "title"), [
+    ("delete the pottery class thursday at 6pm", "pottery class"),
+    ("remove coffee with Lena tomorrow at 10am", "coffee with Lena"),
+])
+def test_a_list_of_things_holds_no_time_of_day(tools: list[Tool], context: PlanContext, text: str, title: str) -> None:
+    # "delete X <day> at <time>" reads as an event to delete, not a grocery item with a time in it.
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [(s.name, s.args.get("title")) for s in plan.steps] == [
+        ("calendar.remove_event", title)]
+    assert [s.name for s in _plan(tools, context, "delete the oat milk").steps] == ["grocery.remove_items"]
+
+
+def test_a_description_word_does_not_take_a_domain_name_away(tools: list[Tool], context: PlanContext) -> None:
+    # "text" is in a description ("the note's text") yet no example says it: "text X that ..." is a message
+    # to someone, which no starter agent sends.
+    from dreamer.sidekick.planner.offline.index import get_index
+
+    assert "text" in get_index(tools).outside_words
+    assert not _plan(tools, context, "text grandpa that I'm running late").steps
+
+
+@pytest.mark.parametrize(("text", "minutes"), [
+    ("a pasta dish in under half an hour", 30),
+    ("something with lentils that takes less than an hour and a half", 90),
+])
+def test_a_length_of_time_in_words_fills_a_parameter_counted_in_minutes(tools: list[Tool], context: PlanContext,
+                                                                        text: str, minutes: int) -> None:
+    plan = _plan(tools, context, text)
+    assert [s.name for s in plan.steps] == ["recipes.suggest"] and plan.steps[0].args.get("max_minutes") == minutes
+
+
+def test_spoken_minutes() -> None:
+    from dreamer.sidekick.planner.language.dates import spoken_minutes
+
+    assert spoken_minutes("a quarter of an hour".split(), 1) == (15, 5)
+    assert spoken_minutes("2 hours".split(), 0) == (120, 2)
+    assert spoken_minutes("a half".split(), 0) is None

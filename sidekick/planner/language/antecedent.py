@@ -11,15 +11,25 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
+
 # "<thing>, <one or two command words> it|them <the rest>"; the command words do not include a
 # pronoun themselves, and the thing clause has no comma of its own (a list of things is no clause).
 # The clause is split off in Python, not by a leading lazy group: that one backtracked
 # polynomially on long runs of spaces (tests/security/test_regex_backtracking.py).
+# "that" points back only before where the thing goes ("put that on the list"): "note that ..." says what follows.
 _COMMAND = re.compile(
     r"(?:and\s+|so\s+|please\s+|can you\s+|could you\s+)?"
-    r"(?P<verb>[a-z]+(?:\s+(?:up|down|off|out|on|in))?)\s+(?:it|them)\b(?P<rest>[^,;]*)",
+    r"(?P<verb>[a-z]+(?:\s+(?:up|down|off|out|on|in))?)\s+"
+    r"(?:(?:it|them)\b(?P<rest>[^,;]*)|that\b(?P<where>\s+(?:on|onto|in|into|to|off|from)\b[^,;]*))",
     re.IGNORECASE,
 )
+# Words that join clauses: in a long thing clause ("I was making pancakes and realised we have no maple
+# syrup left"), what the pronoun points back to is the last clause.
+_CLAUSE = re.compile(r",|;|\s(?:and|but|so|because|cause|since)\s", re.IGNORECASE)
+_JOINERS = frozenset({"and", "so", "but", "then", "because"})
+LONG_THING = 6  # words: a thing clause longer than this is read from its last clause
+MAX_WORDS = 60  # a message longer than this is not searched for a command (each place costs a match)
 
 
 @dataclass(frozen=True)
@@ -30,16 +40,39 @@ class _Shape:
 
 
 def _shape(text: str) -> _Shape | None:
-    cut = min((i for i in (text.find(","), text.find(";")) if i >= 0), default=-1)
-    if cut < 0:
+    """The thing clause and the command after it: at the first place where the rest reads as a
+    command about "it" (after a comma, a joining word, or none: "already bought yeast take it off")."""
+    words = list(re.finditer(r"\S+", text))
+    if len(words) > MAX_WORDS:
         return None
-    thing = text[:cut].strip()
-    if not thing or any(c in thing for c in ".!?"):
-        return None
-    m = _COMMAND.fullmatch(text[cut + 1:].strip())
-    if m is None:
-        return None
-    return _Shape(thing, m.group("verb"), m.group("rest"))
+    for n, w in enumerate(words[1:], 1):
+        m = _COMMAND.fullmatch(text[w.start():].strip())
+        if m is None:
+            continue
+        verb = m.group("verb").split()[0].casefold()
+        joined = words[n - 1].group().endswith((",", ";")) or words[n - 1].group().casefold() in _JOINERS
+        before = words[n - 1].group().casefold()
+        if verb in FILLERS or verb in PRONOUNS or (not joined and (n < 2 or before in FILLERS)):
+            continue  # "note that it rains", "remember to water it": no command about a thing said before
+        thing = _last_clause(text[: w.start()])
+        if not thing or any(c in thing for c in ".!?"):
+            return None
+        rest = m.group("rest") if m.group("rest") is not None else m.group("where")
+        return _Shape(thing, m.group("verb"), rest)
+    return None
+
+
+def _last_clause(text: str) -> str:
+    """The thing said before the command, without the joining words around it; a long one from its last clause."""
+    words = text.strip().strip(",;").split()
+    while words and words[-1].casefold() in _JOINERS:
+        words.pop()
+    thing = " ".join(words).strip(" ,;")
+    if len(words) > LONG_THING:
+        pieces = [p.strip(" ,;") for p in _CLAUSE.split(thing) if p.strip(" ,;")]
+        if pieces:
+            thing = pieces[-1]
+    return thing
 
 
 def resolve_pronoun(text: str) -> str | None:

@@ -301,6 +301,32 @@ def spoken_spans(words: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
+def spoken_minutes(words: list[str], i: int) -> tuple[int, int] | None:
+    """A length of time said in words at words[i], in minutes, and the index after it: "half an hour",
+    "quarter of an hour", "an hour and a half", "2 hours", "45 minutes"."""
+    def hour_at(j: int) -> int | None:
+        while j < len(words) and words[j] in ("an", "a", "of"):
+            j += 1
+        return j + 1 if j < len(words) and words[j] in ("hour", "hr") else None
+
+    if i < len(words) and words[i] in ("half", "quarter"):
+        end = hour_at(i + 1)
+        return (30 if words[i] == "half" else 15, end) if end is not None else None
+    count, j = _count(words, i)
+    if count is None and i < len(words) and words[i] in ("an", "a"):
+        count, j = 1, i + 1
+    if count is None or j >= len(words) or count > 48 * 60:
+        return None
+    if words[j] in ("minute", "minutes", "min", "mins"):
+        return count, j + 1
+    if words[j] not in ("hour", "hours", "hr", "hrs"):
+        return None
+    minutes, j = 60 * count, j + 1
+    if words[j : j + 3] == ["and", "a", "half"]:
+        minutes, j = minutes + 30, j + 3
+    return minutes, j
+
+
 def _count(words: list[str], i: int) -> tuple[int | None, int]:
     if i >= len(words):
         return None, i

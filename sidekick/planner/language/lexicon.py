@@ -45,6 +45,20 @@ CONTRACTIONS: dict[str, tuple[str, ...]] = {
     "gonna": ("going", "to"),
 }
 
+# The texting register's spellings, read as the words they stand for before anything else
+# ("can u add", "ideas w eggs", "how many ppl in sales rn"): they are how people type to a chat,
+# in any domain, and unknown to the typo reader (too short to correct safely).
+SHORTHANDS: dict[str, tuple[str, ...]] = {
+    "u": ("you",), "ur": ("your",), "r": ("are",), "ya": ("you",), "teh": ("the",), "w": ("with",),
+    "thx": ("thanks",), "ty": ("thanks",), "pls": ("please",), "plz": ("please",), "rn": ("right", "now"),
+    "smth": ("something",), "sth": ("something",), "ppl": ("people",), "b4": ("before",), "tmrw": ("tomorrow",),
+    "tmr": ("tomorrow",), "tmrrw": ("tomorrow",), "2day": ("today",), "2nite": ("tonight",), "tonite": ("tonight",),
+    "dept": ("department",), "depts": ("departments",), "abt": ("about",), "msg": ("message",), "pic": ("picture",),
+    "hc": ("headcount",), "ytd": ("this", "year"), "mins": ("minutes",), "hrs": ("hours",),
+}
+# "add bananas 2 the list": a 2 right before one of these is the word "to", not a number.
+TO_BEFORE: frozenset[str] = frozenset({"the", "teh", "my", "your", "our", "ur", "his", "her", "their"})
+
 # Groups of words and phrases that mean the same in a request; the first is the head
 # every other member is read as. Phrases are matched word by word after stemming.
 SYNONYMS: tuple[tuple[str, ...], ...] = (
@@ -59,6 +73,9 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     # "notes mentioning Mia" introduces a topic; "when the page mentions X" says what it says.
     ("about", "regarding", "concerning", "mentioning", "on the subject of", "to do with"),
     ("say", "contain", "mention"),
+    # Questions of a measure are one question word each: "how long do I boil an egg" asks a duration,
+    # and is no "how do I make {name}" with the name "long do I boil an egg".
+    ("how long", "how much time"), ("how often",), ("how far",), ("how old",),
     ("instructions", "walk me through", "talk me through", "steps for", "method for"),
     ("recently", "lately", "of late"),
     ("write", "written", "wrote"),

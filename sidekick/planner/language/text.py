@@ -10,7 +10,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from dreamer.sidekick.planner.language.lexicon import CONTRACTIONS
+from dreamer.sidekick.planner.language.lexicon import CONTRACTIONS, SHORTHANDS, TO_BEFORE
 
 MAX_TEXT_CHARS = 2000  # longer messages are cut: a request is a sentence or three, not a document
 
@@ -76,7 +76,17 @@ def tokenize(text: str) -> list[Word]:
             words.extend(_expand(low, start, end))
             continue
         words.append(Word(low.replace(" ", ""), start, end, kind))
-    return _compounds(words)
+    return _compounds(_to_words(words))
+
+
+def _to_words(words: list[Word]) -> list[Word]:
+    """ "2 the list", "2 my calendar": the number 2 said as "to" (texting), between a word and a determiner."""
+    for i in range(1, len(words) - 1):
+        w = words[i]
+        if (w.kind == "num" and w.low == "2" and not w.sep and not words[i - 1].sep
+                and words[i - 1].kind == "word" and words[i + 1].low in TO_BEFORE):
+            w.low, w.kind = "to", "word"
+    return words
 
 
 def _compounds(words: list[Word]) -> list[Word]:
@@ -101,6 +111,8 @@ def _compounds(words: list[Word]) -> list[Word]:
 def _expand(low: str, start: int, end: int) -> list[Word]:
     if low in CONTRACTIONS:
         return [Word(part, start, end, "word") for part in CONTRACTIONS[low]]
+    if low in SHORTHANDS:
+        return [Word(part, start, end, "word") for part in SHORTHANDS[low]]
     if low.endswith("'s") and len(low) > 2:
         # A possessive ("friday's dinner"): the owner is the word, the 's is a filler.
         return [Word(low[:-2], start, end - 2, "word"), Word("s", end - 2, end, "word")]

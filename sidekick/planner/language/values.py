@@ -16,20 +16,26 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from dreamer.sidekick.planner.language.dates import parse_moment
+from dreamer.sidekick.planner.language.dates import parse_moment, spoken_minutes
 from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
 from dreamer.sidekick.planner.language.slots import QUANTITY
 
 # Politeness and hedges that open a request: never the value.
 _POLITE_HEAD = (
     r"(?:please|pls|plz|kindly|just|quickly|real quick|go ahead and|could you|can you|would you|will you"
-    r"|i need you to|i want you to|i'd like you to|also)"
+    r"|i need you to|i want you to|i'd like you to|also"
+    # words that join a clause to what came before: "(..., ) so I need earl grey", "but anyway we ran out of salt"
+    r"|so|anyway|oh|well|but|and|just in case)"
 )
 # How the user came to need or have the thing: a state, not the thing.
 _STATE_HEAD = (
     r"(?:(?:i|we)(?:'ve| have)? (?:run|ran|running) out of|(?:i'm|i am|we're|we are) (?:all |almost |nearly )?out of"
     r"|(?:i'm|i am|we're|we are) (?:running |getting |almost |nearly )?low on|(?:running |getting |almost |nearly )?low on"
+    r"|(?:i|we) (?:have|'ve got|have got|got) no"
     r"|(?:almost |nearly |all )?out of|(?:i|we) (?:have|'ve got|have got|got)(?: some)?"
+    # what was noticed, and that none is left: "realised we have no maple syrup [left]"
+    r"|(?:realised|realized|noticed|saw|found|seems|turns out)(?: that)?"
+    r"|(?:(?:i|we) )?(?:still |already )(?:have|got)|(?:just |already )?got|(?:i|we) need(?: some| more)?"
     r"|(?:(?:i|we) )?(?:just |already )?(?:picked up|bought|grabbed|purchased)|(?:i|we) (?:just |already )?got"
     r"|that (?:uses|use|has|have|contains|includes|needs)|(?:uses|using|containing|including)"
     r"|(?:(?:what's|what is|what are|whats) )?(?:any|some|a) (?:good|nice|tasty|great|decent)"
@@ -62,6 +68,10 @@ _TAIL = re.compile(
     r"|(?:to|on|onto|in|into|from|off) (?:the |my |our )?(?:[\w-]+ )?"
     rf"{_PLACES}"
     r"|already|now|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap"
+    # that it is used up, and sighs: "olive oil is done", "sourdough bread again ugh", "no maple syrup left"
+    r"|(?:is|are|was|were) (?:done|finished|gone|all gone|used up|empty|out)|left|anymore|any more|ugh|argh|lol"
+    # a preposition the item kept of where it goes: "dog treats onto [the grocery list]"
+    r"|onto|into"
     r"|in it|in them)$",  # "a recipe with chickpeas in it"
     re.IGNORECASE,
 )
@@ -211,6 +221,29 @@ def _take_amount(args: dict[str, Any], name: str, words: frozenset[str], text: s
         if any(unit == w.rstrip("s") or (len(unit) >= 3 and w.startswith(unit)) for w in words):
             args[name] = int(m.group(1))
             return (text[: m.start()] + " " + text[m.end() :]).strip()
+    if any(w.rstrip("s") == "minute" for w in words):
+        return _take_duration(args, name, text)
+    return text
+
+
+# Words that bound a length of time said before it: "in under half an hour", "that takes less than an hour".
+_BOUNDING = frozenset("in within under than less takes take taking that which max at most no more up to".split())
+
+
+def _take_duration(args: dict[str, Any], name: str, text: str) -> str:
+    """A length of time said in words ("half an hour", "an hour and a half"), in minutes, for a parameter
+    counted in minutes; the words that bound it go with it."""
+    words = text.split()
+    said = [w.casefold().strip(",.!?") for w in words]
+    for i in range(len(said)):
+        found = spoken_minutes(said, i)
+        if found is None:
+            continue
+        start = i
+        while start > 0 and said[start - 1] in _BOUNDING:
+            start -= 1
+        args[name] = found[0]
+        return " ".join(words[:start] + words[found[1]:]).strip(" ,")
     return text
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from dreamer.sidekick.planner.offline.index import Index
-from dreamer.sidekick.planner.offline.match import Match
+from dreamer.sidekick.planner.offline.index import Index, Pattern
+from dreamer.sidekick.planner.offline.match import Match, align
 from dreamer.sidekick.planner.offline.request import Request
 
 WRITES_IN_QUESTION = 0.85  # a question fitted to a function that changes something, through a statement
@@ -28,6 +28,7 @@ TYPICAL_GAIN = 0.08  # the request says a typical value of one of the function's
 READER_FLOOR = 0.4  # a reading function of the same agent fitting at least this well takes the writer's place
 # Meaning and words both pick the one function: a fit at least this good (short of ACCEPT) is acted on.
 AGREED_FLOOR = 0.5
+KIND_FIT = 0.5  # another kind of the same thing is offered when its own words fit at least this well (unnamed_kind)
 
 
 def prefer_reading(index: Index, req: Request, ranked: Sequence[Match]) -> list[Match]:
@@ -91,7 +92,19 @@ def settle(index: Index, req: Request, options: Sequence[Match], recent_agent: s
         return [m for m in options if index.tools[m.tool].tool.agent in spoken]
     if recent_agent in agents:
         return [m for m in options if index.tools[m.tool].tool.agent == recent_agent]
+    listed = [m for m in options if _several_things(index, m)]
+    if listed and all(m in listed or m.missing for m in options):
+        # "add cucumbers and dill": several things read as a list of things, while the other reading
+        # (an event titled "cucumbers and dill") still lacks a value the user did not give (its time).
+        return listed
     return list(options)
+
+
+def _several_things(index: Index, m: Match) -> bool:
+    """The fit puts two or more things in a list parameter, and lacks nothing."""
+    slots = index.tools[m.tool].slots
+    return not m.missing and any(slots[n].kind == "list" and isinstance(v, list) and len(v) >= 2
+                                 for n, v in m.args.items() if n in slots)
 
 
 # Values a message either holds or plainly does not: a web address, a query as written.
@@ -111,3 +124,111 @@ def without_absent_values(index: Index, req: Request, options: Sequence[Match]) 
 
     kept = [m for m in options if not absent(m)]
     return kept if kept else list(options)
+
+
+def _qualified_heads(index: Index, p: Pattern, required: bool) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(qualifier words, head words) of the pattern's literal pairs "<qualifier> <head>" ("[grocery|shopping] list",
+    "(to-do|todo|task) list"), the qualifier optional or required as asked. A qualifier is a choice of
+    content words, or one that is no filler ("my list" is no kind of list)."""
+    out = []
+    for e, h in zip(p.elems, p.elems[1:]):
+        if not e.slot and not h.slot and not h.optional and e.optional != required \
+                and _content(index, e.canons) and _content(index, h.canons):
+            out.append((e.canons, h.canons))
+    return out
+
+
+def _content(index: Index, canons: tuple[str, ...]) -> bool:
+    """Words that name a thing or a kind: no small word, pronoun or generic verb ("my list", "show it")."""
+    lex = index.lex
+    return not any(c in lex.fillers or c in lex.pronouns or c in lex.generic for c in canons)
+
+
+def unnamed_kind(index: Index, req: Request, options: Sequence[Match], recent_agent: str | None,
+                 alone: bool = True) -> list[Match]:
+    """The options, with another agent's function added when the message names a thing only by a head
+    word two agents share and says neither's qualifier.
+
+    "what's on my list" fits the grocery list's "show [my] [grocery|shopping] list" with its qualifier
+    left out; the to-do list's "what's on my (to-do|todo) list" needs its own. Which list is meant, the
+    message does not say: the user chooses (unless they were just working with one of the agents).
+    """
+    if len(options) != 1 or not alone:  # "add apples; show the list": that list
+        return list(options)
+    top = options[0]
+    own = index.tools[top.tool].tool
+    if not own.reads or recent_agent == own.agent:  # "add eggs to my list": what is added says which list; what is read does not
+        return list(options)
+    said = {canon for _, canon in top.said}
+    words = {alt for t in req.toks for alt in t.alts}  # the whole message: "add eggs to the shopping list, then ..."
+    # The head words the function qualifies in its examples ("what's on my grocery list"), said with none of
+    # the qualifiers it gives them.
+    qualifiers: dict[str, set[str]] = {}
+    for p in index.patterns:
+        if p.tool == top.tool:
+            for required in (False, True):
+                for q, hs in _qualified_heads(index, p, required):
+                    for h in hs:
+                        qualifiers.setdefault(h, set()).update(q)
+    heads = {h for h, qs in qualifiers.items() if h in said and not qs & words}
+    if not heads:
+        return list(options)
+    found: dict[int, Match] = {}
+    for p in index.patterns:
+        tool = index.tools[p.tool].tool
+        if tool.agent == own.agent or tool.reads != own.reads:
+            continue
+        if not any(set(hs) & heads and not set(q) & words for q, hs in _qualified_heads(index, p, required=True)):
+            continue
+        m = align(index, req, p, top.a, top.b)
+        if m is None or m.missing or m.score < KIND_FIT:
+            continue
+        if p.tool not in found or m.score > found[p.tool].score:
+            found[p.tool] = m
+    if len(found) != 1:
+        return list(options)
+    other = replace(next(iter(found.values())), score=top.score)
+    if recent_agent == index.tools[other.tool].tool.agent:
+        return [other]  # the list the user was just working with
+    return [top, other]
+
+
+TIMED_FIT = 0.4  # a fit of the timed agent's function this good (its verb said) takes a list fit's place
+TIMED_LEAD = 0.1  # ... and the list fit falls this far behind it (more than a near tie: no question)
+
+
+def _clock(req: Request, a: int, b: int) -> bool:
+    """toks[a:b] say a time of day ("3pm", "at noon", "at 9"), not only a day."""
+    toks = req.toks
+    return any(t.temporal and (t.kind == "time" or (k > 0 and toks[k - 1].fix in ("at", "@")))
+               for k, t in enumerate(toks[a:b], a))
+
+
+def timed_things(index: Index, req: Request, ranked: Sequence[Match], pool: Sequence[Match] = ()) -> list[Match]:
+    """A list of things holds no time of day: "delete choir practice monday at 3pm" is no grocery item.
+
+    When the best fit puts a time of day into a list of things, and a function of an agent that keeps
+    times (one of its functions takes a day or a moment) fits with the request's own verb, that
+    function's fit (from `pool`, the fits before any veto, else `ranked`) comes first, at the list fit's score."""
+    if not ranked:
+        return list(ranked)
+    top = ranked[0]
+    info = index.tools[top.tool]
+    listed = [span for n, span in top.spans.items() if n in info.slots and info.slots[n].kind == "list" and _clock(req, *span)]
+    if not listed:
+        return list(ranked)
+    timed = {i.tool.agent for i in index.tools if i.has_time}
+    verb = req.toks[top.a].canon
+    for m in pool or ranked[1:]:
+        tool = index.tools[m.tool].tool
+        if tool.agent in timed and tool.agent != info.tool.agent and m.score >= TIMED_FIT \
+                and any(pos == top.a and canon == verb for pos, canon in m.said):
+            rest = [replace(r, score=r.score - TIMED_LEAD) if r is top else r for r in ranked if r.tool != m.tool]
+            # What the user named is what the list took ("lunch with Sam friday at noon"), not the part a
+            # template of the other function found room for ("[my appointment with] Sam ..."); the day and
+            # time come off it later (values.without_when).
+            texts = [n for n in m.spans if index.tools[m.tool].slots.get(n) and index.tools[m.tool].slots[n].kind == "text"]
+            if len(texts) == 1:
+                m = replace(m, args={**m.args, texts[0]: req.span_text(*listed[0])}, spans={**m.spans, texts[0]: listed[0]})
+            return sorted([replace(m, score=top.score), *rest], key=lambda r: r.score, reverse=True)
+    return list(ranked)

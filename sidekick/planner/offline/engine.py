@@ -32,6 +32,7 @@ from dreamer.sidekick.planner.base import (
 from dreamer.sidekick.planner.dialog import advance, resume
 from dreamer.sidekick.planner.language.dates import says_my_day
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
+from dreamer.sidekick.planner.language.chatter import chatter_reply
 from dreamer.sidekick.planner.language.labels import labelled_entry
 from dreamer.sidekick.planner.language.values import (
     drop_echoes,
@@ -42,9 +43,12 @@ from dreamer.sidekick.planner.language.values import (
     without_politeness,
 )
 from dreamer.sidekick.planner.offline.choice import (
+    domain_words,
     prefer_reading,
     settle,
+    timed_things,
     typical_values,
+    unnamed_kind,
     without_absent_values,
 )
 from dreamer.sidekick.planner.offline.index import REORDER_FACTOR, Index, get_index
@@ -114,13 +118,19 @@ class OfflinePlanner:
         index = get_index(tools)
         if not index.tools:
             return Plan(reply=NOTHING_INSTALLED)
+        chatter = chatter_reply(text)
+        if chatter is not None:  # "good morning", "ok cool": said to Sidekick, asking nothing of an agent
+            return Plan(reply=chatter)
         text = without_politeness(text)
         plan = self._plan_text(text, index, context)
         pointed = resolve_pronoun(text)
-        if pointed is not None and (plan.pending is not None or len(plan.steps) != 1):
+        if pointed is not None:
             # "I picked up garlic already, take it off the list": the command is about the thing said first.
+            # Read so, it wins where the whole was unsure, and where it is the same call with tidier values:
+            # the whole's values then hold words of the clauses around the thing ("olive oil is", "put that").
             read = self._plan_text(pointed, index, context)
-            if len(read.steps) == 1 and read.pending is None:
+            if len(read.steps) == 1 and read.pending is None and (
+                    plan.pending is not None or len(plan.steps) != 1 or _tidier(read.steps[0], plan.steps[0])):
                 return read
         entry = labelled_entry(text) if len(plan.steps) != 1 or plan.pending is not None else None
         if entry is not None:
@@ -159,6 +169,7 @@ class OfflinePlanner:
                 # Functions that fit about as well as the best: the user chooses.
                 options = [top, *(m for m in part.ranked[1:MAX_OPTIONS] if m.score >= top.score - MARGIN)]
                 options = settle(index, req, without_absent_values(index, req, options), context.recent_agent)
+                options = unnamed_kind(index, req, options, context.recent_agent, len(parts) == 1)
             else:
                 # Not sure of any: the best few, to confirm or choose from.
                 options = [m for m in part.ranked[:MAX_OPTIONS] if m.score >= WEAK]
@@ -177,14 +188,29 @@ class OfflinePlanner:
         return advance(partial)
 
 
+def _tidier(step: Step, than: Step) -> bool:
+    """The same call, its values made of fewer of the same words."""
+    if step.name != than.name:
+        return False
+    mine, theirs = _value_words(step), _value_words(than)
+    return bool(mine) and mine < theirs
+
+
+def _value_words(step: Step) -> set[str]:
+    values = [v for value in step.args.values() for v in (value if isinstance(value, list) else [value])]
+    return {w.casefold() for v in values if isinstance(v, str) for w in v.split()}
+
+
 def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Part], str | None]:
     """The parts re-scored by meaning (meaning.py), or a reply when the request is for no installed agent."""
     tools = [info.tool for info in index.tools]
     out: list[_Part] = []
     for part in parts:
         closeness = Closeness(req.span_text(part.a, part.b), tools)
-        ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN)
+        ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN,
+                         ACCEPT, MARGIN)
         ranked = typical_values(index, req, prefer_reading(index, req, ranked))
+        fitted = ranked
         vetoes = {m.tool: why for m in ranked[:MAX_OPTIONS] if (why := generic_veto(index, req, m, tools)) is not None}
         if vetoes:
             top, top_score = ranked[0].tool, ranked[0].score
@@ -195,6 +221,8 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
                 # The words fitted only generic templates, and meaning says the request is about
                 # something else: no call (and no "did you mean ...?" for a function it is not about).
                 return [], OUT_OF_SCOPE if "outside" in vetoes.values() else DIFFERENT_THING
+        # A time of day in a list of things: the timed agent's fit, though generic on words, is meant.
+        ranked = timed_things(index, req, ranked, fitted)
         unfiltered = ranked
         if closeness.ok:  # a doubtful fit is offered only when its meaning is near too
             ranked = [m for m in ranked if m.score >= ACCEPT or closeness.by_tool[m.tool] >= GUESS_CLOSENESS]
@@ -221,6 +249,8 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
                     ranked = [replace(fit, score=ACCEPT) if agreed is not None and agreed.tool == fit.tool else fit]
                 elif agreed is not None:
                     ranked = [replace(agreed, score=AGREED_SCORE)]
+                elif (asked := _asked_whole(index, req, part.a, part.b, closeness)) is not None:
+                    ranked = [asked]
                 elif closeness.ok and closeness.outside > max(closeness.by_tool, default=0.0) + OUTSIDE_GAP:
                     return [], OUT_OF_SCOPE
             elif ranked[0].score < ACCEPT and agreeing(ranked, closeness) is ranked[0] \
@@ -230,6 +260,31 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
                 ranked = [replace(ranked[0], score=ACCEPT), *ranked[1:]]
         out.append(_Part(part.a, part.b, ranked))
     return out, None
+
+
+WHOLE_DOMAIN_WORDS = 2  # words of its agent's domain a request needs to be put whole to a function that takes it so
+
+
+def _asked_whole(index: Index, req: Request, a: int, b: int, closeness: Closeness) -> Match | None:
+    """A request no template fits, put whole to the one function that takes a whole request (a question to
+    an HR database) when it speaks that function's agent's domain: two of its words ("leave requests for the
+    sales department"), or one in a question ("what's attendance like in operations"), no other agent's,
+    and meaning does not put it nearer a domain no agent serves ("pay my electricity bill")."""
+    found: list[int] = []
+    for n, info in enumerate(index.tools):
+        if not any(_takes_whole(info.tool, name) for name in info.tool.properties):
+            continue
+        if closeness.ok and (closeness.outside >= closeness.by_tool[n] or closeness.best()[0] != n):
+            continue  # meaning must not put the request elsewhere: nearer a domain no agent serves, or another function
+        said = {w for w in domain_words(index, req, info.tool.agent, a, b) if w.isalpha()}  # no "top 5"
+        others = any(domain_words(index, req, agent, a, b) for agent in {i.tool.agent for i in index.tools}
+                     if agent != info.tool.agent)
+        if not others and (len(said) >= WHOLE_DOMAIN_WORDS or (said and req.asks)):
+            found.append(n)
+    if len(found) != 1:
+        return None
+    fit = _fit_alone(index, req, found[0], a, b)
+    return replace(_whole_request(index, req, fit), score=ACCEPT) if fit is not None else None
 
 
 def names_elsewhere(index: Index, req: Request, m: Match) -> bool:

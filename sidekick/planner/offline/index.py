@@ -199,7 +199,9 @@ def build_index(tools: Sequence[Tool]) -> Index:
             weights[canon] = 0.5 + 0.5 * math.log(total / len(users)) / math.log(total)
     index = Index(lex=lex, tools=infos, patterns=[], weights=weights,
                   known=frozenset(c for c in df if c not in lex.fillers))
-    spoken = index.known.union(*(info.description_words for info in infos))
+    # Words the examples use: a description's words ("the note's text", "a message when it changes") say
+    # how a function works, not what people ask of it, so they do not take a domain's name away.
+    spoken = index.known
     index.outside_words = frozenset(lex.canon_word(w) for w in outside.domain_names()) - spoken - lex.generic
     index.outside_services = frozenset(lex.canon_word(w) for w in outside.domain_names(goods=False)) - spoken - lex.generic
     for p in patterns:

@@ -31,6 +31,7 @@ from dreamer.sidekick.planner.offline.semantic import Closeness
 
 SEM_WEIGHT = 0.12  # how much a difference in closeness moves a fit's score
 SEM_NEUTRAL = 0.4  # closeness that leaves a score as it is
+CLEAN_LEFT = 0.3  # a fit leaving less than this weight of words unexplained explains the request (match.Match.clean)
 OUTSIDE_GAP = 0.25  # closer to OUTSIDE than to the fitted function by this much: not for these agents,
 STRONG_FIT = 0.95  # ... unless the words fit at least this well,
 OUTSIDE_GAP_ANY = 0.55  # ... and by this much even then
@@ -51,6 +52,7 @@ VETO_GAP = 0.2
 VETO_GAP_AGENT = 0.45
 AGENT_OWN_MAX = 0.15  # ... when the rest says next to nothing of this function ("dinner party" may be an event)
 NAMED_CLOSENESS = 0.1  # ... or one of its words names such a domain, and it is at least this close
+_SPEAKERS = frozenset({"i", "we", "you", "me", "us"})
 DIFFERENT_THING = (
     "I'm not sure what you'd like me to do there: none of your agents does quite that. Say \"what can you "
     "do?\" to hear what they can."
@@ -148,13 +150,26 @@ def outside(index: Index, req: Request, top: Match, closeness: Closeness) -> boo
         or gap > OUTSIDE_GAP_ANY
 
 
-def rescore(ranked: Sequence[Match], closeness: Closeness, tools: Sequence[Tool], floor: float) -> list[Match]:
-    """The fits with meaning and seniority folded into their scores, best first."""
+def rescore(ranked: Sequence[Match], closeness: Closeness, tools: Sequence[Tool], floor: float,
+            sure: float = 1.0, margin: float = 0.0) -> list[Match]:
+    """The fits with meaning and seniority folded into their scores, best first.
+
+    Meaning re-orders fits; it does not by itself un-make a sure one. A fit that explains every
+    word, scores `sure` on words and leads every other function by `margin` keeps `sure`:
+    "need garlic, ginger" reads as food, and food is near recipes, yet nothing but the grocery
+    list's words fit it (out-of-scope requests are caught by `outside` and `generic_veto`).
+    """
     if not ranked:
         return []
     out = list(ranked)
     if closeness.ok:
-        out = [replace(m, score=min(1.0, max(0.0, m.score + SEM_WEIGHT * (closeness.by_tool[m.tool] - SEM_NEUTRAL))))
+        best = max(ranked, key=lambda m: m.score)
+        # ... and the fit found a word of its template besides who speaks ("im bored" fits "I need {items}" on "I")
+        lone = best.unexplained < CLEAN_LEFT and best.score >= sure and any(
+            canon not in _SPEAKERS for _, canon in best.said) and all(
+            m.score <= best.score - margin for m in ranked if m is not best)
+        out = [replace(m, score=min(1.0, max(0.0, m.score + SEM_WEIGHT * (closeness.by_tool[m.tool] - SEM_NEUTRAL),
+                                              sure if (lone and m is best) else 0.0)))
                for m in out]
     fitting = [m for m in out if m.score >= floor]
     established = [_installed(tools[m.tool]) for m in fitting]

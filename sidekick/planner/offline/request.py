@@ -283,6 +283,6 @@ def asks_question(first: list[str]) -> bool:
     """Words that open a question: a question word, or an auxiliary and a person ("do I", "are there")."""
     if not first:
         return False
-    if first[0] in QUESTION_WORDS:
+    if first[0].split()[0] in QUESTION_WORDS:  # "how long", one word of the lexicon, opens with "how"
         return True
     return len(first) > 1 and first[0] in QUESTION_AUXILIARIES and first[1] in QUESTION_SUBJECTS
