@@ -43,6 +43,7 @@ class Run:
     max_attempts: int = 1
     background: bool = False
     trigger: dict[str, Any] | None = None
+    beyond_own_data: bool = False  # made a syscall that may write outside its agent's data folder
 
     def sink(self, stream: str, level: str, message: str) -> None:
         self.logs.append((datetime.now(timezone.utc), storable_text(stream), storable_text(level), storable_text(message)))
