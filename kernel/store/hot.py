@@ -42,13 +42,14 @@ class HotStatement:
     def __init__(self, statement: ClauseElement, keys: Sequence[str]) -> None:
         self.statement = statement
         self.keys = tuple(keys)
-        self._compiled: dict[int, _Compiled] = {}  # by id of the dialect object
+        # By the dialect object itself (held, so its id is never another dialect's).
+        self._compiled: dict[int, tuple[Dialect, _Compiled]] = {}
         self._lock = threading.Lock()
 
     def _compile(self, dialect: Dialect) -> _Compiled:
-        found = self._compiled.get(id(dialect))
-        if found is not None:
-            return found
+        held = self._compiled.get(id(dialect))
+        if held is not None and held[0] is dialect:
+            return held[1]
         with self._lock:
             compiled = self.statement.compile(dialect=dialect, column_keys=list(self.keys))
             assert isinstance(compiled, SQLCompiler)
@@ -71,7 +72,7 @@ class HotStatement:
                 compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect) for name in names
             )
             found = _Compiled(compiled.string, names, tuple(keys), tuple(constants), bool(compiled.positional), processors)
-            self._compiled[id(dialect)] = found
+            self._compiled[id(dialect)] = (dialect, found)
         return found
 
     def execute(self, conn: Connection, params: dict[str, Any] | Sequence[dict[str, Any]]) -> None:
