@@ -24,6 +24,7 @@ from sqlalchemy import Connection, func, insert, select, text
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.store.db import PG_AUDIT_LOCK
+from dreamer.kernel.store.hot import HotStatement
 from dreamer.kernel.store.models import AuditEntry
 from dreamer.kernel.store.tables import table, width
 from dreamer.kernel.store.text import storable_text
@@ -158,7 +159,10 @@ def _lock_chain(conn: Connection) -> None:
 
 
 # Parameters bound at execution, not baked into the statement, so it compiles once.
-_INSERT = insert(_AUDIT)
+_INSERT = HotStatement(insert(_AUDIT), (
+    "seq", "at", "prev_hash", "hash", "user_id", "actor", "action", "target", "scope", "decision", "detail",
+    "invocation_id",
+))
 _LAST = select(_AUDIT.c.seq, _AUDIT.c.hash).order_by(_AUDIT.c.seq.desc()).limit(1)
 _SQLITE_LOCK = text("UPDATE audit_log SET seq = seq WHERE 0 = 1")
 _PG_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
@@ -178,6 +182,48 @@ def append(
 ) -> AuditEntry:
     """Add one entry to the chain within the caller's transaction (a Session's or a
     Connection's): it commits with the change it records, or not at all."""
+    row = _append(
+        session, user_id=user_id, actor=actor, action=action, target=target, decision=decision, scope=scope,
+        detail=detail, invocation_id=invocation_id, write_locked=False,
+    )
+    return AuditEntry(**row)
+
+
+def append_entry(
+    conn: Connection,
+    *,
+    user_id: int | None,
+    actor: str,
+    action: str,
+    target: str,
+    decision: Literal["allow", "deny"],
+    scope: str | None = None,
+    detail: dict[str, Any] | None = None,
+    invocation_id: str | None = None,
+    write_locked: bool = False,
+) -> None:
+    """`append` for the call path: the same entry, without building an ORM object nobody reads.
+    `write_locked`: this transaction has already written on SQLite (it holds the database's
+    write lock, so the chain cannot move under it); PostgreSQL's advisory lock is taken anyway."""
+    _append(
+        conn, user_id=user_id, actor=actor, action=action, target=target, decision=decision, scope=scope,
+        detail=detail, invocation_id=invocation_id, write_locked=write_locked,
+    )
+
+
+def _append(
+    session: Session | Connection,
+    *,
+    user_id: int | None,
+    actor: str,
+    action: str,
+    target: str,
+    decision: Literal["allow", "deny"],
+    scope: str | None,
+    detail: dict[str, Any] | None,
+    invocation_id: str | None,
+    write_locked: bool,
+) -> dict[str, Any]:
     if decision not in DECISIONS:
         raise ValueError(f"An audit decision is 'allow' or 'deny', not {decision!r}.")
     if detail is not None and not isinstance(detail, dict):
@@ -196,7 +242,8 @@ def append(
     # while waiting on the database, so a transaction that appends twice cannot
     # deadlock against another thread waiting for its database lock.
     conn = session.connection() if isinstance(session, Session) else session
-    _lock_chain(conn)
+    if not (write_locked and conn.dialect.name == "sqlite"):
+        _lock_chain(conn)
     with _append_lock:
         last = conn.execute(_LAST).first()
         seq = 1 if last is None else last.seq + 1
@@ -204,11 +251,10 @@ def append(
         # Microseconds survive both backends; nothing finer is stored.
         at = datetime.now(timezone.utc)
         digest = compute_hash(prev_hash, seq=seq, at=at, **fields)
+        row = dict(seq=seq, at=at, prev_hash=prev_hash, hash=digest, **fields)
         # A Core insert: the ORM's unit of work costs more than the rest of the append.
-        conn.execute(
-            _INSERT, dict(seq=seq, at=at, prev_hash=prev_hash, hash=digest, **fields)
-        )
-    return AuditEntry(seq=seq, at=at, prev_hash=prev_hash, hash=digest, **fields)
+        _INSERT.execute(conn, row)
+    return row
 
 
 def verify(session: Session, *, batch: int = 1000) -> VerifyResult:

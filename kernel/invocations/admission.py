@@ -14,7 +14,7 @@ from sqlalchemy import Connection, func, select
 
 from dreamer.contracts.errors import DreamerError
 from dreamer.contracts.functions import FunctionSpec
-from dreamer.kernel.audit.log import append as audit
+from dreamer.kernel.audit.log import append_entry as audit
 from dreamer.kernel.config import Settings
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.registry import InstalledAgent
@@ -65,9 +65,10 @@ class Admission:
             }.get(caller.kind, who.actor)
 
             def admitted(conn: Connection) -> None:
+                # The row first: its write takes SQLite's write lock, which the audit chain needs.
+                INSERT_INVOCATION.execute(conn, start)
                 audit(conn, user_id=who.user_id, actor=actor, action="functions.call", target=target,
-                      decision="allow", invocation_id=run.id)
-                conn.execute(INSERT_INVOCATION, start)
+                      decision="allow", invocation_id=run.id, write_locked=True)
 
             await self.writer.write(admitted)
             return installed
@@ -93,9 +94,9 @@ class Admission:
         start = start_row(who, run, agent, function, args, caller, node)
 
         def allowed_call(conn: Connection) -> None:
+            INSERT_INVOCATION.execute(conn, start)  # first: it takes SQLite's write lock (see admitted)
             decision.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
-                           invocation_id=caller.parent_id, detail={"invocation_id": run.id})
-            conn.execute(INSERT_INVOCATION, start)
+                           invocation_id=caller.parent_id, detail={"invocation_id": run.id}, write_locked=True)
 
         await self.writer.write(allowed_call)
         return installed

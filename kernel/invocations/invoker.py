@@ -164,6 +164,10 @@ class Invoker:
         inner = Caller("agent", agent, (*caller.chain, agent), run.id, deadline)
 
         async def syscalls(method: str, params: dict[str, Any]) -> Any:
+            if method != "agents.call":
+                # A tool server (or any other service) may write its own data folder for this
+                # call: the disk meter walks all of the user's folders after it, not only the agent's.
+                run.beyond_own_data = True
             return await self._syscall(who, inner, run, method, params)
 
         try:
@@ -172,7 +176,7 @@ class Invoker:
             key = WorkerKey(who.user_name, agent, str(installed.bundle_path), _digest(folders))
             # Built only if the pool has to start a worker.
             spec = functools.partial(self._spec, who, installed, limits, folders)
-            async with self.pool.lease(key, spec, timeout=timeout) as worker, self._watching_disk(who, worker):
+            async with self.pool.lease(key, spec, timeout=timeout) as worker, self._watching_disk(who, worker, run, agent):
                 result = await worker.request(
                     "invoke",
                     {
@@ -214,21 +218,33 @@ class Invoker:
         return Outcome(value=value, invocation_id=run.id)
 
     @contextlib.asynccontextmanager
-    async def _watching_disk(self, who: Principal, worker: Any) -> AsyncIterator[None]:
+    async def _watching_disk(self, who: Principal, worker: Any, run: Run, agent: str) -> AsyncIterator[None]:
         """Stop the worker once the user's data passes the quota mid-call (one call could
         otherwise write many files, each within the per-file limit), and say why."""
-        watch = asyncio.ensure_future(self.disk.watch(who.user_name, worker.kill))
+        # Most calls end within the meter's moment: the watch starts only once one outlasts
+        # it (a timer costs a fraction of a task that is created and cancelled on every call).
+        loop = asyncio.get_running_loop()
+        watch: asyncio.Task[DreamerError] | None = None
+
+        def start_watch() -> None:
+            nonlocal watch
+            watch = loop.create_task(self.disk.watch(who.user_name, worker.kill, agent=agent, wait_first=False))
+
+        timer = loop.call_later(self.disk.fresh_s, start_watch)
         try:
             yield
         except DreamerError:
-            if watch.done() and not watch.cancelled():
+            if watch is not None and watch.done() and not watch.cancelled():
                 raise watch.result() from None
             raise
         finally:
-            watch.cancel()
+            timer.cancel()
+            if watch is not None:
+                watch.cancel()
             # A measurement taken before the call would let the next call start although
             # this one filled the quota (a burst of small files ends before the meter looks).
-            self.disk.forget(who.user_name)
+            # The agent's worker writes its own data folder; an agent it called forgets its own.
+            self.disk.forget(who.user_name, None if run.beyond_own_data else agent)
 
     # -- syscalls ----------------------------------------------------------------------
 

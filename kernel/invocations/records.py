@@ -20,6 +20,7 @@ from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.principal import Caller, Principal
 from dreamer.kernel.runs.retry import retry_delay
 from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.hot import HotStatement
 from dreamer.kernel.store.models import Invocation, InvocationLog
 from dreamer.kernel.store.tables import rowcount, table
 from dreamer.kernel.store.text import storable_text
@@ -43,6 +44,7 @@ class Run:
     max_attempts: int = 1
     background: bool = False
     trigger: dict[str, Any] | None = None
+    beyond_own_data: bool = False  # made a syscall that may write outside its agent's data folder
 
     def sink(self, stream: str, level: str, message: str) -> None:
         self.logs.append((datetime.now(timezone.utc), storable_text(stream), storable_text(level), storable_text(message)))
@@ -66,9 +68,14 @@ class QueuedRun:
 
 
 _INVOCATIONS = table(Invocation)
-INSERT_INVOCATION = insert(_INVOCATIONS)
+# The columns start_row fills, all of them: the hot statement computes no defaults.
+START_COLUMNS = (
+    "id", "user_id", "agent", "function", "args", "caller", "parent_id", "status", "attempt", "created_at",
+    "started_at", "trace_id", "background", "max_attempts", "run_after", "trigger", "node",
+)
+INSERT_INVOCATION = HotStatement(insert(_INVOCATIONS), START_COLUMNS)
 # Only a running row is finished: a cancelled one keeps "cancelled" whatever its worker did.
-_FINISH_INVOCATION = (
+_FINISH_INVOCATION = HotStatement(
     update(_INVOCATIONS)
     # ... and only by the attempt that ran: one a dead node's lease handed to another node
     # (kernel/cluster/) is never overwritten by the old attempt waking up late.
@@ -78,9 +85,10 @@ _FINISH_INVOCATION = (
         status=bindparam("status"), result=bindparam("result"), finished_at=bindparam("finished_at"),
         error_code=bindparam("error_code"), error_message=bindparam("error_message"),
         run_after=bindparam("run_after"),
-    )
+    ),
+    ("run_id", "run_attempt", "status", "result", "finished_at", "error_code", "error_message", "run_after"),
 )
-_INSERT_LOG = insert(table(InvocationLog))
+_INSERT_LOG = HotStatement(insert(table(InvocationLog)), ("invocation_id", "at", "stream", "level", "message"))
 
 
 def new_invocation_id() -> str:
@@ -120,7 +128,7 @@ def end_job(
     write_logs = logs_job(run)
 
     def finish(conn: Connection) -> None:
-        conn.execute(_FINISH_INVOCATION, values)
+        _FINISH_INVOCATION.execute(conn, values)
         write_logs(conn)
 
     return finish
@@ -136,7 +144,7 @@ def logs_job(run: Run) -> Callable[[Connection], None]:
 
     def write(conn: Connection) -> None:
         if logs:
-            conn.execute(_INSERT_LOG, logs)
+            _INSERT_LOG.execute(conn, logs)
 
     return write
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from dreamer.kernel.audit.log import append
+from dreamer.kernel.audit.log import append, append_entry
 from dreamer.contracts.errors import DreamerError
 from dreamer.contracts.scopes import ScopeError, parse_scope
 
@@ -100,15 +100,20 @@ class Decision:
         decision: Literal["allow", "deny"] | None = None,
         detail: dict[str, Any] | None = None,
         invocation_id: str | None = None,
+        write_locked: bool = False,
     ) -> None:
         """The decision's audit entry, in the caller's transaction. Its scope is the grant
         that allowed it, or the scope that was missing. `decision` overrides the verdict
         only where the call was allowed but its outcome is what the log must show
-        (tools.call refused by a disabled tool)."""
-        append(
-            conn, user_id=user_id, actor=actor, action=action, target=target, scope=self.holder or self.wanted,
+        (tools.call refused by a disabled tool). `write_locked`: see audit.log.append_entry."""
+        fields: dict[str, Any] = dict(
+            user_id=user_id, actor=actor, action=action, target=target, scope=self.holder or self.wanted,
             decision=decision or self.verdict, detail=detail, invocation_id=invocation_id,
         )
+        if isinstance(conn, Session):
+            append(conn, **fields)
+        else:
+            append_entry(conn, write_locked=write_locked, **fields)
 
 
 def covering(granted: Iterable[str], wanted: str) -> str | None:

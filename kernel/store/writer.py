@@ -41,7 +41,29 @@ MAX_BATCH = 128
 @dataclass
 class _Item:
     job: Job
-    future: concurrent.futures.Future[Any]
+    # Who waits: a thread (a concurrent future) or a coroutine (an asyncio future, settled
+    # on its own loop: one wake-up of that loop per committed batch, not one per job).
+    future: concurrent.futures.Future[Any] | None = None
+    waiter: asyncio.Future[Any] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def start(self) -> bool:
+        """False if the caller gave up before the job started: it is not run."""
+        if self.future is not None:
+            return self.future.set_running_or_notify_cancel()
+        assert self.waiter is not None
+        return not self.waiter.cancelled()
+
+
+def _settle(outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:
+    """On the waiters' loop: hand each its result or its error (unless it was cancelled meanwhile)."""
+    for waiter, result, error in outcomes:
+        if waiter.done():
+            continue
+        if error is not None:
+            waiter.set_exception(error)
+        else:
+            waiter.set_result(result)
 
 
 class GroupWriter:
@@ -61,24 +83,30 @@ class GroupWriter:
     def submit(self, job: Callable[[Connection], T]) -> concurrent.futures.Future[T]:
         """Queue a job; the future resolves once its transaction has committed."""
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        with self._lock:
-            if self._closed or self.inline:
-                # Inline, or after close (a kernel stopping): write in the caller's thread.
-                self._run_alone(_Item(job, future))
-                return future
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="dreamer-store-writer", daemon=True)
-                self._thread.start()
-            self._queue.put(_Item(job, future))
+        self._enqueue(_Item(job, future))
         return future
 
     async def write(self, job: Callable[[Connection], T]) -> T:
         """Queue a job and wait for its commit without blocking the event loop."""
-        return await asyncio.wrap_future(self.submit(job))
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[T] = loop.create_future()
+        self._enqueue(_Item(job, waiter=waiter, loop=loop))
+        return await waiter
 
     def write_now(self, job: Callable[[Connection], T]) -> T:
         """From synchronous code: queue a job and wait for its commit."""
         return self.submit(job).result()
+
+    def _enqueue(self, item: _Item) -> None:
+        with self._lock:
+            if self._closed or self.inline:
+                # Inline, or after close (a kernel stopping): write in the caller's thread.
+                self._run_alone(item)
+                return
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="dreamer-store-writer", daemon=True)
+                self._thread.start()
+            self._queue.put(item)
 
     def close(self, timeout: float = 10.0) -> None:
         """Write everything queued, then stop the thread."""
@@ -115,7 +143,7 @@ class GroupWriter:
                 return
 
     def _run(self, batch: list[_Item]) -> None:
-        live = [item for item in batch if item.future.set_running_or_notify_cancel()]
+        live = [item for item in batch if item.start()]
         if not live:
             return
         results: list[Any] = []
@@ -132,18 +160,36 @@ class GroupWriter:
             return
         self.batches += 1
         self.jobs += len(live)
-        for item, result in zip(live, results):
-            item.future.set_result(result)
+        _deliver([(item, result, None) for item, result in zip(live, results)])
 
     def _run_alone(self, item: _Item, *, started: bool = False) -> None:
-        if not started and not item.future.set_running_or_notify_cancel():
+        if not started and not item.start():
             return
         try:
             with self.store.engine.begin() as conn:
                 result = item.job(conn)
         except BaseException as exc:  # noqa: BLE001 - the caller gets its own failure
-            item.future.set_exception(exc)
+            _deliver([(item, None, exc)])
             return
         self.batches += 1
         self.jobs += 1
-        item.future.set_result(result)
+        _deliver([(item, result, None)])
+
+
+def _deliver(outcomes: list[tuple[_Item, Any, BaseException | None]]) -> None:
+    """Results to their waiters: threads at once, each event loop once for all of its own."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], Any, BaseException | None]]] = {}
+    for item, result, error in outcomes:
+        if item.future is not None:
+            if error is not None:
+                item.future.set_exception(error)
+            else:
+                item.future.set_result(result)
+        else:
+            assert item.waiter is not None and item.loop is not None
+            by_loop.setdefault(item.loop, []).append((item.waiter, result, error))
+    for loop, settled in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, settled)
+        except RuntimeError:
+            pass  # the loop has closed: nobody is waiting any more

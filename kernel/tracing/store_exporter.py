@@ -22,6 +22,7 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.hot import HotStatement
 from dreamer.kernel.store.models import Span
 from dreamer.kernel.store.tables import table, width
 from dreamer.kernel.store.writer import GroupWriter
@@ -51,6 +52,11 @@ def _json_value(value: Any) -> Any:
 
 
 def span_row(span: ReadableSpan) -> Span:
+    return Span(**span_values(span))
+
+
+def span_values(span: ReadableSpan) -> dict[str, Any]:
+    """A finished span as the values of its row (span_dict's keys), without an ORM object."""
     context = span.get_span_context()
     assert context is not None  # SDK spans always have one
     attributes: dict[str, Any] = {
@@ -68,7 +74,7 @@ def span_row(span: ReadableSpan) -> Span:
     invocation = attributes.get(DREAMER_INVOCATION_ID)
     start = span.start_time or 0
     end = span.end_time or start
-    return Span(
+    return dict(
         span_id=format_span_id(context.span_id),
         trace_id=format_trace_id(context.trace_id),
         parent_span_id=format_span_id(span.parent.span_id) if span.parent else None,
@@ -83,7 +89,11 @@ def span_row(span: ReadableSpan) -> Span:
     )
 
 
-_INSERT_SPANS = insert(_SPANS)
+_SPAN_COLUMNS = (
+    "span_id", "trace_id", "parent_span_id", "name", "kind", "start_ns", "end_ns", "duration_ms", "status",
+    "attributes", "invocation_id",
+)
+_INSERT_SPANS = HotStatement(insert(_SPANS), _SPAN_COLUMNS)
 
 
 class StoreSpanExporter(SpanExporter):
@@ -98,12 +108,12 @@ class StoreSpanExporter(SpanExporter):
         if self._stopped:
             return SpanExportResult.FAILURE
         try:
-            rows = [span_dict(span_row(span)) for span in spans]
+            rows = [span_values(span) for span in spans]
             if self._writer is not None:
-                self._writer.write_now(lambda conn: conn.execute(_INSERT_SPANS, rows))
+                self._writer.write_now(lambda conn: _INSERT_SPANS.execute(conn, rows))
             else:
                 with self._store.session() as session:
-                    session.connection().execute(_INSERT_SPANS, rows)
+                    _INSERT_SPANS.execute(session.connection(), rows)
         except Exception as error:  # noqa: BLE001 - tracing must never break the call it traces
             log.warning("could not store %d span(s): %s", len(spans), error)
             return SpanExportResult.FAILURE
