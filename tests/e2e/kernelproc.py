@@ -78,14 +78,31 @@ def start_kernel(
 ) -> KernelProc:
     """A kernel process on `port`; `wrapper` goes before its command (e.g. prlimit).
 
-    A first start installs the starter agents: minutes on a machine shared by many test runs."""
-    port = port or free_port()
+    A first start installs the starter agents: minutes on a machine shared by many test runs.
+    A free port can be taken by another test run's process between `free_port()` and the
+    kernel's bind; then the kernel exits with "address already in use" and, when the caller
+    named no port, it is started again on another one."""
+    for attempt in range(3):
+        kernel = _start_once(home, extra_env, port or free_port(), wait_s, wrapper)
+        if kernel is not None:
+            return kernel
+        if port is not None or attempt == 2:
+            break
+    raise RuntimeError("kernel exited at start:\n" + (home / "test-kernel.log").read_text()[-3000:])
+
+
+def _start_once(
+    home: Path, extra_env: dict[str, str] | None, port: int, wait_s: float, wrapper: list[str] | None,
+) -> KernelProc | None:
+    """The started kernel, or None when it lost its port to another process."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")
     } | {"DREAMER_HOME": str(home), "DREAMER_URL": f"http://127.0.0.1:{port}", "DREAMER_LOG_LEVEL": "warning"}
     env |= extra_env or {}
     home.mkdir(parents=True, exist_ok=True)
-    log = open(home / "test-kernel.log", "ab")
+    log_path = home / "test-kernel.log"
+    log_start = log_path.stat().st_size if log_path.exists() else 0
+    log = open(log_path, "ab")
     process = subprocess.Popen(
         [*(wrapper or []), sys.executable, "-m", "dreamer.host.server", "127.0.0.1", str(port)],
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -94,15 +111,32 @@ def start_kernel(
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError("kernel exited at start:\n" + (home / "test-kernel.log").read_text()[-3000:])
+            with open(log_path, "rb") as f:
+                f.seek(log_start)
+                said = f.read().decode(errors="replace")
+            if "address already in use" in said:
+                return None
+            raise RuntimeError("kernel exited at start:\n" + said[-3000:])
         try:
-            if httpx.get(f"{kernel.url}/healthz", timeout=1).status_code == 200:
+            if httpx.get(f"{kernel.url}/healthz", timeout=1).status_code == 200 and _answers_as_ours(kernel):
                 return kernel
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
     kernel.stop()
     raise RuntimeError(f"kernel did not answer /healthz within {wait_s:g} s")
+
+
+def _answers_as_ours(kernel: KernelProc) -> bool:
+    """False when another process answers on our port: it refuses the token our kernel wrote.
+    (Our kernel writes its credentials before it binds; with none written, trust /healthz.)"""
+    if kernel.process.poll() is not None:
+        return False
+    try:
+        token = kernel.token
+    except (OSError, ValueError, KeyError):
+        return True
+    return httpx.get(f"{kernel.url}/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=5).status_code != 401
 
 
 def write_bundle(root: Path, name: str, code: str, *, required: list[str] | None = None,
