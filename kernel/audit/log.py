@@ -182,7 +182,7 @@ def append(
 ) -> AuditEntry:
     """Add one entry to the chain within the caller's transaction (a Session's or a
     Connection's): it commits with the change it records, or not at all."""
-    row = _append(
+    row = append_entry(
         session, user_id=user_id, actor=actor, action=action, target=target, decision=decision, scope=scope,
         detail=detail, invocation_id=invocation_id, write_locked=False,
     )
@@ -190,7 +190,7 @@ def append(
 
 
 def append_entry(
-    conn: Connection,
+    session: Session | Connection,
     *,
     user_id: int | None,
     actor: str,
@@ -201,29 +201,11 @@ def append_entry(
     detail: dict[str, Any] | None = None,
     invocation_id: str | None = None,
     write_locked: bool = False,
-) -> None:
-    """`append` for the call path: the same entry, without building an ORM object nobody reads.
-    `write_locked`: this transaction has already written on SQLite (it holds the database's
-    write lock, so the chain cannot move under it); PostgreSQL's advisory lock is taken anyway."""
-    _append(
-        conn, user_id=user_id, actor=actor, action=action, target=target, decision=decision, scope=scope,
-        detail=detail, invocation_id=invocation_id, write_locked=write_locked,
-    )
-
-
-def _append(
-    session: Session | Connection,
-    *,
-    user_id: int | None,
-    actor: str,
-    action: str,
-    target: str,
-    decision: Literal["allow", "deny"],
-    scope: str | None,
-    detail: dict[str, Any] | None,
-    invocation_id: str | None,
-    write_locked: bool,
 ) -> dict[str, Any]:
+    """`append` for the call path: the same entry, as its row, without building an ORM object
+    nobody reads. `write_locked`: this transaction has already written on SQLite (it holds the
+    database's write lock, so the chain cannot move under it); PostgreSQL's advisory lock is
+    taken anyway."""
     if decision not in DECISIONS:
         raise ValueError(f"An audit decision is 'allow' or 'deny', not {decision!r}.")
     if detail is not None and not isinstance(detail, dict):
