@@ -79,3 +79,34 @@ def test_many_files_are_walked_in_a_thread(tmp_path: Path, monkeypatch) -> None:
         assert walked_on == [(False, True)]  # known to be large: straight to the thread
 
     asyncio.run(run())
+
+
+def test_another_users_files_neither_count_nor_move_a_user_off_the_loop(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A second user fills their folders with many files: the first user's measure stays their
+    # own bytes, walked on the loop, and the second user's writes never mark the first's stale.
+    settings = _home(tmp_path)
+    settings.agent_data_dir("other", "notes").mkdir(parents=True)
+    for i in range(quotas.INLINE_ENTRIES + 10):
+        (settings.agent_data_dir("other", "notes") / f"f{i}").write_bytes(b"x" * 4096)
+    threads: list[str] = []
+    real = quotas._measure
+
+    def spy(folders, budget):  # type: ignore[no-untyped-def]
+        if threading.current_thread() is not threading.main_thread():
+            threads.append(str(folders))
+        return real(folders, budget)
+
+    monkeypatch.setattr(quotas, "_measure", spy)
+    meter = DataMeter(settings, fresh_s=30)
+
+    async def run() -> None:
+        assert await meter.used("other") == data_bytes(settings, "other")
+        assert threads and all("/other/" in f for f in threads)
+        threads.clear()
+        mine = await meter.used("me")
+        assert mine == data_bytes(settings, "me") and mine < data_bytes(settings, "other")
+        meter.forget("other", "notes")
+        assert await meter.used("me") == mine and "me" not in meter._stale
+        assert threads == []  # the small user was never walked in a thread
+
+    asyncio.run(run())
