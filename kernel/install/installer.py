@@ -25,6 +25,7 @@ from dreamer.kernel.audit.log import append as audit
 from dreamer.contracts.archive import BundleLimits, extract, install_copy, pack, remove_tree, tree_digest
 from dreamer.kernel.bundles.agenttests import run_agent_tests
 from dreamer.kernel.bundles.build import describe_bundle
+from dreamer.kernel.bundles.descriptions import DescriptionCache
 from dreamer.contracts.functions import dump_functions, load_functions
 from dreamer.contracts.manifest import Manifest, load_manifest
 from dreamer.kernel.config import Settings
@@ -65,6 +66,7 @@ class Installer:
         self.sandbox = sandbox
         self.pool = pool
         self.cache = cache or InstallCache(store)
+        self.descriptions = DescriptionCache()  # a bundle's functions by its content (no sandbox per sign-up)
         self._lock = asyncio.Lock()  # installs are rare; one at a time keeps bundles/ consistent
         self.tools: ToolInstaller | None = None  # tool bundles (kind: tool), set by Kernel.build
         # Called after an install, upgrade or uninstall (the kernel syncs the agent's triggers).
@@ -111,9 +113,11 @@ class Installer:
             bundle, manifest = _unpack(archive, work, "installing", room)
             if manifest.kind == "tool":
                 return await self._tools().stage(who, work, bundle, manifest)
+            digest = tree_digest(bundle)  # before functions.json is written into it
             functions = load_functions(bundle)
             if functions is None:
-                built = await describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data")
+                built = await self.descriptions.describe(
+                    digest, lambda: describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data"))
                 (bundle / "functions.json").write_text(dump_functions(built))
                 functions = load_functions(bundle)
             specs = functions or []
