@@ -129,14 +129,41 @@ def test_malformed_arguments_and_unknown_tools_are_errors_for_the_model(
 
 
 def test_the_step_limit_stops_the_loop(fake: FakeLLMServer, provider: str, sqlite_store: Store, user_id: int) -> None:
-    fake.script(*[ToolCalls([Call("grocery__list_items", {})]) for _ in range(3)])
+    fake.script(*[ToolCalls([Call("calendar__agenda", {"day": f"2025-06-0{n}"})]) for n in range(1, 4)])
     calls = Calls()
     events = drive(fake, provider, sqlite_store, user_id, "keep looking", calls, loop=ModelLoop(max_steps=3))
     assert len(calls.steps) == 3 and len(fake.requests) == 3  # no fourth model call
     assert reply_of(events)["text"].startswith("I stopped after 3 steps")
     assert reply_of(events)["failed"] == "the model did not finish within 3 steps"
     refused_or_not = [e for e in events if e["event"] == "refused"]
-    assert refused_or_not == []  # list_items is offered and needs no yes: nothing was refused
+    assert refused_or_not == []  # agenda is offered and needs no yes: nothing was refused
+
+
+def test_a_call_that_already_worked_is_not_run_again(fake: FakeLLMServer, provider: str, sqlite_store: Store,
+                                                    user_id: int) -> None:
+    # A weak model repeats itself; running add_items again would add the item twice.
+    again = Call("grocery__add_items", {"items": ["milk"]})
+    fake.script(ToolCalls([again]), ToolCalls([Call("grocery__list_items", {}), again]), ToolCalls([again]))
+    calls = Calls(answers={"grocery.add_items": {"added": ["milk"]}, "grocery.list_items": {"items": ["milk"]}})
+    events = drive(fake, provider, sqlite_store, user_id, "add milk", calls)
+    # The second round's new call ran, its repeat did not; the third round was only a repeat: the turn ends.
+    assert [s.name for s in calls.steps] == ["grocery.add_items", "grocery.list_items"]
+    assert len(fake.requests) == 3
+    reply = reply_of(events)
+    assert reply["failed"] is None and reply["pending"] is None and reply["text"].strip()
+    told = [c for c, _ in tool_results(provider, fake.requests[2].body)]
+    assert any(c.startswith("already done this turn") and "milk" in c for c in told)
+
+
+def test_a_call_that_failed_may_be_tried_again(fake: FakeLLMServer, provider: str, sqlite_store: Store,
+                                              user_id: int) -> None:
+    again = Call("grocery__list_items", {})
+    fake.script(ToolCalls([again]), ToolCalls([again]), Text("Your list has milk."))
+    outcomes = iter([{"ok": False, "error": {"code": "busy", "message": "busy; try again"}}, {"items": ["milk"]}])
+    calls = Calls(answers={"grocery.list_items": lambda step: next(outcomes)})
+    events = drive(fake, provider, sqlite_store, user_id, "what is on my list", calls)
+    assert [s.name for s in calls.steps] == ["grocery.list_items", "grocery.list_items"]
+    assert reply_of(events)["text"] == "Your list has milk."
 
 
 def test_an_empty_answer_is_a_failure_unless_calls_ran(fake: FakeLLMServer, provider: str, sqlite_store: Store,

@@ -12,6 +12,9 @@ results go back together. The rules are enforced here, not by the prompt:
   dialog.resume() turns into a confirmed step when the user says yes;
 - an unusable call (malformed arguments, an unknown tool) and a failed call go
   back to the model as error results, so it can recover;
+- a call that already succeeded this turn, with the same arguments, is not run again:
+  weak models repeat themselves (a 135M model asked to add milk adds it eight times),
+  and a round of nothing but such repeats ends the turn with what the calls did;
 - after `max_steps` rounds the loop stops and says so.
 Each call not run as the model asked comes out as a "refused" event (for the audit log).
 A reply that is not the model's own answer (the model failed, gave nothing, or ran
@@ -87,6 +90,7 @@ class ModelLoop:
         said = False  # some earlier round's text was streamed
         done_lines: list[str] = []  # how each call that ran reads (its "said"), for a silent model
         seen_results = False  # an agent's output has entered the conversation
+        succeeded: dict[str, Mapping[str, Any]] = {}  # a call's identity → its outcome, for calls that worked
         for _ in range(self.max_steps):
             answer: ChatResponse | None = None
             streamed = False
@@ -134,14 +138,21 @@ class ModelLoop:
                     told = f"not remembered: {exc.message}"
                 yield {"event": "memory", "fact": fact, "outcome": told}
                 round_.results[call_id] = Message.tool_result(call_id, told)
+            repeats = _drop_repeats(round_, succeeded)
+            if repeats and not (round_.steps or round_.facts or round_.confirm or round_.question):
+                # Nothing new was asked for: the model is going round in circles.
+                yield _reply(answer.text.strip() or "\n".join(done_lines))
+                return
             for step in round_.steps.values():
                 yield {"event": "tool_call", "agent": step.agent, "function": step.function, "args": dict(step.args)}
             outcomes = await asyncio.gather(*(_safe(call, s) for s in round_.steps.values()))
             seen_results = seen_results or bool(outcomes)
-            for call_id, outcome in zip(round_.steps, outcomes):
+            for (call_id, step), outcome in zip(round_.steps.items(), outcomes):
                 done_lines.append(_said(outcome))
                 yield {"event": "tool_result", **outcome}
                 round_.results[call_id] = _result_message(call_id, outcome)
+                if outcome.get("ok"):
+                    succeeded[_identity(step)] = outcome
             messages += [round_.results[c.id] for c in answer.tool_calls if c.id in round_.results]
 
             if round_.confirm:
@@ -205,6 +216,22 @@ def _sort(answer: ChatResponse, table: Mapping[str, Tool], max_parallel: int, *,
             tool = table[tc.name]
             round_.steps[tc.id] = Step(tool.agent, tool.function, dict(tc.arguments))
     return round_
+
+
+def _identity(step: Step) -> str:
+    return f"{step.agent}.{step.function}:{json.dumps(step.args, sort_keys=True, default=str)}"
+
+
+def _drop_repeats(round_: _Round, succeeded: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Takes out of the round each step that already succeeded this turn with the same
+    arguments; the model reads that it was done, with the result it had. A failed call
+    may be tried again (its error may say "try again"), up to the step limit."""
+    repeats = [call_id for call_id, step in round_.steps.items() if _identity(step) in succeeded]
+    for call_id in repeats:
+        earlier = succeeded[_identity(round_.steps.pop(call_id))]
+        done = _result_message(call_id, earlier)
+        round_.results[call_id] = Message.tool_result(call_id, _clip(f"already done this turn, not run again; {done.content}"))
+    return repeats
 
 
 async def _safe(call: CallFn, step: Step) -> dict[str, Any]:
