@@ -26,8 +26,14 @@ Credential = tuple[str, str]
 
 @dataclass
 class Revocations:
+    """Wakes open streams when something is revoked. Bumps come from the event loop and from
+    the threads of sync routes (revoking a token is one); a stream that was between two waits
+    when a bump came sees it by the generation, so no bump is missed."""
+
     _event: asyncio.Event = field(default_factory=asyncio.Event)
     on_bump: Callable[[], None] | None = None  # set on a cluster node: wakes the other nodes' streams too
+    generation: int = 0
+    _loop: asyncio.AbstractEventLoop | None = None
 
     def bump(self) -> None:
         """Something was revoked: wake every open stream to check its credential."""
@@ -36,11 +42,27 @@ class Revocations:
             self.on_bump()
 
     def bump_here(self) -> None:
+        self.generation += 1
+        loop = self._loop
+        if loop is not None and not _running_on(loop) and not loop.is_closed():
+            loop.call_soon_threadsafe(self._wake)  # an asyncio.Event is not to be set from another thread
+        else:
+            self._wake()
+
+    def _wake(self) -> None:
         self._event.set()
         self._event = asyncio.Event()
 
     def changed(self) -> asyncio.Event:
+        self._loop = asyncio.get_running_loop()
         return self._event
+
+
+def _running_on(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 def still_valid(store: Store, credential: Credential | None) -> bool:
@@ -62,15 +84,18 @@ async def until_revoked(
 ) -> AsyncIterator[bytes]:
     """`events`, ended with `closing` as soon as `credential` is revoked."""
     iterator = events.__aiter__()
+    seen = revocations.generation
     try:
         while True:
             following = asyncio.ensure_future(iterator.__anext__())
             while True:
-                woken = asyncio.ensure_future(revocations.changed().wait())
-                done, _ = await asyncio.wait({following, woken}, return_when=asyncio.FIRST_COMPLETED)
-                woken.cancel()
-                if following in done:
-                    break
+                if revocations.generation == seen:
+                    woken = asyncio.ensure_future(revocations.changed().wait())
+                    done, _ = await asyncio.wait({following, woken}, return_when=asyncio.FIRST_COMPLETED)
+                    woken.cancel()
+                    if following in done and revocations.generation == seen:
+                        break
+                seen = revocations.generation  # a bump, now or while an item was being passed on
                 if not still_valid(store, credential):
                     following.cancel()
                     # Let the cancelled step finish first: closing a generator that is still
@@ -94,14 +119,17 @@ async def while_valid(
 ) -> bool:
     """Runs `work`; cancels it as soon as `credential` is revoked. False when it was cancelled so."""
     task = asyncio.ensure_future(work)
+    seen = revocations.generation
     try:
         while True:
-            woken = asyncio.ensure_future(revocations.changed().wait())
-            done, _ = await asyncio.wait({task, woken}, return_when=asyncio.FIRST_COMPLETED)
-            woken.cancel()
-            if task in done:
-                task.result()
-                return True
+            if revocations.generation == seen:
+                woken = asyncio.ensure_future(revocations.changed().wait())
+                done, _ = await asyncio.wait({task, woken}, return_when=asyncio.FIRST_COMPLETED)
+                woken.cancel()
+                if task in done:
+                    task.result()
+                    return True
+            seen = revocations.generation
             if not still_valid(store, credential):
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
