@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +80,30 @@ def _same(expected: Any, got: Any) -> bool:
     return expected == got
 
 
-def judge(case: Case, plan: Plan) -> str | None:
-    """None when the plan is what the case expects, else what is wrong."""
+# The two words the planner passes for a day (language/dates.day_value), and how far each is from today.
+DAY_WORDS = {"today": 0, "tomorrow": 1}
+
+
+def same_day(expected: Any, got: Any, today: date | None) -> bool:
+    """An ISO date expected, and "today" or "tomorrow" passed for that very day: the same argument.
+
+    The contracts take a day as "today", "tomorrow", a weekday or a date (recipes.plan_dinner,
+    calendar.agenda and briefing), and the planner passes the first two as words; a batch that
+    writes every day resolved against `now` means the same day.
+    """
+    if today is None or not isinstance(expected, str) or not isinstance(got, str):
+        return False
+    offset = DAY_WORDS.get(got.strip().casefold())
+    if offset is None:
+        return False
+    try:
+        return date.fromisoformat(expected.strip()) == today + timedelta(days=offset)
+    except ValueError:
+        return False
+
+
+def judge(case: Case, plan: Plan, today: date | None = None) -> str | None:
+    """None when the plan is what the case expects, else what is wrong (`today`: the cases' own day)."""
     got = [(s.name, dict(s.args)) for s in plan.steps]
     shown = f"got steps={got} pending={plan.pending.kind if plan.pending else None} reply={bool(plan.reply)}"
     if case.reply:
@@ -99,7 +121,7 @@ def judge(case: Case, plan: Plan) -> str | None:
         if want_name != name:
             return f"expected {want_name}; {shown}"
         for key, value in want_args.items():
-            if key not in args or not _same(value, args[key]):
+            if key not in args or not (_same(value, args[key]) or same_day(value, args[key], today)):
                 return f"expected {want_name} {key}={value!r}; {shown}"
     return None
 
@@ -138,7 +160,7 @@ def run(tools: Sequence[Tool], cases: Sequence[Case], context: PlanContext) -> R
         plan = planner.plan(case.text, tools, context)
         ms = (time.perf_counter() - start) * 1000
         cpu.append((time.process_time() - start_cpu) * 1000)
-        results.append((case, judge(case, plan), ms))
+        results.append((case, judge(case, plan, context.local_now().date()), ms))
     return Report(results, cpu)
 
 
@@ -360,7 +382,7 @@ def run_families(tools: Sequence[Tool], path: Path, group: str) -> Report:
             named = [s.name for s in plan.steps] + offered
             fail = f"{avoid[case.text]} was chosen or offered: {named}" if avoid[case.text] in named else None
         else:
-            fail = judge(case, plan)
+            fail = judge(case, plan, context.local_now().date())
         results[-1] = (case, fail, results[-1][2])
     return Report(results, cpu)
 
