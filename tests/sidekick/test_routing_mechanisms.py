@@ -364,3 +364,13 @@ def test_endearments_and_acknowledgements_around_a_request_go() -> None:
     assert without_politeness("be a star and add foil to the list") == "add foil to the list"
     assert without_politeness("do me a favor and add foil to the list") == "add foil to the list"
     assert without_politeness("take foil off the list, cheers") == "take foil off the list"
+
+
+@pytest.mark.parametrize("text", ["switch the television over to channel 4", "any novel by that author you'd recommend"])
+def test_domains_no_starter_serves_make_no_call(tools: list[Tool], context: PlanContext, text: str) -> None:
+    # side19s: television, books and coding are described in language/outside.py; their nouns name them.
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None and plan.reply, (text, plan.steps, plan.pending)
+    # ... while goods of the same words on a list of things to get are still things to get
+    assert [s.name for s in _plan(tools, context, "add a tv guide magazine to the shopping list").steps] == [
+        "grocery.add_items"]
