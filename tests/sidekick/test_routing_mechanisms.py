@@ -374,3 +374,9 @@ def test_domains_no_starter_serves_make_no_call(tools: list[Tool], context: Plan
     # ... while goods of the same words on a list of things to get are still things to get
     assert [s.name for s in _plan(tools, context, "add a tv guide magazine to the shopping list").steps] == [
         "grocery.add_items"]
+
+
+def test_a_lone_weak_guess_that_only_reads_is_acted_on(tools: list[Tool], context: PlanContext) -> None:
+    # side19s: showing the to-do list changes nothing; "did you mean ...?" first would cost a turn for nothing.
+    plan = _plan(tools, context, "any to-dos remaining?")
+    assert plan.pending is None and [s.name for s in plan.steps] == ["notes.todos"], (plan.steps, plan.pending)
