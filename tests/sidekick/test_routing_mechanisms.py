@@ -380,3 +380,21 @@ def test_a_lone_weak_guess_that_only_reads_is_acted_on(tools: list[Tool], contex
     # side19s: showing the to-do list changes nothing; "did you mean ...?" first would cost a turn for nothing.
     plan = _plan(tools, context, "any to-dos remaining?")
     assert plan.pending is None and [s.name for s in plan.steps] == ["notes.todos"], (plan.steps, plan.pending)
+
+
+@pytest.mark.parametrize(("text", "question"), [
+    ("i was wondering what's on my to-do list", "what's on my to-do list"),
+    ("remind me what we need from the shops", "what do we need from the shops"),
+    ("i wonder if i have anything on friday", "do i have anything on friday"),
+    ("remind me to water the plants", None),  # no question word: a reminder, not a question
+    ("tell me when the page says remote", None),  # told later: a watch, not a wrapped question
+])
+def test_a_question_put_as_a_statement_is_the_question(text: str, question: str | None) -> None:
+    from dreamer.sidekick.planner.language.embedded import unwrapped_question
+
+    assert unwrapped_question(text) == question
+
+
+def test_a_wrapped_question_routes_as_the_question(tools: list[Tool], context: PlanContext) -> None:
+    plan = _plan(tools, context, "i was wondering what's on my to-do list")
+    assert plan.pending is None and [s.name for s in plan.steps] == ["notes.todos"], (plan.steps, plan.pending)

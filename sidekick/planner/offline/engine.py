@@ -33,6 +33,7 @@ from dreamer.sidekick.planner.dialog import advance, resume
 from dreamer.sidekick.planner.language.dates import says_my_day
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
 from dreamer.sidekick.planner.language.chatter import chatter_reply
+from dreamer.sidekick.planner.language.embedded import unwrapped_question
 from dreamer.sidekick.planner.language.labels import labelled_entry
 from dreamer.sidekick.planner.language.values import (
     drop_echoes,
@@ -122,6 +123,12 @@ class OfflinePlanner:
         if chatter is not None:  # "good morning", "ok cool": said to Sidekick, asking nothing of an agent
             return Plan(reply=chatter)
         text = without_politeness(text)
+        question = unwrapped_question(text)
+        if question is not None:
+            # "i wonder what's on the list": the wrapper is said to Sidekick; the question inside is the request.
+            read = self._plan_text(question, index, context)
+            if read.steps and read.pending is None:
+                return read
         plan = self._plan_text(text, index, context)
         pointed = resolve_pronoun(text)
         if pointed is not None:
