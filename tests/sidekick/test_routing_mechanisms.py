@@ -398,3 +398,10 @@ def test_a_question_put_as_a_statement_is_the_question(text: str, question: str 
 def test_a_wrapped_question_routes_as_the_question(tools: list[Tool], context: PlanContext) -> None:
     plan = _plan(tools, context, "i was wondering what's on my to-do list")
     assert plan.pending is None and [s.name for s in plan.steps] == ["notes.todos"], (plan.steps, plan.pending)
+
+
+@pytest.mark.parametrize("text", ["wat do we need from the shops", "do we need anything from waitrose"])
+def test_a_shop_by_its_kind_or_its_name_and_chat_spellings(tools: list[Tool], context: PlanContext, text: str) -> None:
+    # side19s: "wot"/"wat" are "what" (lexicon.SHORTHANDS); a supermarket chain's name is the shop.
+    plan = _plan(tools, context, text)
+    assert plan.pending is None and [s.name for s in plan.steps] == ["grocery.list_items"], (plan.steps, plan.pending)
