@@ -405,3 +405,10 @@ def test_a_shop_by_its_kind_or_its_name_and_chat_spellings(tools: list[Tool], co
     # side19s: "wot"/"wat" are "what" (lexicon.SHORTHANDS); a supermarket chain's name is the shop.
     plan = _plan(tools, context, text)
     assert plan.pending is None and [s.name for s in plan.steps] == ["grocery.list_items"], (plan.steps, plan.pending)
+
+
+def test_done_buying_in_the_past_takes_it_off_the_list(tools: list[Tool], context: PlanContext) -> None:
+    # side19s: "picked up" in the past is "bought" (lexicon.SYNONYMS), not the verb "pick up" (= buy).
+    done = _plan(tools, context, "we already picked up the batteries")
+    assert [(s.name, s.args.get("items")) for s in done.steps] == [("grocery.remove_items", ["batteries"])]
+    assert [s.name for s in _plan(tools, context, "pick up batteries").steps] == ["grocery.add_items"]

@@ -65,6 +65,8 @@ TO_BEFORE: frozenset[str] = frozenset({"the", "teh", "my", "your", "our", "ur", 
 SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("add", "put", "include", "insert", "append", "stick", "throw", "pop", "chuck", "toss"),
     ("buy", "purchase", "pick up", "get some", "restock", "grab"),
+    # ... and done buying, said in the past ("already picked up eggs"): the remove list's "bought", not "buy"
+    ("bought", "picked up", "purchased", "grabbed"),
     ("remove", "delete", "erase", "drop", "take off", "cross off", "strike", "scratch",
      "get rid of", "take out", "cross out", "tick off", "check off", "scrap", "ditch", "nix", "scratch off"),
     ("schedule", "pencil in", "set up", "book in", "line up", "slot in"),
