@@ -30,11 +30,14 @@ from dreamer.sidekick.planner.language.dates import TEMPORAL, WEEKDAYS, parse_mo
 from dreamer.sidekick.planner.language.lexicon import ORDINALS
 from dreamer.sidekick.planner.language.slots import SlotType, slot_type
 from dreamer.sidekick.planner.language.text import prepare, tokenize
+from dreamer.sidekick.planner.language.values import tidy_items
 
 MAX_FOLLOWUP_CHARS = 300  # tests/security/test_regex_backtracking.py fuzzes these patterns at this length
 _TAIL = r"(?:\s+(?:too|as well|also|again|please|then|now|thanks))*+\s*[.!?]*"
 ADD_MORE = [
-    re.compile(rf"^(?:(?:oh|ah|hmm|um|ok|okay|sorry|oops|wait|right)[\s,.!]+)?(?:and|also|plus|oh and)\s+(?:add\s+|get\s+|some\s+|with\s+)?"
+    # an interjection may open it, however drawn out ("ooh and lentils", "ahh also milk")
+    re.compile(rf"^(?:(?:o+h+|a+h+|oh wait|oh yeah|hmm+|um+|ok|okay|sorry|oops|wait|right|yeah|yes)[\s,.!]+)?"
+               rf"(?:and|also|plus|oh and)\s+(?:add\s+|get\s+|some\s+|with\s+)?"
                rf"(?:another(?:\s+(?:one|note|item))?\s*[:,-]\s*)?(?P<x>.+?){_TAIL}$", re.I),
     # "what about beef?" after recipe ideas: the same call with this value instead.
     re.compile(r"^(?:and\s+|ok,?\s+|so\s+)?(?:what|how)\s+about\s+(?:with\s+|some\s+)?(?P<x>[^?]+?)\s*\??$", re.I),
@@ -205,6 +208,8 @@ def _more(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
             if not _only_value(x, planned, by_name) and not _free_text_goes_on(tool, param, x, planned):
                 return None
         value = read_answer(_slot(tool, param), x, now)
+        if isinstance(value, list):
+            value = tidy_items(value)  # "chuck limes on too": the items, not how they go on
         if value in (None, [], ""):
             return None
         return FollowUp((Step(record.agent, record.function, {**record.args, param: value}),), "more")

@@ -13,6 +13,8 @@ running Sidekick on it: only its summary line is printed, never its failures.
 
 from __future__ import annotations
 
+from datetime import date
+
 from dreamer.sidekick.planner import Tool
 from routing_eval import (
     FAMILIES,
@@ -21,6 +23,7 @@ from routing_eval import (
     FAMILIES_HELD_OUT_3,
     FAMILIES_HELD_OUT_4,
     FAMILIES_HELD_OUT_S,
+    same_day,
     held_out_3_line,
     held_out_4_line,
     held_out_families,
@@ -100,3 +103,11 @@ def test_fourth_held_out_batch(tools: list[Tool]) -> None:
     print(line)
     assert held_4.count() >= 300, line
     assert held_4.accuracy() >= HELD_OUT_4_FLOOR, line
+
+
+def test_a_day_passed_as_a_word_is_the_iso_day_it_names() -> None:
+    # The contracts take "today", "tomorrow", a weekday or a date; the planner passes the first two as words.
+    today = date(2026, 3, 27)
+    assert same_day("2026-03-28", "tomorrow", today) and same_day("2026-03-27", "Today", today)
+    assert not same_day("2026-03-29", "tomorrow", today) and not same_day("2026-03-28", "tomorrow", None)
+    assert not same_day("milk", "today", today) and not same_day("2026-03-28", "saturday", today)

@@ -213,3 +213,10 @@ def test_side17d_mechanisms(tools: list[Tool]) -> None:
                           "args": {"question": "how many new hires did we have this year"}, "result": {}})
     assert steps(read("what about last year", tools, asked)) == [
         ("sql-explorer.ask", {"question": "how many new hires did we have last year"})]
+
+
+def test_side19s_follow_ups_opened_by_an_interjection_or_said_with_a_put_verb(tools: list[Tool]) -> None:
+    state = after(tools, {"agent": "grocery", "function": "add_items", "args": {"items": ["milk"]},
+                          "result": {"added": ["milk"], "already_there": [], "items": ["milk"]}})
+    assert steps(read("oooh and capers", tools, state)) == [("grocery.add_items", {"items": ["capers"]})]
+    assert steps(read("bung some crisps on too", tools, state)) == [("grocery.add_items", {"items": ["crisps"]})]

@@ -55,6 +55,7 @@ SHORTHANDS: dict[str, tuple[str, ...]] = {
     "tmr": ("tomorrow",), "tmrrw": ("tomorrow",), "2day": ("today",), "2nite": ("tonight",), "tonite": ("tonight",),
     "dept": ("department",), "depts": ("departments",), "abt": ("about",), "msg": ("message",), "pic": ("picture",),
     "hc": ("headcount",), "ytd": ("this", "year"), "mins": ("minutes",), "hrs": ("hours",),
+    "wot": ("what",), "wat": ("what",), "wut": ("what",),
 }
 # "add bananas 2 the list": a 2 right before one of these is the word "to", not a number.
 TO_BEFORE: frozenset[str] = frozenset({"the", "teh", "my", "your", "our", "ur", "his", "her", "their"})
@@ -64,6 +65,8 @@ TO_BEFORE: frozenset[str] = frozenset({"the", "teh", "my", "your", "our", "ur", 
 SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("add", "put", "include", "insert", "append", "stick", "throw", "pop", "chuck", "toss"),
     ("buy", "purchase", "pick up", "get some", "restock", "grab"),
+    # ... and done buying, said in the past ("already picked up eggs"): the remove list's "bought", not "buy"
+    ("bought", "picked up", "purchased", "grabbed"),
     ("remove", "delete", "erase", "drop", "take off", "cross off", "strike", "scratch",
      "get rid of", "take out", "cross out", "tick off", "check off", "scrap", "ditch", "nix", "scratch off"),
     ("schedule", "pencil in", "set up", "book in", "line up", "slot in"),
@@ -82,6 +85,10 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("show", "display", "view", "see", "tell me", "read", "read out", "pull up", "bring up",
      "look at", "give me", "list out", "check"),
     ("grocery", "shopping", "groceries", "shopping-list", "supermarket list", "basket"),  # not "cart": one letter from "cat", "car", "card"
+    # Where groceries are bought, by kind or by the chain's name ("anything we need from tesco"); not "store",
+    # which is the verb "save" too, nor "target", a word of its own.
+    ("supermarket", "shop", "shops", "grocer", "grocers", "tesco", "sainsburys", "sainsbury", "asda", "aldi", "lidl",
+     "waitrose", "morrisons", "walmart", "costco", "kroger", "safeway", "publix", "wegmans"),
     ("dinner", "supper", "evening meal"),
     ("cook", "make", "prepare", "prep", "fix", "whip up", "rustle up"),
     ("happening", "going on", "taking place"),

@@ -52,15 +52,18 @@ DOMAINS: dict[str, Domain] = {
     "music and media": Domain(
         ("music, songs, tracks, albums, bands, artists and playlists", "radio stations, podcasts and audiobooks",
          "television, films, movies, series and videos", "playback, pausing and the volume"),
-        ("music", "song", "album", "playlist", "podcast", "radio", "audiobook", "volume"),
+        ("music", "song", "album", "playlist", "podcast", "radio", "audiobook", "volume", "telly", "tv",
+         "television", "netflix", "spotify"),
     ),
+    "books": Domain(("books, novels, authors and reading recommendations",), ("novel", "author", "paperback", "ebook")),
     "calls and messages": Domain(("phone calls to people", "text messages, emails and chat apps",
                                   "texting or messaging someone"),
                                  ("email", "sms", "message", "whatsapp", "text", "texting", "voicemail", "dm")),
     "knowledge": Domain(
         ("general knowledge and trivia", "facts about famous people, countries, cities, history and science",
          "the meaning, spelling and translation of words", "how many people live in a country or a city",
-         "the tallest mountains, longest rivers, oceans, planets and continents"),
+         "the tallest mountains, longest rivers, oceans, planets and continents",
+         "tips and advice on the best way to store or look after things"),
         ("trivia", "population", "country", "mountain", "river", "ocean", "planet", "continent", "capital", "live",
          "inhabitant"),
     ),
@@ -80,6 +83,11 @@ DOMAINS: dict[str, Domain] = {
     # an agent whose examples ask it ("how long until my next meeting") speaks it, and it then names nothing here.
     "dates": Domain(("the time and today's date", "how long until a holiday or a date"),
                     ("how long", "how often", "how far", "how old")),
+    # Writing software: the coder agent is no starter, so a request to build or debug code is for none of them.
+    "coding": Domain(("writing code, programs and scripts, building apps", "debugging errors and bugs in code",
+                      "programming languages and frameworks"),
+                     ("app", "code", "bug", "debug", "programming", "python", "javascript", "typescript", "react",
+                      "compiler", "syntax")),
     "chit-chat": Domain(("jokes, riddles, games and small talk", "the assistant itself"), ("joke", "riddle")),
 }
 

@@ -228,7 +228,11 @@ def typical(text: str, choices: Sequence[str]) -> str | None:
 
 def clean_text(text: str) -> str:
     """A free-text value as the user wrote it, without quotes around it or trailing punctuation."""
-    text = " ".join(text.split()).strip(" ,;:-")
+    return without_quotes(" ".join(text.split()).strip(" ,;:-")).rstrip(".!?").strip()
+
+
+def without_quotes(text: str) -> str:
+    """`text` without the quotes around the whole of it, or one left over from a cut."""
     for opening, closing in (('"', '"'), ("“", "”"), ("'", "'")):
         # Quotes around the whole value go; a quote left over from a cut goes; others stay
         # ("'salt and pepper' chips", "mom's birthday").
@@ -238,7 +242,7 @@ def clean_text(text: str) -> str:
             text = text[1:]
         elif text[-1:] == closing and opening != "'" and text.count(closing) + text.count(opening) == 1:
             text = text[:-1]
-    return text.strip().rstrip(".!?").strip()
+    return text.strip()
 
 
 def split_items(text: str) -> list[str]:

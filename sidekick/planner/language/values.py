@@ -18,7 +18,7 @@ from typing import Any
 
 from dreamer.sidekick.planner.language.dates import parse_moment, spoken_minutes
 from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
-from dreamer.sidekick.planner.language.slots import QUANTITY
+from dreamer.sidekick.planner.language.slots import QUANTITY, without_quotes
 
 # Politeness and hedges that open a request: never the value.
 _POLITE_HEAD = (
@@ -30,14 +30,28 @@ _POLITE_HEAD = (
 # How the user came to need or have the thing: a state, not the thing.
 _STATE_HEAD = (
     r"(?:(?:i|we)(?:'ve| have)? (?:run|ran|running) out of|(?:i'm|i am|we're|we are) (?:all |almost |nearly )?out of"
+    r"|(?:i'm|i am|we're|we are) (?:totally |completely |pretty much |basically )out of"
     r"|(?:i'm|i am|we're|we are) (?:running |getting |almost |nearly )?low on|(?:running |getting |almost |nearly )?low on"
+    # none left, in the words of someone writing in a second language: "we not have yoghurt", "is finish the butter"
+    r"|(?:i|we) (?:do not|don't|dont|not|no longer) (?:have|got)(?: any| no)?(?: more)?"
+    r"|(?:is|are|it's|its) (?:finish|finished|over|empty|gone)"
     r"|(?:i|we) (?:have|'ve got|have got|got) no"
     r"|(?:almost |nearly |all )?out of|(?:i|we) (?:have|'ve got|have got|got)(?: some)?"
     # what was noticed, and that none is left: "realised we have no maple syrup [left]"
     r"|(?:realised|realized|noticed|saw|found|seems|turns out)(?: that)?"
-    r"|(?:(?:i|we) )?(?:still |already )(?:have|got)|(?:just |already )?got|(?:i|we) need(?: some| more)?"
+    r"|(?:(?:i|we) )?(?:still |already )(?:have|got)|(?:just |already )?got"
+    # that it is needed, with or without who needs it: "need hot sauce", "i need buy rice", "we need to get eggs"
+    r"|(?:(?:i|we) )?need(?: to)?(?: buy| get| pick up)?(?: some| more)?"
+    # what has to be done, said before it: "i gotta pay the council tax", "we have to call the plumber"
+    r"|(?:(?:i|we) )?(?:gotta|got to|have to|has to|must)"
+    # making sure of it: "make sure free-range eggs is on the list"
+    r"|make sure(?: that)?(?: we have| there's| there is)?"
+    # the user telling Sidekick what to do with it, in a second language: "please you write onions in the list"
+    r"|you (?:write|put|add|note|make)"
     r"|(?:(?:i|we) )?(?:just |already )?(?:picked up|bought|grabbed|purchased)|(?:i|we) (?:just |already )?got"
-    r"|that (?:uses|use|has|have|contains|includes|needs)|(?:uses|using|containing|including)"
+    r"|that (?:uses|use|has|have|contains|includes|needs)|(?:to )?(?:use|using) up|(?:uses|using|containing|including)"
+    # what a search is about: "my notes re pension"
+    r"|re:?|regarding"
     r"|(?:(?:what's|what is|what are|whats) )?(?:any|some|a) (?:good|nice|tasty|great|decent)"
     r"|(?:i|we) (?:feel like|fancy|want|would like|'d like) (?:cooking|making|eating|having|some|a|an)?"
     # what kind of entry it is, said before it: "create a reminder to water the plants"
@@ -67,7 +81,10 @@ _TAIL = re.compile(
     r"|on (?:the|my|our) way (?:home|back|in|out)"
     r"|(?:to|on|onto|in|into|from|off) (?:the |my |our )?(?:[\w-]+ )?"
     rf"{_PLACES}"
-    r"|already|now|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap"
+    r"|already|now|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap|after all"
+    # where it has to go, said after it ("squash needs to go [on the list]"), and a copula left dangling
+    # once the place went ("make sure eggs is [on the list]")
+    r"|(?:needs|need|has|have|ought|got) to go|should go|goes|(?:is|are)"
     # that it is used up, and sighs: "olive oil is done", "sourdough bread again ugh", "no maple syrup left"
     r"|(?:is|are|was|were) (?:done|finished|gone|all gone|used up|empty|out)|left|anymore|any more|ugh|argh|lol"
     # a preposition the item kept of where it goes: "dog treats onto [the grocery list]"
@@ -78,6 +95,12 @@ _TAIL = re.compile(
 # "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some) (?!(?:" + "|".join(sorted(QUANTITY)) + r")\b)", re.IGNORECASE)
 _ITEM_TAIL = re.compile(r" (?:off|off of)$", re.IGNORECASE)  # "scratch eggs off the list": not "eggs off"
+# Putting an item on, said around it and left on an item read out of a follow-up ("chuck limes on too");
+# the verb only with its particle, so "pop tarts" and "stick of butter" stay items.
+_PUT_VERBS = frozenset({"chuck", "pop", "stick", "bung", "throw", "toss", "put", "add", "write", "jot"})
+_PUT_PARTICLES = frozenset({"on", "in", "down"})
+# Buying it, said before it: "i need buy rice" once "i need" went.
+_ITEM_HEAD = re.compile(r"^(?:buy|purchase) (?=\S)", re.IGNORECASE)
 # An item that is a command about another item ("add it", "take them off"): no item.
 _COMMAND_ITEM = re.compile(r"^(?:\w+ )(?:it|them|that|this|those|these)(?: \w+)?$", re.IGNORECASE)
 
@@ -91,14 +114,23 @@ def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
     head, colon, tail = text.partition(": ")
     if colon and _says_something(tail) and _only_place(head):
         text = tail  # "put it on my calendar: lunch with Sam": what follows the colon is the value
-    rules = (_HEAD, _TAIL) + ((_ARTICLE,) if article else ()) + ((_ITEM_TAIL,) if item else ())
+    if item:
+        text = _without_putting(text)
+    rules = (_HEAD, _TAIL) + ((_ARTICLE,) if article else ()) + ((_ITEM_TAIL, _ITEM_HEAD) if item else ())
     changed = True
     while changed:
         changed = False
         for rule in rules:
-            cut = rule.sub("", text).strip(" ,;:-")
+            cut = without_quotes(rule.sub("", text).strip(" ,;:-"))  # 'called "quarterly review"'
             if cut != text and _says_something(cut):
                 text, changed = cut, True
+    return text
+
+
+def _without_putting(text: str) -> str:
+    words = text.split()
+    if len(words) > 2 and words[0].casefold() in _PUT_VERBS and words[-1].casefold() in _PUT_PARTICLES:
+        return " ".join(words[1:-1])
     return text
 
 
@@ -253,13 +285,19 @@ def _take_duration(args: dict[str, Any], name: str, text: str) -> str:
 # pattern) backtracks exponentially on a message made of them (tests/security/test_regex_backtracking.py).
 _POLITE_OPENING = re.compile(
     r"^(?:ok(?:ay)?|so|hey|please|pls|just|go ahead and|i need you to|i want you to|i'd like you to"
+    # British endearments that ask a favour: "be a love and put crumpets on the list"
+    r"|be an? (?:love|dear|star|darling|doll|angel|gem|sweetheart) and|do me a favou?r and"
     r"|could you please|can you please|could you|can you|would you|will you)[, ]+(?=\S)"
     # asking for a recommendation as a question: "what's a good X" asks for "a good X"
     r"|^(?:what(?:'s| is| are|s)|do you (?:know|have)) (?=(?:a|an|any|some) (?:good|nice|great|decent|tasty|quick|easy"
     r"|simple) \S)",
     re.IGNORECASE,
 )
-_POLITE_CLOSING = re.compile(r",? (?:real quick|right away|asap|for me please|please|thanks|thank you)$", re.IGNORECASE)
+_POLITE_CLOSING = re.compile(
+    r",? (?:real quick|right away|asap|for me please|please|thanks|thank you)$"
+    # an acknowledgement after a comma closes the request: "take bread off the list, got it"
+    r"|, ?(?:got it|cheers|ta|thx|ty|thank u|nice one|ok|okay)$",
+    re.IGNORECASE)
 
 
 def _strip_repeated(pattern: re.Pattern[str], text: str, *, at_end: bool) -> str:

@@ -33,6 +33,7 @@ from dreamer.sidekick.planner.dialog import advance, resume
 from dreamer.sidekick.planner.language.dates import says_my_day
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
 from dreamer.sidekick.planner.language.chatter import chatter_reply
+from dreamer.sidekick.planner.language.embedded import unwrapped_question
 from dreamer.sidekick.planner.language.labels import labelled_entry
 from dreamer.sidekick.planner.language.values import (
     drop_echoes,
@@ -122,6 +123,12 @@ class OfflinePlanner:
         if chatter is not None:  # "good morning", "ok cool": said to Sidekick, asking nothing of an agent
             return Plan(reply=chatter)
         text = without_politeness(text)
+        question = unwrapped_question(text)
+        if question is not None:
+            # "i wonder what's on the list": the wrapper is said to Sidekick; the question inside is the request.
+            read = self._plan_text(question, index, context)
+            if read.steps and read.pending is None:
+                return read
         plan = self._plan_text(text, index, context)
         pointed = resolve_pronoun(text)
         if pointed is not None:
@@ -179,13 +186,24 @@ class OfflinePlanner:
                 tool = index.tools[m.tool].tool
                 facts[tool.name] = _facts(tool, several)
             steps.append(as_steps[0])
-            # A single option kept as a choice means "not sure": the user is asked to confirm the guess.
-            choices.append(as_steps if len(as_steps) > 1 or top.score < ACCEPT else ())
+            # A single option kept as a choice means "not sure": the user is asked to confirm the guess,
+            # unless the guess only reads and lacks nothing (_harmless).
+            unsure = top.score < ACCEPT and not _harmless(index, options, len(parts))
+            choices.append(as_steps if len(as_steps) > 1 or unsure else ())
         partial = PartialPlan(
             steps=tuple(steps), choices=tuple(choices), facts=facts, index=0,
             now=now.isoformat(), timezone=context.timezone,
         )
         return advance(partial)
+
+
+def _harmless(index: Index, options: Sequence[Match], parts: int) -> bool:
+    """A lone guess that is safe to act on: the request's only part, one function, which only reads
+    ("any tasks left?" read as the to-do list) and lacks no value. Showing a list changes nothing and
+    is answered at once; asking "did you mean ...?" first costs the user a turn for nothing."""
+    if parts != 1 or len(options) != 1 or options[0].missing:
+        return False
+    return index.tools[options[0].tool].tool.reads
 
 
 def _tidier(step: Step, than: Step) -> bool:

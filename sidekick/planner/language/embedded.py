@@ -1,0 +1,42 @@
+"""Questions put as statements: "i wonder what's on the list", "remind me what i need to get".
+
+People often wrap a question in a clause about wanting to know it. The wrapper is said to
+Sidekick and asks nothing of an agent; the question inside is the request. An embedded
+question keeps a statement's word order ("what I need to get"), so it is put back in a
+question's ("what do I need to get"), the order the agents' examples are written in.
+"Remind me to call mum" is no question: only a wrapper followed by a question word counts. "Tell me
+when ..." is no wrapper either: it asks to be told later ("tell me when the page says remote"), a watch.
+"""
+
+from __future__ import annotations
+
+import re
+
+# What wraps the question, then the question word it must be followed by.
+_WRAPPED = re.compile(
+    r"^(?:i wonder|i was wondering|i'm wondering|im wondering|wondering|do you know|d'you know|any idea|no idea"
+    r"|remind me|i'd like to know|i want to know|i need to know"
+    r"|i forgot|i forget|i can't remember|i cant remember|not sure)"
+    r",? (?=(?:what|what's|whats|when|where|which|who|how|if|whether)\b)",
+    re.IGNORECASE,
+)
+# An embedded question's subject before its verb: "what i need", "what we have on" (no "do").
+_STATEMENT_ORDER = re.compile(r"^(what|which \w+|when|where) (i|we|you) (need|have|got|want|should)\b",
+                              re.IGNORECASE)
+# "if"/"whether" asks yes or no: "i wonder if i have anything on today" is "do i have anything on today".
+_YES_NO = re.compile(r"^(?:if|whether) (i|we) (have|need)\b", re.IGNORECASE)
+
+
+def unwrapped_question(text: str) -> str | None:
+    """The question a statement wraps, in a question's word order; None when the text wraps none."""
+    m = _WRAPPED.match(text.strip())
+    if m is None:
+        return None
+    question = text.strip()[m.end():]
+    yes_no = _YES_NO.match(question)
+    if yes_no is not None:
+        return f"do {yes_no.group(1)} {yes_no.group(2)}{question[yes_no.end():]}"
+    order = _STATEMENT_ORDER.match(question)
+    if order is not None and order.group(3).casefold() != "should":
+        return f"{order.group(1)} do {order.group(2)} {order.group(3)}{question[order.end():]}"
+    return question
