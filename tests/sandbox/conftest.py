@@ -12,9 +12,9 @@ from sandbox_helpers import Layout
 from dreamer.kernel.sandbox import Sandbox, get_sandbox
 from dreamer.kernel.sandbox.docker import DockerSandbox
 
-BACKENDS = ["bwrap", "docker", "none"]
+BACKENDS = ["bwrap", "docker", "forkserver", "none"]
 # The backends that confine: every isolation test runs on each of them.
-CONFINING = ["bwrap", "docker"]
+CONFINING = ["bwrap", "docker", "forkserver"]
 
 
 @pytest.fixture

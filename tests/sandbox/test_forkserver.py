@@ -1,0 +1,246 @@
+"""The fork server (decision 0050): two SDK workers forked from one zygote share nothing.
+
+test_cross_worker.py runs on this backend too, with commands the fork executes. Here both
+workers are what the kernel really starts: the default worker, served by the fork itself
+(no exec), so each is a copy of the zygote's memory. Worker A (user "me", agent "alpha")
+plants a secret in every place a process can leave one: /data, /tmp and /dev/shm, its
+heap, its environment, an abstract unix socket and a SysV shared memory segment. Worker
+B (user "you", agent "beta"), forked from the same zygote while A lives, looks for it
+every way a sandboxed process could, and finds nothing; nor does the zygote hold it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from pathlib import Path
+from typing import Any
+
+from sandbox_helpers import Layout
+
+from dreamer.kernel.config import Limits
+from dreamer.kernel.sandbox import Sandbox, SandboxSpec, get_sandbox
+from dreamer.kernel.sandbox.forkserver import ForkServerSandbox
+from dreamer.sdk.protocol import encode, request
+
+SHM_KEY = 0x5EC2E8
+SOCKET = "\0dreamer-forked-secret"
+
+AGENT = r'''
+import ctypes, os, socket
+from dreamer.sdk import Context, function
+
+_held = []
+
+
+def _forked() -> bool:
+    # A fork of the zygote still has the zygote's command line: nothing was executed.
+    with open("/proc/self/cmdline", "rb") as f:
+        return b"dreamer_forkserver.zygote" in f.read()
+
+
+@function
+def plant(ctx: Context, secret: str) -> dict:
+    """Leave the secret everywhere a process can."""
+    _held.append(secret * 4)
+    os.environ["DREAMER_PLANTED"] = secret
+    for folder in ("/data", "/tmp", "/dev/shm"):
+        with open(os.path.join(folder, "secret.txt"), "w") as f:
+            f.write(secret)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    shm_id = libc.shmget(SHM_KEY, 4096, 0o1666)
+    if shm_id >= 0:
+        address = libc.shmat(shm_id, None, 0)
+        ctypes.memmove(address, secret.encode(), len(secret))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(SOCKET)
+    listener.listen(1)
+    _held.append(listener)
+    return {"pid": os.getpid(), "forked": _forked(), "shm": shm_id >= 0}
+
+
+@function
+def probe(ctx: Context, secret: str) -> dict:
+    """Look for the secret everywhere another sandbox's process could have left it."""
+    needle = secret.encode()
+    found = []
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or entry == me:
+            continue
+        for name in ("cmdline", "environ"):
+            try:
+                with open(f"/proc/{entry}/{name}", "rb") as f:
+                    if needle in f.read():
+                        found.append(f"/proc/{entry}/{name}")
+            except OSError:
+                pass
+        try:
+            with open(f"/proc/{entry}/maps") as f:
+                regions = [line.split() for line in f]
+            with open(f"/proc/{entry}/mem", "rb") as mem:
+                for region in regions:
+                    if len(region) < 2 or not region[1].startswith("rw"):
+                        continue
+                    start, end = (int(x, 16) for x in region[0].split("-"))
+                    try:
+                        mem.seek(start)
+                        if needle in mem.read(min(end - start, 64 << 20)):
+                            found.append(f"/proc/{entry}/mem")
+                            break
+                    except (OSError, ValueError, OverflowError):
+                        continue
+        except OSError:
+            pass
+    for root in ("/tmp", "/dev/shm", "/data", "/agent", "/mnt", "/opt", "/run", "/var/tmp"):
+        for folder, _, files in os.walk(root):
+            for name in files:
+                path = os.path.join(folder, name)
+                try:
+                    with open(path, "rb") as f:
+                        if needle in f.read(1 << 20):
+                            found.append(path)
+                except OSError:
+                    pass
+    if secret in os.environ.values():
+        found.append("os.environ")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.shmget(SHM_KEY, 0, 0) >= 0:
+        found.append("sysv shm key")
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect(SOCKET)
+        found.append("abstract socket")
+    except OSError:
+        pass
+    return {"found": found, "forked": _forked(), "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}
+'''.replace("SHM_KEY", str(SHM_KEY)).replace("SOCKET", repr(SOCKET))
+
+
+def _bundle(root: Path, name: str) -> Path:
+    bundle = root / "bundles" / name / "1.0.0"
+    bundle.mkdir(parents=True)
+    (bundle / "agent.yaml").write_text(f"name: {name}\nversion: 1.0.0\nentry: main\n")
+    (bundle / "main.py").write_text(AGENT)
+    return bundle
+
+
+async def _call(process: asyncio.subprocess.Process, function: str, args: dict[str, Any], user: str) -> Any:
+    assert process.stdin is not None and process.stdout is not None
+    params = {"invocation_id": f"{function}-1", "function": function, "args": args, "user": {"id": 1, "name": user}}
+    process.stdin.write(encode(request(1, "invoke", params)))
+    await process.stdin.drain()
+    while True:
+        line = await asyncio.wait_for(process.stdout.readline(), timeout=120)
+        assert line, "the worker ended without answering"
+        message = json.loads(line)
+        if "method" in message:
+            if "id" in message:  # a syscall: an empty answer will do
+                process.stdin.write(encode({"jsonrpc": "2.0", "id": message["id"], "result": None}))
+            continue
+        assert "error" not in message, message
+        return message["result"]["value"]
+
+
+def _zygote_memory_holds(pid: int, needle: bytes) -> bool:
+    with open(f"/proc/{pid}/maps") as f:
+        regions = [line.split() for line in f]
+    with open(f"/proc/{pid}/mem", "rb") as mem:
+        for region in regions:
+            if not region[1].startswith("rw"):
+                continue
+            start, end = (int(x, 16) for x in region[0].split("-"))
+            try:
+                mem.seek(start)
+                if needle in mem.read(end - start):
+                    return True
+            except (OSError, ValueError, OverflowError):
+                continue
+    return False
+
+
+def test_two_forked_sdk_workers_of_two_users_share_nothing(layout: Layout) -> None:
+    sandbox = get_sandbox("forkserver")
+    assert isinstance(sandbox, ForkServerSandbox)
+    secret = "dreamer-forked-secret-" + secrets.token_hex(16)
+    alpha, beta = _bundle(layout.home, "alpha"), _bundle(layout.home, "beta")
+    mine = layout.home / "users" / "me" / "agents" / "alpha" / "data"
+    theirs = layout.home / "users" / "you" / "agents" / "beta" / "data"
+    for folder in (mine, theirs):
+        folder.mkdir(parents=True)
+
+    def spec(bundle: Path, data: Path, agent: str) -> SandboxSpec:
+        return SandboxSpec(bundle, data, {"DREAMER_AGENT": agent, "DREAMER_ENTRY": "main"}, Limits())
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any], int]:
+        planter = await sandbox.start(spec(alpha, mine, "alpha"))
+        try:
+            planted = await _call(planter, "plant", {"secret": secret}, "me")
+            prober = await sandbox.start(spec(beta, theirs, "beta"))
+            try:
+                probed = await _call(prober, "probe", {"secret": secret}, "you")
+            finally:
+                sandbox.kill(prober)
+                await prober.wait()
+            zygote = sandbox.zygote().process.pid
+            return planted, probed, zygote
+        finally:
+            sandbox.kill(planter)
+            await planter.wait()
+
+    try:
+        planted, probed, zygote = asyncio.run(scenario())
+        # Both were forks served in place, and A really planted where the host can see it.
+        assert planted["forked"] is True and probed["forked"] is True
+        assert planted["shm"] is True
+        assert (mine / "secret.txt").read_text() == secret
+        assert probed["found"] == [], f"worker B found worker A's secret at {probed['found']}"
+        # B's pid namespace holds its init and itself: A is not even there to look at.
+        assert probed["processes"] == [1, 2]
+        # The zygote never saw it: it holds no user's data.
+        assert not _zygote_memory_holds(zygote, secret.encode())
+    finally:
+        sandbox.close()
+
+
+def test_the_zygote_is_replaced_after_its_forks(layout: Layout) -> None:
+    """After `forks_per_zygote` forks the next worker comes from a fresh zygote (fresh hash seed)."""
+    sandbox = ForkServerSandbox(forks_per_zygote=1)
+    spec = SandboxSpec(layout.bundle, layout.data, {"DREAMER_AGENT": "probe", "DREAMER_ENTRY": "main"}, Limits())
+
+    async def one() -> int:
+        process = await sandbox.start(spec)
+        assert process.stdin is not None
+        process.stdin.write(b'{"jsonrpc": "2.0", "method": "shutdown"}\n')
+        await process.stdin.drain()
+        await asyncio.wait_for(process.communicate(), timeout=60)
+        assert process.returncode == 0
+        return sandbox.zygote().process.pid
+
+    try:
+        first = asyncio.run(one())
+        second = asyncio.run(one())
+        assert first != second
+    finally:
+        sandbox.close()
+
+
+def test_a_forked_worker_ends_as_an_executed_one_does(layout: Layout) -> None:
+    """The exit status the kernel sees is the worker's own, as under bwrap."""
+    spec = SandboxSpec(layout.bundle, layout.data, {"DREAMER_AGENT": "probe", "DREAMER_ENTRY": "main"}, Limits())
+
+    async def status(sandbox: Sandbox) -> int | None:
+        process = await sandbox.start(spec)
+        assert process.stdin is not None
+        process.stdin.write(b'{"jsonrpc": "2.0", "method": "shutdown"}\n')
+        await process.stdin.drain()
+        await asyncio.wait_for(process.communicate(), timeout=60)
+        return process.returncode
+
+    forkserver = ForkServerSandbox()
+    try:
+        assert asyncio.run(status(forkserver)) == asyncio.run(status(get_sandbox("bwrap")))
+    finally:
+        forkserver.close()
