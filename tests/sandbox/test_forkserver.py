@@ -199,8 +199,9 @@ def test_two_forked_sdk_workers_of_two_users_share_nothing(layout: Layout) -> No
         assert probed["found"] == [], f"worker B found worker A's secret at {probed['found']}"
         # B's pid namespace holds its init and itself: A is not even there to look at.
         assert probed["processes"] == [1, 2]
-        # The zygote never saw it: it holds no user's data.
+        # The zygote never saw it, nor even the users' folders: it holds no user's data.
         assert not _zygote_memory_holds(zygote, secret.encode())
+        assert not _zygote_memory_holds(zygote, str(mine).encode())
     finally:
         sandbox.close()
 

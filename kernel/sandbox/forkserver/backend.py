@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import os
 import threading
 import time
@@ -78,6 +79,9 @@ class ForkServerSandbox(Sandbox):
         zygote = self.zygote() if self._zygote is not None else await asyncio.to_thread(self.zygote)
         request = fork_request(spec)
         request.message["cgroups"] = cgroups
+        # The request travels in a memfd that only the fork reads: the zygote never parses a
+        # user's paths or environment, so nothing of them stays in its memory for later forks.
+        plan_fd = os.memfd_create("dreamer-fork-request", os.MFD_CLOEXEC)
         # The kernel's ends stay here; the worker's ends go to the zygote and are closed after.
         stdin_r, stdin_w = os.pipe2(os.O_CLOEXEC)
         stdout_r, stdout_w = os.pipe2(os.O_CLOEXEC)
@@ -85,9 +89,11 @@ class ForkServerSandbox(Sandbox):
         ours = [stdin_w, stdout_r, stderr_r]
         try:
             try:
-                pid = await zygote.fork(request.message, [stdin_r, stdout_w, stderr_w, *request.mount_fds])
+                os.write(plan_fd, json.dumps(request.message).encode())
+                os.lseek(plan_fd, 0, os.SEEK_SET)
+                pid = await zygote.fork([stdin_r, stdout_w, stderr_w, plan_fd, *request.mount_fds])
             finally:
-                for fd in (stdin_r, stdout_w, stderr_w):
+                for fd in (stdin_r, stdout_w, stderr_w, plan_fd):
                     os.close(fd)
                 request.close()
             handle = ForkedProcess(pid, zygote.signal_group, asyncio.get_running_loop())

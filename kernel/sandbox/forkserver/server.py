@@ -107,7 +107,8 @@ class Zygote:
         with self._lock:
             return len(self._handles) + len(self._pending)
 
-    async def fork(self, message: dict[str, Any], fds: list[int]) -> int:
+    async def fork(self, fds: list[int]) -> int:
+        """Ask for a fork with these descriptors (stdin, stdout, stderr, the request, granted folders)."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[int] = loop.create_future()
         with self._lock:
@@ -118,7 +119,7 @@ class Zygote:
             self._pending[rid] = (loop, future)
             self.forks += 1
             try:
-                socket.send_fds(self.sock, [json.dumps({**message, "id": rid}).encode()], fds)
+                socket.send_fds(self.sock, [json.dumps({"op": "fork", "id": rid}).encode()], fds)
             except OSError as error:
                 self._pending.pop(rid, None)
                 raise DreamerError("sandbox_unavailable", f"cannot reach the forkserver zygote: {error.strerror or error}") from None

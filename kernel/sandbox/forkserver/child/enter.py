@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import json
 import os
 import random
 import resource
@@ -71,19 +72,30 @@ def _quiet_stdio(null: int | None = None) -> None:
         os.close(null)
 
 
-def fork_worker(request: Mapping[str, Any], fds: Sequence[int], context: Mapping[str, Any]) -> int:
+def fork_worker(fds: Sequence[int], context: Mapping[str, Any]) -> int:
     """In the zygote: fork the monitor of one worker and return its pid."""
     pid = os.fork()
     if pid:
         return pid
     try:
-        _monitor(request, fds, context)
+        _monitor(fds, context)
     except BaseException as error:  # noqa: BLE001 - a forked child must never return into the zygote
         _fail("monitor", error)
     os._exit(EXIT_SETUP)
 
 
-def _monitor(request: Mapping[str, Any], fds: Sequence[int], context: Mapping[str, Any]) -> NoReturn:
+def _read_request(fd: int) -> dict[str, Any]:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    os.close(fd)
+    request = json.loads(b"".join(chunks))
+    if not isinstance(request, dict) or request.get("op") != "fork":
+        raise OSError("the fork request is not one")
+    return request
+
+
+def _monitor(fds: Sequence[int], context: Mapping[str, Any]) -> NoReturn:
     # The zygote's signal plumbing is not ours: its wakeup descriptor is about to be closed.
     signal.set_wakeup_fd(-1)
     for signum in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
@@ -92,10 +104,11 @@ def _monitor(request: Mapping[str, Any], fds: Sequence[int], context: Mapping[st
     if os.getppid() != context["zygote_pid"]:
         os._exit(EXIT_SETUP)  # the zygote went before we could tie ourselves to it
     os.setsid()
-    stdin, stdout, stderr, *mount_fds = fds
+    stdin, stdout, stderr, plan, *mount_fds = fds
     os.dup2(stdin, 0)
     os.dup2(stdout, 1)
     os.dup2(stderr, 2)
+    request = _read_request(plan)
     # Nothing of the zygote's (its control socket, its wakeup pipe) reaches the sandbox.
     _close_all_but([0, 1, 2, *mount_fds])
     for procs in request.get("cgroups") or ():

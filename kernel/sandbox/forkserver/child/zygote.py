@@ -6,8 +6,10 @@ nothing but the SDK, runs only the SDK's own warm-up function, and its messages 
 only what the kernel chose (paths, limits, the worker's environment, descriptors).
 
 Messages are JSON, one per packet:
-  kernel → zygote  {"op": "fork", "id": n, ...plan.py's request} + descriptors
-                   (stdin, stdout, stderr of the worker, then the granted folders)
+  kernel → zygote  {"op": "fork", "id": n} + descriptors: stdin, stdout and stderr of the
+                   worker, a memfd with plan.py's request, then the granted folders. Only
+                   the fork reads the request: the zygote never holds a user's paths or
+                   environment, not even in memory it freed, which every later fork copies.
                    {"op": "release", "pid": p}: the kernel has the status; reap it
   zygote → kernel  {"ready": true, "pid": p} once, when warm
                    {"id": n, "pid": p} or {"id": n, "error": text}
@@ -95,7 +97,7 @@ def serve(sock: socket.socket, context: dict[str, Any]) -> None:
                     os.waitpid(int(message["pid"]), 0)
                 elif message.get("op") == "fork":
                     try:
-                        pid = enter.fork_worker(message, fds, context)
+                        pid = enter.fork_worker(fds, context)
                     except OSError as error:
                         _send(sock, {"id": message.get("id"), "error": str(error)})
                     else:
