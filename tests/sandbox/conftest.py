@@ -63,6 +63,11 @@ def docker_sandbox() -> Iterator[DockerSandbox]:
     sandbox.close()
 
 
-@pytest.fixture
-def bwrap() -> Sandbox:
-    return get_sandbox("bwrap")
+# The backends that bind granted folders at /mnt/<name> the way bwrap does (the fork server
+# carries out bwrap's own plan); test_mounts.py's "what a bwrap worker sees" runs on each.
+BWRAP_LIKE = ["bwrap", "forkserver"]
+
+
+@pytest.fixture(params=BWRAP_LIKE)
+def bwrap(request: pytest.FixtureRequest) -> Sandbox:
+    return get_sandbox(request.param)

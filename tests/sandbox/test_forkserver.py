@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
 from pathlib import Path
 from typing import Any
 
-from sandbox_helpers import Layout
+import pytest
+from sandbox_helpers import Layout, python_argv, run_spec
 
 from dreamer.kernel.config import Limits
 from dreamer.kernel.sandbox import Sandbox, SandboxSpec, get_sandbox
@@ -245,3 +247,32 @@ def test_a_forked_worker_ends_as_an_executed_one_does(layout: Layout) -> None:
         assert asyncio.run(status(forkserver)) == asyncio.run(status(get_sandbox("bwrap")))
     finally:
         forkserver.close()
+
+
+def test_a_granted_folder_swapped_after_the_pin_is_refused(
+    layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fork binds a granted folder only if it is still the folder the kernel pinned."""
+    from dreamer.kernel.sandbox import Mount
+    from dreamer.kernel.sandbox.forkserver import plan
+
+    granted, elsewhere = tmp_path / "granted" / "notes", tmp_path / "elsewhere"
+    granted.mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / "private.txt").write_text("not granted")
+    # As if the folder had been swapped between the kernel's check and the bind: the pinned
+    # descriptor names another folder than the path the plan binds.
+    monkeypatch.setattr(plan, "pin", lambda mounts: [os.open(elsewhere, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)])
+    spec = SandboxSpec(
+        layout.bundle, layout.data, {"DREAMER_AGENT": "probe", "DREAMER_ENTRY": "main"}, Limits(),
+        argv=python_argv("import os; print(os.listdir('/mnt/notes'))"),
+        mounts=[Mount(source=granted, target="/mnt/notes", writable=True)],
+    )
+    sandbox = ForkServerSandbox()
+    try:
+        outcome = asyncio.run(run_spec(sandbox, spec))
+    finally:
+        sandbox.close()
+    assert outcome.returncode != 0
+    assert "private.txt" not in outcome.stdout
+    assert "was replaced" in outcome.stderr

@@ -45,15 +45,20 @@ class ForkServerSandbox(Sandbox):
     def plan(self, spec: SandboxSpec) -> Launch:
         raise DreamerError("internal", "forkserver workers are forked from a zygote, not executed from a command line")
 
+    def _due(self, zygote: Zygote | None) -> bool:
+        """Whether `zygote` is missing, dead or due for replacement."""
+        return (
+            zygote is None
+            or zygote.dead
+            or zygote.forks >= self.forks_per_zygote
+            or time.monotonic() - zygote.started_at >= self.zygote_seconds
+        )
+
     def zygote(self) -> Zygote:
         """The current zygote; a new one when there is none, it died, or it is due for replacement."""
         with self._lock:
             current = self._zygote
-            if current is not None and (
-                current.dead
-                or current.forks >= self.forks_per_zygote
-                or time.monotonic() - current.started_at >= self.zygote_seconds
-            ):
+            if current is not None and self._due(current):
                 current.retired = True
                 self._retired.append(current)
                 current = self._zygote = None
@@ -76,7 +81,9 @@ class ForkServerSandbox(Sandbox):
         return await self._fork(spec, [g.procs for g in (group, memory) if g is not None])
 
     async def _fork(self, spec: SandboxSpec, cgroups: list[str]) -> ForkedProcess:
-        zygote = self.zygote() if self._zygote is not None else await asyncio.to_thread(self.zygote)
+        current = self._zygote
+        # Starting a zygote takes a fresh interpreter's imports: never on the event loop.
+        zygote = current if current is not None and not self._due(current) else await asyncio.to_thread(self.zygote)
         request = fork_request(spec)
         request.message["cgroups"] = cgroups
         # The request travels in a memfd that only the fork reads: the zygote never parses a
@@ -98,13 +105,17 @@ class ForkServerSandbox(Sandbox):
                 request.close()
             handle = ForkedProcess(pid, zygote.signal_group, asyncio.get_running_loop())
             zygote.adopt(handle)
-            await handle.connect(stdin_w, stdout_r, stderr_r, spec.limits.max_message_bytes + STDOUT_SLACK_BYTES)
         except BaseException:
             for fd in ours:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
+            raise
+        try:
+            await handle.connect(stdin_w, stdout_r, stderr_r, spec.limits.max_message_bytes + STDOUT_SLACK_BYTES)
+        except BaseException:
+            handle.kill()  # a worker the kernel cannot talk to must not live on
             raise
         return handle
 

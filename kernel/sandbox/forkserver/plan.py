@@ -83,7 +83,7 @@ def fork_request(spec: SandboxSpec) -> ForkRequest:
     if spec.mounts:
         steps.append({"op": "dir", "dst": MOUNT_ROOT})
     for index, mount in enumerate(spec.mounts):
-        steps.append({"op": "bind", "src": None, "fd": index, "dst": mount.target, "rw": mount.writable})
+        steps.append({"op": "bind", "src": str(mount.source), "fd": index, "dst": mount.target, "rw": mount.writable})
     steps.append({"op": "remount_ro", "dst": "/"})
     limit = pids.process_limit()
     code = seccomp.program()

@@ -84,6 +84,7 @@ class Zygote:
         self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[int]]] = {}
         self._handles: dict[int, ForkedProcess] = {}
         self._early: dict[int, int] = {}  # exits reported before the handle was adopted
+        self._abandoned: set[int] = set()  # forked for a start that was cancelled meanwhile
         self._dead = False
         self.sock.settimeout(READY_TIMEOUT_S)
         try:
@@ -193,15 +194,40 @@ class Zygote:
         if waiting is None:
             return
         loop, future = waiting
-        if "pid" in message:
-            result: Any = int(message["pid"])
-        else:
-            result = DreamerError("sandbox_unavailable", f"the forkserver could not fork a worker: {message.get('error')}")
-        _deliver(loop, future, result)
+        if "pid" not in message:
+            error = DreamerError("sandbox_unavailable", f"the forkserver could not fork a worker: {message.get('error')}")
+            _deliver(loop, future, error)
+            return
+        pid = int(message["pid"])
+
+        def settle() -> None:
+            if not future.done():
+                future.set_result(pid)
+            else:
+                self._abandon(pid)  # the start was cancelled while the fork was under way
+
+        _call(loop, settle)
+
+    def _abandon(self, pid: int) -> None:
+        """A worker nobody will hold: kill it now, and release it as soon as it has exited."""
+        with self._lock:
+            status = self._early.pop(pid, None)
+            if status is not None:
+                self._release(pid)
+                return
+            self._abandoned.add(pid)
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def _exited(self, pid: int, status: int) -> None:
         with self._lock:
             handle = self._handles.pop(pid, None)
+            if pid in self._abandoned:
+                self._abandoned.discard(pid)
+                self._release(pid)
+                return
             if handle is None:
                 # Not adopted yet: the zombie is kept (no release) until adopt() has the status.
                 self._early[pid] = status

@@ -6,7 +6,8 @@ root moved below it (/oldroot), the new root assembled on a tmpfs of its own
 (/newroot) from binds of /oldroot/..., then made the root, with the host's detached.
 
 Steps (JSON objects, `op` says which):
-  {"op": "bind", "src": host path | null, "fd": n | null, "dst": path, "rw": bool}
+  {"op": "bind", "src": host path, "fd": n | null, "dst": path, "rw": bool}
+      (with "fd": a granted folder, which must still be the n-th descriptor's folder)
   {"op": "symlink", "target": text, "dst": path}
   {"op": "dir", "dst": path}
   {"op": "proc", "dst": path}
@@ -77,13 +78,34 @@ def _dev(target: str) -> None:
                 "newinstance,ptmxmode=0666,mode=620")
 
 
+def _reopen_pinned(source: str, pinned: int) -> int:
+    """The granted folder the kernel pinned (mounts.pin), opened again in this mount namespace.
+
+    A descriptor opened before unshare belongs to the host's mount namespace, and Linux
+    binds only mounts of the caller's own (EINVAL otherwise). So the folder is opened again
+    by its path, through our copy of the host's mounts, and must be the very folder the
+    kernel checked and pinned (same device and inode): a folder swapped since is refused.
+    """
+    again = os.open(_host(source), os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    was, now = os.fstat(pinned), os.fstat(again)
+    if (was.st_dev, was.st_ino) != (now.st_dev, now.st_ino):
+        os.close(again)
+        raise OSError(f"the granted folder {source} was replaced while the sandbox started")
+    return again
+
+
 def _step(step: Mapping[str, Any], fds: Sequence[int]) -> None:
     op, target = step["op"], _inside(str(step["dst"]))
     if op == "bind":
         fd = step.get("fd")
-        # A granted folder goes through the descriptor the kernel opened and checked (mounts.pin).
-        source = f"/proc/self/fd/{fds[int(fd)]}" if fd is not None else _host(str(step["src"]))
-        _bind(source, target, bool(step.get("rw")))
+        if fd is None:
+            _bind(_host(str(step["src"])), target, bool(step.get("rw")))
+            return
+        pinned = _reopen_pinned(str(step["src"]), fds[int(fd)])
+        try:
+            _bind(_host(f"/proc/self/fd/{pinned}"), target, bool(step.get("rw")))
+        finally:
+            os.close(pinned)
     elif op == "symlink":
         os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
         os.symlink(str(step["target"]), target)
