@@ -151,12 +151,14 @@ def _monitor(fds: Sequence[int], context: Mapping[str, Any]) -> NoReturn:
 
 def _init(request: Mapping[str, Any], mount_fds: Sequence[int], context: Mapping[str, Any]) -> NoReturn:
     linux.die_with_parent(signal.SIGKILL)
+    # Nested user namespaces off (bwrap's --disable-userns): none may be made below this one.
+    # The value is this user namespace's own, whichever /proc it is written through; written
+    # before the new /proc covers /proc/sys read-only.
+    with open("/proc/sys/user/max_user_namespaces", "w") as f:
+        f.write("0")
     rootfs.build(request["mounts"], mount_fds)
     for fd in mount_fds:
         os.close(fd)
-    # Nested user namespaces off (bwrap's --disable-userns): none may be made below this one.
-    with open("/proc/sys/user/max_user_namespaces", "w") as f:
-        f.write("0")
     linux.loopback_up()
     worker = os.fork()
     if worker == 0:

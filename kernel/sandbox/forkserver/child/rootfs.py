@@ -18,6 +18,7 @@ Steps (JSON objects, `op` says which):
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,6 +28,7 @@ from . import linux
 BASE = "/tmp"  # in the new mount namespace only: the host's /tmp is untouched
 NEW = "/newroot"
 OLD = "/oldroot"
+PROC_COVERED = ("sys", "sysrq-trigger", "irq", "bus")
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
              ("stderr", "/proc/self/fd/2"), ("core", "/proc/kcore"), ("ptmx", "pts/ptmx"))
@@ -62,6 +64,20 @@ def _bind(source: str, target: str, writable: bool, device: bool = False) -> Non
     if not writable:
         flags |= linux.MS_RDONLY
     linux.mount(None, target, None, flags)
+
+
+def _proc(target: str) -> None:
+    """bwrap's --proc: a proc of the new pid namespace, with its host-wide knobs read-only."""
+    os.makedirs(target, mode=0o755, exist_ok=True)
+    linux.mount("proc", target, "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
+    for name in PROC_COVERED:
+        path = f"{target}/{name}"
+        try:
+            _bind(path, path, writable=False)
+        except OSError as error:
+            # As bwrap: a folder this kernel lacks, or one a user namespace may not cover, stays as it is.
+            if error.errno not in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EINVAL):
+                raise
 
 
 def _dev(target: str) -> None:
@@ -112,8 +128,7 @@ def _step(step: Mapping[str, Any], fds: Sequence[int]) -> None:
     elif op == "dir":
         os.makedirs(target, mode=0o755, exist_ok=True)
     elif op == "proc":
-        os.makedirs(target, mode=0o755, exist_ok=True)
-        linux.mount("proc", target, "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
+        _proc(target)
     elif op == "dev":
         _dev(target)
     elif op == "tmpfs":
