@@ -276,3 +276,32 @@ def test_a_granted_folder_swapped_after_the_pin_is_refused(
     assert outcome.returncode != 0
     assert "private.txt" not in outcome.stdout
     assert "was replaced" in outcome.stderr
+
+
+INIT_SEEN = r"""
+import json
+status = dict(l.split(":\t", 1) for l in open("/proc/1/status").read().splitlines() if ":\t" in l)
+try:
+    open("/proc/1/mem", "rb").read(1)
+    mem = "readable"
+except OSError:
+    mem = "refused"
+print(json.dumps({"seccomp": status["Seccomp"].strip(), "cap_eff": status["CapEff"].strip(),
+                  "no_new_privs": status["NoNewPrivs"].strip(), "mem": mem}))
+"""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "forkserver"])
+def test_the_init_beside_the_worker_is_as_confined_as_the_worker(layout: Layout, backend: str) -> None:
+    """pid 1 of the worker's namespace shares its uid: the worker must not be able to use it."""
+    sandbox = get_sandbox(backend)
+    spec = SandboxSpec(layout.bundle, layout.data, {"DREAMER_AGENT": "probe", "DREAMER_ENTRY": "main"}, Limits(),
+                       argv=python_argv(INIT_SEEN))
+    try:
+        outcome = asyncio.run(run_spec(sandbox, spec))
+    finally:
+        close = getattr(sandbox, "close", None)
+        if close is not None:
+            close()
+    report = json.loads(outcome.stdout.strip().splitlines()[-1])
+    assert report == {"seccomp": "2", "cap_eff": "0000000000000000", "no_new_privs": "1", "mem": "refused"}

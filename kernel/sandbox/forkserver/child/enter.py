@@ -167,9 +167,15 @@ def _init(request: Mapping[str, Any], mount_fds: Sequence[int], context: Mapping
         except BaseException as error:  # noqa: BLE001
             _fail("worker", error)
         os._exit(EXIT_SETUP)
-    # pid 1 only reaps from here on; it needs no privilege for that.
+    # pid 1 only reaps from here on; it needs no privilege for that. It lives beside the
+    # worker, with its uid: not dumpable, so the worker cannot write into its memory
+    # through /proc/1/mem, and under the same filter, so it would be worth nothing if it could.
+    linux.not_dumpable()
     linux.drop_capabilities()
     linux.no_new_privs()
+    code = request.get("seccomp")
+    if code:
+        linux.load_seccomp(bytes.fromhex(str(code)))
     _quiet_stdio()
     while True:
         try:
