@@ -305,3 +305,30 @@ def test_the_init_beside_the_worker_is_as_confined_as_the_worker(layout: Layout,
             close()
     report = json.loads(outcome.stdout.strip().splitlines()[-1])
     assert report == {"seccomp": "2", "cap_eff": "0000000000000000", "no_new_privs": "1", "mem": "refused"}
+
+
+def test_a_dead_zygote_takes_its_workers_and_is_replaced(layout: Layout) -> None:
+    """Killed, the zygote's workers die with it (PR_SET_PDEATHSIG) and report it; the next
+    start gets a fresh zygote."""
+    import signal
+
+    sandbox = ForkServerSandbox()
+    spec = SandboxSpec(layout.bundle, layout.data, {"DREAMER_AGENT": "probe", "DREAMER_ENTRY": "main"}, Limits(),
+                       argv=python_argv("import sys; sys.stdin.read()"))
+
+    async def scenario() -> tuple[int | None, int]:
+        process = await sandbox.start(spec)
+        first = sandbox.zygote().process.pid
+        os.kill(first, signal.SIGKILL)
+        status = await asyncio.wait_for(process.wait(), timeout=30)
+        again = await run_spec(sandbox, SandboxSpec(layout.bundle, layout.data, spec.env, Limits(),
+                                                    argv=python_argv("print('{}')")))
+        assert again.returncode == 0, again.stderr
+        assert sandbox.zygote().process.pid != first
+        return status, first
+
+    try:
+        status, _ = asyncio.run(scenario())
+    finally:
+        sandbox.close()
+    assert status == -signal.SIGKILL
