@@ -332,3 +332,21 @@ def test_a_dead_zygote_takes_its_workers_and_is_replaced(layout: Layout) -> None
     finally:
         sandbox.close()
     assert status == -signal.SIGKILL
+
+
+def test_without_cgroups_the_fork_sets_nproc_inside_the_sandbox(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where bwrap would run prlimit inside the sandbox, the fork sets RLIMIT_NPROC there itself."""
+    from dreamer.kernel.sandbox import pids
+    from dreamer.kernel.sandbox.pids import ProcessLimit
+
+    monkeypatch.setattr(pids, "process_limit", lambda: ProcessLimit(None, "/usr/bin/prlimit"))
+    code = "import json, resource; print(json.dumps(resource.getrlimit(resource.RLIMIT_NPROC)))"
+    spec = SandboxSpec(layout.bundle, layout.data, {"DREAMER_AGENT": "probe", "DREAMER_ENTRY": "main"},
+                       Limits(processes=40), argv=python_argv(code))
+    sandbox = ForkServerSandbox()
+    try:
+        outcome = asyncio.run(run_spec(sandbox, spec))
+    finally:
+        sandbox.close()
+    assert outcome.returncode == 0, outcome.stderr
+    assert json.loads(outcome.stdout.strip().splitlines()[-1]) == [40, 40]
