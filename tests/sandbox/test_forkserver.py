@@ -350,3 +350,27 @@ def test_without_cgroups_the_fork_sets_nproc_inside_the_sandbox(layout: Layout, 
         sandbox.close()
     assert outcome.returncode == 0, outcome.stderr
     assert json.loads(outcome.stdout.strip().splitlines()[-1]) == [40, 40]
+
+
+def test_the_pool_starts_the_zygote_ahead_of_the_first_worker() -> None:
+    """A kernel's pool gets the zygote ready at start, in the background (decision 0050)."""
+    from dreamer.kernel.workers.pool import WorkerPool
+
+    sandbox = ForkServerSandbox()
+
+    async def scenario() -> bool:
+        pool = WorkerPool(sandbox)
+        pool.start_reaper()
+        try:
+            for _ in range(600):
+                if sandbox._zygote is not None:
+                    return True
+                await asyncio.sleep(0.1)
+            return False
+        finally:
+            await pool.close()
+
+    try:
+        assert asyncio.run(scenario())
+    finally:
+        sandbox.close()

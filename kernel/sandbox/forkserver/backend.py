@@ -42,6 +42,10 @@ class ForkServerSandbox(Sandbox):
         self._retired: list[Zygote] = []
         atexit.register(self.close)
 
+    async def prepare(self) -> None:
+        """The zygote, started at kernel start rather than by the first worker (decision 0050)."""
+        await asyncio.to_thread(self.zygote)
+
     def plan(self, spec: SandboxSpec) -> Launch:
         raise DreamerError("internal", "forkserver workers are forked from a zygote, not executed from a command line")
 
