@@ -168,9 +168,9 @@ def _init(request: Mapping[str, Any], mount_fds: Sequence[int], context: Mapping
             _fail("worker", error)
         os._exit(EXIT_SETUP)
     # pid 1 only reaps from here on; it needs no privilege for that. It lives beside the
-    # worker, with its uid: not dumpable, so the worker cannot write into its memory
-    # through /proc/1/mem, and under the same filter, so it would be worth nothing if it could.
-    linux.not_dumpable()
+    # worker, with its uid, so it gets what the worker gets: the same limits (bwrap's init
+    # inherits them from the kernel's preexec step), no capabilities, the same filter.
+    _set_rlimits(request)
     linux.drop_capabilities()
     linux.no_new_privs()
     code = request.get("seccomp")
@@ -188,16 +188,20 @@ def _init(request: Mapping[str, Any], mount_fds: Sequence[int], context: Mapping
             os._exit(_status(raw))
 
 
-def _confine(request: Mapping[str, Any]) -> None:
-    """Limits, no capabilities, no_new_privs, the seccomp filter: the last steps before agent code."""
-    linux.die_with_parent(signal.SIGKILL)
-    _close_all_but([0, 1, 2])
+def _set_rlimits(request: Mapping[str, Any]) -> None:
     for kind, value in request["rlimits"]:
         resource.setrlimit(int(kind), (int(value), int(value)))
     nproc = request.get("nproc")
     if nproc is not None:
         # Inside the user namespace RLIMIT_NPROC counts this sandbox alone (kernel/sandbox/pids.py).
         resource.setrlimit(resource.RLIMIT_NPROC, (int(nproc), int(nproc)))
+
+
+def _confine(request: Mapping[str, Any]) -> None:
+    """Limits, no capabilities, no_new_privs, the seccomp filter: the last steps before agent code."""
+    linux.die_with_parent(signal.SIGKILL)
+    _close_all_but([0, 1, 2])
+    _set_rlimits(request)
     linux.drop_capabilities()
     linux.no_new_privs()
     code = request.get("seccomp")

@@ -50,7 +50,6 @@ _STATVFS_TO_MOUNT = (
 )
 
 PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
 PR_SET_SECCOMP = 22
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
@@ -127,11 +126,6 @@ def drop_capabilities() -> None:
     header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)  # 0: this thread
     data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: two zero words each
     _check(_libc.capset(header, data), "capset")
-
-
-def not_dumpable() -> None:
-    """No /proc/PID/mem, no ptrace, no core for this process, even by its own uid."""
-    _prctl(PR_SET_DUMPABLE, 0, "prctl(PR_SET_DUMPABLE)")
 
 
 def no_new_privs() -> None:
