@@ -1,4 +1,7 @@
-"""What a fork server could reach: a prototype, for the decision record, not the production path.
+"""What a fork server could reach: the prototype, kept for the decision record.
+
+The production backend is kernel/sandbox/forkserver/ (DREAMER_SANDBOX=forkserver), measured
+beside bwrap by `bench/bench_worker_start.py --sandbox bwrap,forkserver`.
 
 A parent imports the SDK once (`dreamer.sdk.worker`, and so pydantic) and freezes its
 objects (gc.freeze, so collections do not write to the shared pages). Each worker is a

@@ -12,7 +12,11 @@ Then idle memory of the started workers from /proc/PID/smaps_rollup
 (kernel/workers/procmem.py): the interpreter alone and its whole tree (bwrap's
 monitor and the namespace's init included), RSS, PSS and USS.
 
-    .venv/bin/python bench/bench_worker_start.py --runs 20 [--sandbox bwrap|none] [--json]
+With several backends (`--sandbox bwrap,forkserver`) their starts are interleaved, run by
+run, so each sees the same load; the forkserver's zygote is started (and warmed) by the
+unmeasured first start, as a kernel starts it once, and its own memory is reported once.
+
+    .venv/bin/python bench/bench_worker_start.py --runs 20 [--sandbox bwrap,forkserver] [--json]
 """
 
 from __future__ import annotations
@@ -121,7 +125,13 @@ def host_env() -> dict[str, str]:
             "PYDANTIC_DISABLE_PLUGINS": "__all__"}
 
 
+# A forked worker runs under the zygote's command line: nothing was executed.
+ZYGOTE_MARK = b"dreamer_forkserver.zygote"
+
+
 def interpreter_of(pid: int) -> int | None:
+    """The worker's interpreter among a started worker's processes (the deepest one of a fork)."""
+    found = None
     for member in descendants(pid):
         try:
             cmd = Path(f"/proc/{member}/cmdline").read_bytes().split(b"\0")
@@ -129,7 +139,9 @@ def interpreter_of(pid: int) -> int | None:
             continue
         if cmd and b"python" in cmd[0] and b"dreamer.sdk.worker" in cmd:
             return member
-    return None
+        if any(ZYGOTE_MARK in part for part in cmd):
+            found = member  # monitor, init, worker: breadth first, the worker comes last
+    return found
 
 
 def memory_report(processes: list[asyncio.subprocess.Process]) -> dict[str, object]:
@@ -157,10 +169,11 @@ def memory_report(processes: list[asyncio.subprocess.Process]) -> dict[str, obje
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, object]:
-    sandbox = get_sandbox(args.sandbox)
+    sandboxes = [get_sandbox(name) for name in args.sandbox.split(",")]
     python = current_runtime().python
     env = host_env()
-    report: dict[str, object] = {"sandbox": sandbox.name, "load_average": os.getloadavg()}
+    report: dict[str, object] = {"sandboxes": [s.name for s in sandboxes], "cores": os.cpu_count(),
+                                 "load_average": os.getloadavg()}
     with tempfile.TemporaryDirectory(prefix="dreamer-bench-") as tmp:
         root = Path(tmp)
         bundle = grocery_bundle(root)
@@ -179,33 +192,54 @@ async def main_async(args: argparse.Namespace) -> dict[str, object]:
             extra = {"DREAMER_AGENT": "grocery", "DREAMER_ENTRY": entry_of(bundle)}
             return SandboxSpec(bundle_dir=bundle, data_dir=data, env=extra, limits=limits, argv=argv)
 
-        # One of each first, unmeasured: page cache, seccomp program, cgroup discovery.
-        _, warmup = await first_answer(sandbox, spec(0))
-        sandbox.kill(warmup)
-        await warmup.wait()
-        cold: list[float] = []
-        floor: list[float] = []
+        # One of each first, unmeasured: page cache, seccomp program, cgroup discovery, the zygote.
+        for sandbox in sandboxes:
+            _, warmup = await first_answer(sandbox, spec(0))
+            sandbox.kill(warmup)
+            await warmup.wait()
+        cold: dict[str, list[float]] = {s.name: [] for s in sandboxes}
+        floor: dict[str, list[float]] = {s.name: [] for s in sandboxes}
+        alive: dict[str, list[asyncio.subprocess.Process]] = {s.name: [] for s in sandboxes}
         bare: list[float] = []
-        alive: list[asyncio.subprocess.Process] = []
         for n in range(1, args.runs + 1):
-            elapsed, process = await first_answer(sandbox, spec(n))
-            cold.append(elapsed)
-            if len(alive) < args.keep:
-                alive.append(process)
-            else:
+            for k, sandbox in enumerate(sandboxes):
+                data_n = n * len(sandboxes) + k
+                elapsed, process = await first_answer(sandbox, spec(data_n))
+                cold[sandbox.name].append(elapsed)
+                if len(alive[sandbox.name]) < args.keep:
+                    alive[sandbox.name].append(process)
+                else:
+                    sandbox.kill(process)
+                    await process.wait()
+                floor[sandbox.name].append(await run_to_end(sandbox, spec(data_n, [python, "-S", "-c", "pass"])))
+            bare.append(await bare_import(python, env))
+        await asyncio.sleep(0.5)  # idle: whatever the first call allocated has settled
+        for sandbox in sandboxes:
+            name = sandbox.name
+            report[name] = {
+                "worker_first_answer": summary(cold[name]),
+                "sandbox_floor": summary(floor[name]),
+                "ratio_first_answer_to_floor": round(statistics.median(cold[name]) / statistics.median(floor[name]), 2),
+                "idle_worker_memory": memory_report(alive[name]),
+            }
+            zygote = getattr(getattr(sandbox, "_zygote", None), "process", None)
+            if zygote is not None:
+                found = process_memory(zygote.pid)
+                # Shared by every worker forked from it: counted once, not per worker.
+                report[name]["zygote_memory"] = found.mb() if found else None  # type: ignore[index]
+        report["bare_import_sdk"] = summary(bare)
+        if len(sandboxes) > 1:
+            first, *others = sandboxes
+            report["ratio_first_answer_to_" + first.name] = {
+                s.name: round(statistics.median(cold[s.name]) / statistics.median(cold[first.name]), 3) for s in others
+            }
+        for sandbox in sandboxes:
+            for process in alive[sandbox.name]:
                 sandbox.kill(process)
                 await process.wait()
-            floor.append(await run_to_end(sandbox, spec(n, [python, "-S", "-c", "pass"])))
-            bare.append(await bare_import(python, env))
-        report["worker_first_answer"] = summary(cold)
-        report["sandbox_floor"] = summary(floor)
-        report["bare_import_sdk"] = summary(bare)
-        report["ratio_first_answer_to_floor"] = round(statistics.median(cold) / statistics.median(floor), 2)
-        await asyncio.sleep(0.5)  # idle: whatever the first call allocated has settled
-        report["idle_worker_memory"] = memory_report(alive)
-        for process in alive:
-            sandbox.kill(process)
-            await process.wait()
+            close = getattr(sandbox, "close", None)
+            if close is not None:
+                close()
     report["load_average_after"] = os.getloadavg()
     return report
 
@@ -214,7 +248,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20, help="cold starts to measure")
     parser.add_argument("--keep", type=int, default=5, help="workers kept alive for the memory measurement")
-    parser.add_argument("--sandbox", default="bwrap", help="bwrap (default) or none")
+    parser.add_argument("--sandbox", default="bwrap", help="bwrap (default), forkserver, none, or several: bwrap,forkserver")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report = asyncio.run(main_async(args))

@@ -1,4 +1,4 @@
-"""Sandboxes for agent workers: one interface, backends `bwrap` (default) and `none`."""
+"""Sandboxes for agent workers: one interface, backends `bwrap` (default), `docker`, `forkserver` (opt-in) and `none`."""
 
 from dreamer.kernel.sandbox.base import Launch, Mount, Sandbox, SandboxSpec
 from dreamer.kernel.sandbox.select import get_sandbox

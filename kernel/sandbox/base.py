@@ -205,6 +205,11 @@ class Sandbox(ABC):
             pass
         _close_protocol_pipes(process)
 
+    async def prepare(self) -> None:
+        """Start what this backend keeps ahead of the first worker (the fork server's zygote);
+        most backends keep nothing."""
+        return None
+
     async def probe(self, limits: Limits | None = None) -> None:
         """Start a trivial interpreter in this sandbox; say why when it cannot start."""
         with tempfile.TemporaryDirectory(prefix="dreamer-probe-") as tmp:

@@ -1,7 +1,8 @@
 """Choosing a backend by name (DREAMER_SANDBOX): `auto` by default (bwrap when it is
 installed, else docker when an engine answers), `bwrap` or `docker` when asked for,
-`none` only on request and never chosen automatically; and finding out which of them
-work on this machine."""
+`forkserver` (decision 0050: workers forked from a warm zygote) only when asked for in
+this round, `none` only on request and never chosen automatically; and finding out
+which of them work on this machine."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from dreamer.kernel.sandbox.bwrap import BwrapSandbox
 from dreamer.kernel.sandbox.unconfined import UnconfinedSandbox
 
 NAMES = ("bwrap", "docker", "none")
+# Chosen only by name, and not probed by `dreamer doctor` yet: opt-in while it is new.
+OPT_IN = ("forkserver",)
 
 BWRAP_MISSING = (
     "bubblewrap (bwrap) is not installed; install the Debian package bubblewrap, "
@@ -43,9 +46,14 @@ def get_sandbox(name: str) -> Sandbox:
         from dreamer.kernel.sandbox.docker import open_docker_sandbox
 
         return open_docker_sandbox()
+    if name == "forkserver":
+        # Imported here: only kernels that chose it load the fork server's code.
+        from dreamer.kernel.sandbox.forkserver import ForkServerSandbox
+
+        return ForkServerSandbox()
     if name == "none":
         return UnconfinedSandbox()
-    raise DreamerError("sandbox_unavailable", f"unknown sandbox {name!r}; choose one of: auto, {', '.join(NAMES)}")
+    raise DreamerError("sandbox_unavailable", f"unknown sandbox {name!r}; choose one of: auto, {', '.join((*NAMES, *OPT_IN))}")
 
 
 def _automatic() -> Sandbox:

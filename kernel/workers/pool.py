@@ -80,11 +80,21 @@ class WorkerPool:
         self._draining_slots: dict[int, tuple[str, _Slot]] = {}
         self._scratch: dict[str, list[int]] = {}  # user -> memory ceilings of their builds and tests
         self._reaper: asyncio.Task[None] | None = None
+        self._preparing: asyncio.Task[None] | None = None
         self.started = 0  # workers started since boot, for tests and benchmarks
 
     def start_reaper(self) -> None:
         if self._reaper is None:
-            self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
+            loop = asyncio.get_running_loop()
+            self._reaper = loop.create_task(self._reap_forever())
+            # What the backend keeps ahead of the first worker (the fork server's zygote), in the background.
+            self._preparing = loop.create_task(self._prepare())
+
+    async def _prepare(self) -> None:
+        try:
+            await self.sandbox.prepare()
+        except Exception as error:  # noqa: BLE001 - the first worker's start tries again and says why
+            log.warning("the %s sandbox could not get ready ahead of the first worker: %s", self.sandbox.name, error)
 
     @contextlib.asynccontextmanager
     async def lease(
@@ -132,6 +142,8 @@ class WorkerPool:
     async def close(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
+        if self._preparing is not None:
+            self._preparing.cancel()
         for key in list(self._slots):
             for worker in self._slots.pop(key).idle:
                 await worker.close(grace=0.2)

@@ -98,6 +98,10 @@ def _start_once(
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")
     } | {"DREAMER_HOME": str(home), "DREAMER_URL": f"http://127.0.0.1:{port}", "DREAMER_LOG_LEVEL": "warning"}
+    # A test run may choose the sandbox of every kernel that does not choose its own
+    # (DREAMER_TEST_SANDBOX=forkserver runs the suites on the fork server backend).
+    if os.environ.get("DREAMER_TEST_SANDBOX"):
+        env["DREAMER_SANDBOX"] = os.environ["DREAMER_TEST_SANDBOX"]
     env |= extra_env or {}
     home.mkdir(parents=True, exist_ok=True)
     log_path = home / "test-kernel.log"

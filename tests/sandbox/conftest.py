@@ -12,9 +12,9 @@ from sandbox_helpers import Layout
 from dreamer.kernel.sandbox import Sandbox, get_sandbox
 from dreamer.kernel.sandbox.docker import DockerSandbox
 
-BACKENDS = ["bwrap", "docker", "none"]
+BACKENDS = ["bwrap", "docker", "forkserver", "none"]
 # The backends that confine: every isolation test runs on each of them.
-CONFINING = ["bwrap", "docker"]
+CONFINING = ["bwrap", "docker", "forkserver"]
 
 
 @pytest.fixture
@@ -63,6 +63,11 @@ def docker_sandbox() -> Iterator[DockerSandbox]:
     sandbox.close()
 
 
-@pytest.fixture
-def bwrap() -> Sandbox:
-    return get_sandbox("bwrap")
+# The backends that bind granted folders at /mnt/<name> the way bwrap does (the fork server
+# carries out bwrap's own plan); test_mounts.py's "what a bwrap worker sees" runs on each.
+BWRAP_LIKE = ["bwrap", "forkserver"]
+
+
+@pytest.fixture(params=BWRAP_LIKE)
+def bwrap(request: pytest.FixtureRequest) -> Sandbox:
+    return get_sandbox(request.param)

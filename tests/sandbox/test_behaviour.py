@@ -37,7 +37,7 @@ def test_python_starts_and_finds_its_packages(sandbox: Sandbox, layout: Layout) 
     assert report["pydantic"]
     assert report["sdk_init"] is True
     assert report["no_site"] is True
-    if sandbox.name in ("bwrap", "docker"):
+    if sandbox.name in ("bwrap", "docker", "forkserver"):
         assert report["sdk_dir"] == "/opt/dreamer/dreamer/sdk"
 
 
@@ -134,7 +134,7 @@ def test_environment_is_clean(sandbox: Sandbox, layout: Layout, monkeypatch: pyt
     assert report["DREAMER_ENTRY"] == "main"
     paths = str(report["PYTHONPATH"]).split(":")
     assert len(paths) == len(set(paths))
-    if sandbox.name in ("bwrap", "docker"):
+    if sandbox.name in ("bwrap", "docker", "forkserver"):
         assert report["DREAMER_AGENT_DIR"] == "/agent"
         assert report["DREAMER_DATA_DIR"] == "/data"
         assert paths[0] == "/opt/dreamer"

@@ -64,7 +64,7 @@ print(json.dumps({"ok": [p.wait() for p in procs]}))
 """
 
 
-@pytest.fixture(params=["bwrap", "none"])
+@pytest.fixture(params=["bwrap", "forkserver", "none"])
 def backend(request: pytest.FixtureRequest) -> Sandbox:
     return get_sandbox(request.param)
 

@@ -25,7 +25,7 @@ from security_world import World, build_world  # noqa: E402
 from dreamer.contracts.errors import DreamerError  # noqa: E402
 from dreamer.kernel.sandbox.select import get_sandbox  # noqa: E402
 
-BACKENDS = ["bwrap", "docker"]
+BACKENDS = ["bwrap", "docker", "forkserver"]
 AFTERMATH = "test_aftermath.py"
 
 

@@ -1,0 +1,285 @@
+"""One worker, forked from the zygote: three processes, as under bubblewrap.
+
+    zygote ─fork→ monitor ─fork→ init (pid 1 of a new pid namespace) ─fork→ worker (pid 2)
+
+The monitor joins the worker's cgroups and makes the namespaces, then only waits and
+passes the status on (bwrap's outer process); the init builds the file system and
+reaps what the worker leaves behind (bwrap's pid 1); the worker sets its limits, drops
+every capability, loads the seccomp filter and only then runs anything of the agent's:
+an exec of the kernel's command, or the SDK worker the zygote already imported.
+
+Each process dies with its parent (PR_SET_PDEATHSIG), and all three stay in the process
+group the monitor leads, so the kernel's killpg reaches them; the pid namespace takes
+with it whatever the worker started in a session of its own.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import json
+import os
+import random
+import resource
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
+
+from . import linux, rootfs
+
+NAMESPACES = (linux.CLONE_NEWUSER | linux.CLONE_NEWNS | linux.CLONE_NEWPID | linux.CLONE_NEWNET
+              | linux.CLONE_NEWIPC | linux.CLONE_NEWUTS | linux.CLONE_NEWCGROUP)
+EXIT_SETUP = 70  # the sandbox could not be set up; the reason is on stderr
+SDK_ROOT_IN_SANDBOX = "/opt/dreamer"
+WORKER_FILE = f"{SDK_ROOT_IN_SANDBOX}/dreamer/sdk/worker.py"
+
+
+def _fail(where: str, error: BaseException) -> NoReturn:
+    try:
+        os.write(2, f"dreamer forkserver: {where}: {error}\n".encode("utf-8", "replace"))
+    finally:
+        os._exit(EXIT_SETUP)
+
+
+def _status(raw: int) -> int:
+    """A child's wait status as an exit code, signals as 128+N (as bwrap and shells report them)."""
+    if os.WIFSIGNALED(raw):
+        return 128 + os.WTERMSIG(raw)
+    return os.WEXITSTATUS(raw) if os.WIFEXITED(raw) else EXIT_SETUP
+
+
+def _close_all_but(keep: Sequence[int]) -> None:
+    """Close every descriptor but `keep` (close_range underneath: one call per gap)."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    top = hard if 0 < hard < 1 << 30 else 1 << 30
+    low = 0
+    for fd in sorted(set(keep)):
+        if low < fd:  # closerange(n, n) would be close_range(n, ~0): everything
+            os.closerange(low, fd)
+        low = fd + 1
+    if low < top:
+        os.closerange(low, top)
+
+
+def _quiet_stdio(null: int | None = None) -> None:
+    """The monitor and init hold no end of the worker's pipes: the kernel sees EOF when the worker goes."""
+    if null is None:
+        null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    if null > 2:
+        os.close(null)
+
+
+def fork_worker(fds: Sequence[int], context: Mapping[str, Any]) -> int:
+    """In the zygote: fork the monitor of one worker and return its pid."""
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        _monitor(fds, context)
+    except BaseException as error:  # noqa: BLE001 - a forked child must never return into the zygote
+        _fail("monitor", error)
+    os._exit(EXIT_SETUP)
+
+
+def _read_request(fd: int) -> dict[str, Any]:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    os.close(fd)
+    request = json.loads(b"".join(chunks))
+    if not isinstance(request, dict) or request.get("op") != "fork":
+        raise OSError("the fork request is not one")
+    return request
+
+
+def _monitor(fds: Sequence[int], context: Mapping[str, Any]) -> NoReturn:
+    # The zygote's signal plumbing is not ours: its wakeup descriptor is about to be closed.
+    signal.set_wakeup_fd(-1)
+    for signum in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(signum, signal.SIG_DFL)
+    linux.die_with_parent(signal.SIGKILL)
+    if os.getppid() != context["zygote_pid"]:
+        os._exit(EXIT_SETUP)  # the zygote went before we could tie ourselves to it
+    os.setsid()
+    stdin, stdout, stderr, plan, *mount_fds = fds
+    os.dup2(stdin, 0)
+    os.dup2(stdout, 1)
+    os.dup2(stderr, 2)
+    request = _read_request(plan)
+    # Nothing of the zygote's (its control socket, its wakeup pipe) reaches the sandbox.
+    _close_all_but([0, 1, 2, *mount_fds])
+    for procs in request.get("cgroups") or ():
+        # Before anything forks: the worker's pids and memory cgroups count all three of us.
+        fd = os.open(str(procs), os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
+    uid, gid = os.geteuid(), os.getegid()
+    linux.unshare(NAMESPACES)
+    with open("/proc/self/setgroups", "w") as f:
+        f.write("deny")
+    with open("/proc/self/uid_map", "w") as f:
+        f.write(f"{uid} {uid} 1\n")
+    with open("/proc/self/gid_map", "w") as f:
+        f.write(f"{gid} {gid} 1\n")
+    # Opened now: once the init moves the namespace's root, this /dev/null may be out of sight.
+    null = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
+    init = os.fork()  # the new pid namespace applies to children: this one is its pid 1
+    if init == 0:
+        try:
+            os.close(null)
+            _init(request, mount_fds, context)
+        except BaseException as error:  # noqa: BLE001
+            _fail("sandbox", error)
+        os._exit(EXIT_SETUP)
+    for fd in mount_fds:
+        os.close(fd)
+    _quiet_stdio(null)
+    while True:
+        try:
+            _, raw = os.waitpid(init, 0)
+        except ChildProcessError:
+            os._exit(EXIT_SETUP)
+        except InterruptedError:
+            continue
+        os._exit(_status(raw))
+
+
+def _init(request: Mapping[str, Any], mount_fds: Sequence[int], context: Mapping[str, Any]) -> NoReturn:
+    linux.die_with_parent(signal.SIGKILL)
+    # Nested user namespaces off (bwrap's --disable-userns): none may be made below this one.
+    # The value is this user namespace's own, whichever /proc it is written through; written
+    # before the new /proc covers /proc/sys read-only.
+    with open("/proc/sys/user/max_user_namespaces", "w") as f:
+        f.write("0")
+    rootfs.build(request["mounts"], mount_fds)
+    for fd in mount_fds:
+        os.close(fd)
+    linux.loopback_up()
+    worker = os.fork()
+    if worker == 0:
+        try:
+            _worker(request, context)
+        except BaseException as error:  # noqa: BLE001
+            _fail("worker", error)
+        os._exit(EXIT_SETUP)
+    # pid 1 only reaps from here on; it needs no privilege for that. It lives beside the
+    # worker, with its uid, so it gets what the worker gets: the same limits (bwrap's init
+    # inherits them from the kernel's preexec step), no capabilities, the same filter.
+    _set_rlimits(request)
+    linux.drop_capabilities()
+    linux.no_new_privs()
+    code = request.get("seccomp")
+    if code:
+        linux.load_seccomp(bytes.fromhex(str(code)))
+    _quiet_stdio()
+    while True:
+        try:
+            pid, raw = os.wait()
+        except ChildProcessError:
+            os._exit(EXIT_SETUP)
+        except InterruptedError:
+            continue
+        if pid == worker:
+            os._exit(_status(raw))
+
+
+def _set_rlimits(request: Mapping[str, Any]) -> None:
+    for kind, value in request["rlimits"]:
+        resource.setrlimit(int(kind), (int(value), int(value)))
+    nproc = request.get("nproc")
+    if nproc is not None:
+        # Inside the user namespace RLIMIT_NPROC counts this sandbox alone (kernel/sandbox/pids.py).
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(nproc), int(nproc)))
+
+
+def _confine(request: Mapping[str, Any]) -> None:
+    """Limits, no capabilities, no_new_privs, the seccomp filter: the last steps before agent code."""
+    linux.die_with_parent(signal.SIGKILL)
+    _close_all_but([0, 1, 2])
+    _set_rlimits(request)
+    linux.drop_capabilities()
+    linux.no_new_privs()
+    code = request.get("seccomp")
+    if code:
+        linux.load_seccomp(bytes.fromhex(str(code)))
+
+
+def _worker(request: Mapping[str, Any], context: Mapping[str, Any]) -> NoReturn:
+    _confine(request)
+    env = {str(k): str(v) for k, v in request["env"].items()}
+    os.chdir(str(request["cwd"]))
+    argv = request.get("argv")
+    if argv:
+        os.execvpe(str(argv[0]), [str(a) for a in argv], env)
+    _serve_in_place(env, context)
+
+
+def _serve_in_place(env: Mapping[str, str], context: Mapping[str, Any]) -> NoReturn:
+    """The default worker without an exec: the zygote imported it already."""
+    # What a fork would otherwise share with its siblings.
+    random.seed()
+    os.environ.clear()
+    os.environ.update(env)
+    atexit._clear()
+    _rebuild_paths(env.get("PYTHONPATH", ""), str(context["sdk_root"]), list(context["own_path"]))
+    sys.argv = [WORKER_FILE]
+    from dreamer.sdk import worker  # imported by the zygote: no file is read here
+
+    try:
+        code = worker.main()
+    except SystemExit as leaving:
+        code = leaving.code if isinstance(leaving.code, int) else 1
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def _rebuild_paths(pythonpath: str, host_root: str, own_path: Sequence[str]) -> None:
+    """sys.path as `python -S -m` would make it here, and the SDK's modules at /opt/dreamer.
+
+    The zygote imported the SDK from a private folder of the host; in the sandbox the same
+    files are at /opt/dreamer, and a module that names a host path would both mislead
+    importlib (later imports of SDK submodules) and tell the agent where the host keeps it.
+    """
+    stdlib = [p for p in sys.path[1:] if p not in own_path]
+    sys.path[:] = [p for p in pythonpath.split(os.pathsep) if p] + stdlib
+    for name in [n for n in sys.modules if n == "dreamer_forkserver" or n.startswith("dreamer_forkserver.")]:
+        del sys.modules[name]  # the zygote's own code: nothing an agent needs
+    for name, module in list(sys.modules.items()):
+        if name == "dreamer" or name.startswith("dreamer."):
+            _relocate(module, host_root, SDK_ROOT_IN_SANDBOX)
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
+
+
+def _moved(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, str) and (value == old or value.startswith(old + "/")):
+        return new + value[len(old):]
+    return value
+
+
+def _relocate(module: Any, old: str, new: str) -> None:
+    for attr in ("__file__", "__cached__"):
+        if hasattr(module, attr):
+            setattr(module, attr, _moved(getattr(module, attr), old, new))
+    path = getattr(module, "__path__", None)
+    if path is not None:
+        module.__path__ = [_moved(p, old, new) for p in path]
+    spec = getattr(module, "__spec__", None)
+    if spec is not None:
+        spec.origin = _moved(spec.origin, old, new)
+        if spec.submodule_search_locations is not None:
+            spec.submodule_search_locations = [_moved(p, old, new) for p in spec.submodule_search_locations]
+        if spec.cached:
+            spec.cached = _moved(spec.cached, old, new)
+    loader = getattr(module, "__loader__", None)
+    if loader is not None and isinstance(getattr(loader, "path", None), str):
+        loader.path = _moved(loader.path, old, new)
