@@ -113,13 +113,14 @@ class Installer:
             bundle, manifest = _unpack(archive, work, "installing", room)
             if manifest.kind == "tool":
                 return await self._tools().stage(who, work, bundle, manifest)
-            digest = tree_digest(bundle)  # before functions.json is written into it
+            digest = tree_digest(bundle)
             functions = load_functions(bundle)
             if functions is None:
                 built = await self.descriptions.describe(
                     digest, lambda: describe_bundle(self.sandbox, self.settings, bundle, manifest, work / "data"))
                 (bundle / "functions.json").write_text(dump_functions(built))
                 functions = load_functions(bundle)
+                digest = tree_digest(bundle)  # what is placed holds the functions.json just written
             specs = functions or []
             fn_dicts = [f.model_dump() for f in specs]
             by_name = {f.name: f for f in specs}
@@ -145,7 +146,7 @@ class Installer:
                 "bundle_id": work.name,
                 "user_id": who.user_id,
                 "created": time.time(),
-                "digest": tree_digest(bundle),
+                "digest": digest,
                 "manifest": manifest_dict,
                 "functions": fn_dicts,
                 "provenance": provenance,

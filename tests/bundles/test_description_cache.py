@@ -108,9 +108,8 @@ def test_new_accounts_get_the_starters_without_describing_them_again(world: Worl
 
 def test_a_changed_bundle_is_described_again_and_a_broken_one_is_refused_each_time(world: World, tmp_path: Path) -> None:
     k = world.kernel
-    with k.store.session() as s:
-        ada = s.scalar(select(User).where(User.name == "ada"))
-        who = Principal(ada.id, ada.name, ada.timezone)
+    cara, _token = world.loop.run(k.add_user("cara"))  # its own user: the test stands alone
+    who = Principal(cara.id, cara.name, cara.timezone)
     before = k.installer.descriptions.described
     first = write_bundle(tmp_path / "v1", "greeter", GOOD, required=[])
     world.loop.run(k.installer.install_folder(who, first))

@@ -170,12 +170,7 @@ def _init(request: Mapping[str, Any], mount_fds: Sequence[int], context: Mapping
     # pid 1 only reaps from here on; it needs no privilege for that. It lives beside the
     # worker, with its uid, so it gets what the worker gets: the same limits (bwrap's init
     # inherits them from the kernel's preexec step), no capabilities, the same filter.
-    _set_rlimits(request)
-    linux.drop_capabilities()
-    linux.no_new_privs()
-    code = request.get("seccomp")
-    if code:
-        linux.load_seccomp(bytes.fromhex(str(code)))
+    _lock_down(request)
     _quiet_stdio()
     while True:
         try:
@@ -201,6 +196,12 @@ def _confine(request: Mapping[str, Any]) -> None:
     """Limits, no capabilities, no_new_privs, the seccomp filter: the last steps before agent code."""
     linux.die_with_parent(signal.SIGKILL)
     _close_all_but([0, 1, 2])
+    _lock_down(request)
+
+
+def _lock_down(request: Mapping[str, Any]) -> None:
+    """The worker's limits, no capabilities, no_new_privs and its seccomp filter, in that order
+    (the filter last: it may forbid the calls before it). The init beside the worker gets the same."""
     _set_rlimits(request)
     linux.drop_capabilities()
     linux.no_new_privs()
