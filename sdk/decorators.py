@@ -23,7 +23,7 @@ from dreamer.sdk.context import Context
 from dreamer.sdk.errors import DefinitionError
 from dreamer.sdk.registry import REGISTRY, RegisteredFunction
 from dreamer.sdk.replies import check_reply, check_undo, check_undo_hint
-from dreamer.sdk.schema import build_parameters, build_result
+from dreamer.sdk.schema import Shapes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -161,14 +161,12 @@ def describe(
     hints = _type_hints(name, func)
     _check_context_hint(name, params[0], hints)
 
-    parameters = build_parameters(name, signature, hints)
-    result = build_result(name, hints)
+    shapes = Shapes(name, signature, hints)
     return RegisteredFunction(
         name=name,
         func=func,
         description=inspect.cleandoc(func.__doc__) if func.__doc__ else "",
-        parameters=parameters,
-        result=result,
+        shapes=shapes,
         exported=exported,
         background=background,
         confirm=confirm,

@@ -12,7 +12,7 @@ from typing import Any
 from collections.abc import Callable
 
 from dreamer.sdk.errors import DefinitionError
-from dreamer.sdk.schema import Parameters, Result
+from dreamer.sdk.schema import Parameters, Result, Shapes
 
 
 @dataclass(frozen=True)
@@ -20,8 +20,7 @@ class RegisteredFunction:
     name: str
     func: Callable[..., Any]
     description: str
-    parameters: Parameters
-    result: Result
+    shapes: Shapes  # the parameters' model and the result's adapter (built on first use in a worker)
     exported: bool
     background: bool
     confirm: bool
@@ -35,16 +34,25 @@ class RegisteredFunction:
     undo_hint: tuple[str, ...] = ()  # with undo=False: what the user can do instead (reply templates)
 
     @property
+    def parameters(self) -> Parameters:
+        return self.shapes.build()[0]
+
+    @property
+    def result(self) -> Result:
+        return self.shapes.build()[1]
+
+    @property
     def origin(self) -> str:
         return f"{self.func.__module__}.{self.func.__qualname__}"
 
     def spec(self) -> dict[str, Any]:
         """The FunctionSpec (docs/ARCHITECTURE.md), as written to functions.json."""
+        parameters, result = self.shapes.described()
         return {
             "name": self.name,
             "description": self.description,
-            "parameters": self.parameters.schema,
-            "result": self.result.schema,
+            "parameters": parameters.schema,
+            "result": result.schema,
             "exported": self.exported,
             "background": self.background,
             "confirm": self.confirm,

@@ -9,7 +9,9 @@ work: pydantic would otherwise refuse or shadow them.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
@@ -29,7 +31,7 @@ class Parameters:
 
     model: type[BaseModel]
     names: dict[str, str]  # field name (p0, ...) -> parameter name
-    schema: dict[str, Any]
+    schema: dict[str, Any] | None  # None until described (a worker's call does not need it)
 
     def validate(self, args: Any) -> dict[str, Any]:
         """Check JSON arguments; return keyword arguments for the function.
@@ -52,7 +54,7 @@ class Result:
     """The declared result type of a function."""
 
     adapter: TypeAdapter[Any]
-    schema: dict[str, Any]
+    schema: dict[str, Any] | None  # None until described
 
     def dump(self, value: Any, function: str) -> Any:
         """The value as JSON-ready data, or ResultInvalid naming the function.
@@ -82,8 +84,68 @@ class Result:
             raise ResultInvalid(f"{function} returned a value that cannot be sent as JSON: {_one_line(exc)}") from None
 
 
-def build_parameters(function: str, signature: inspect.Signature, hints: dict[str, Any]) -> Parameters:
-    """A model for every parameter after the first (the Context)."""
+class Shapes:
+    """A function's Parameters and Result, built when `@function` runs or, in a worker, on first use.
+
+    Building them is most of what importing an agent costs (pydantic makes a model and a JSON
+    schema per function), and a worker started for one call uses one function's. So a worker
+    imports its agent under `deferred()`: the checks of the signature still run at import, the
+    pydantic part waits for the first call that needs it. Everywhere else (describing a bundle,
+    tests, the SDK's test kit) they are built at once, so a bad type is a DefinitionError at import.
+    """
+
+    def __init__(self, function: str, signature: inspect.Signature, hints: dict[str, Any]) -> None:
+        self._args = (function, signature, hints)
+        self._built: tuple[Parameters, Result] | None = None
+        self._deferred = _DEFERRING
+        if not self._deferred:
+            self.described()
+
+    def build(self) -> tuple[Parameters, Result]:
+        """What a call needs: the parameters' model and the result's adapter (DefinitionError if not)."""
+        if self._built is None:
+            function, signature, hints = self._args
+            # A deferred function is being called: its JSON schemas wait for a describe.
+            self._built = (build_parameters(function, signature, hints, described=not self._deferred),
+                           build_result(function, hints, described=not self._deferred))
+        return self._built
+
+    def described(self) -> tuple[Parameters, Result]:
+        """Both shapes with their JSON schemas, as functions.json holds them."""
+        parameters, result = self.build()
+        if parameters.schema is None or result.schema is None:
+            function = self._args[0]
+            parameters = replace(parameters, schema=_json_schema(function, "parameters", parameters.model.model_json_schema))
+            result = replace(result, schema=_json_schema(
+                function, "result type", lambda: result.adapter.json_schema(mode="serialization")))
+            self._built = (parameters, result)
+        return parameters, result
+
+
+_DEFERRING = False
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Functions registered inside this block build their pydantic shapes on first use (a worker's import)."""
+    global _DEFERRING
+    before, _DEFERRING = _DEFERRING, True
+    try:
+        yield
+    finally:
+        _DEFERRING = before
+
+
+def _json_schema(function: str, what: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    try:
+        return make()
+    except (PydanticUserError, TypeError, ValueError) as exc:
+        raise DefinitionError(f"the {what} of {function} cannot be described as JSON: {_one_line(exc)}") from None
+
+
+def build_parameters(function: str, signature: inspect.Signature, hints: dict[str, Any], *,
+                     described: bool = True) -> Parameters:
+    """A model for every parameter after the first (the Context); its JSON schema when `described`."""
     fields: dict[str, Any] = {}
     names: dict[str, str] = {}
     for index, param in enumerate(list(signature.parameters.values())[1:]):
@@ -102,19 +164,19 @@ def build_parameters(function: str, signature: inspect.Signature, hints: dict[st
             __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=False),
             **fields,
         )
-        schema = model.model_json_schema()
+        schema = model.model_json_schema() if described else None
     except (PydanticUserError, TypeError, ValueError) as exc:
         raise DefinitionError(f"the parameters of {function} cannot be described as JSON: {_one_line(exc)}") from None
     return Parameters(model=model, names=names, schema=schema)
 
 
-def build_result(function: str, hints: dict[str, Any]) -> Result:
-    """The result adapter; no return annotation means any JSON value (schema {})."""
+def build_result(function: str, hints: dict[str, Any], *, described: bool = True) -> Result:
+    """The result adapter, and its JSON schema when `described`; no return annotation means any JSON value (schema {})."""
     if "return" not in hints:
         return Result(adapter=TypeAdapter(Any), schema={})
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(hints["return"])
-        schema = adapter.json_schema(mode="serialization")
+        schema = adapter.json_schema(mode="serialization") if described else None
     except (PydanticUserError, TypeError, ValueError) as exc:
         raise DefinitionError(f"the result type of {function} cannot be described as JSON: {_one_line(exc)}") from None
     return Result(adapter=adapter, schema=schema)

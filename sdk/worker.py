@@ -32,8 +32,9 @@ import dreamer.sdk
 from dreamer.sdk import protocol
 from dreamer.sdk.context import Context, User
 from dreamer.sdk.database import AgentDatabase
-from dreamer.sdk.errors import KINDS, CallError, DreamerSDKError, InvalidArgument, ResultInvalid
+from dreamer.sdk.errors import KINDS, CallError, DefinitionError, DreamerSDKError, InvalidArgument, ResultInvalid
 from dreamer.sdk.registry import REGISTRY, RegisteredFunction
+from dreamer.sdk.schema import deferred
 
 EXIT_OK = 0
 EXIT_PROTOCOL = 2
@@ -223,7 +224,7 @@ class Worker:
     # ---- describe ----------------------------------------------------------
 
     def describe(self, request: protocol.Request) -> bytes:
-        failure = self.load()
+        failure = self.load() or self.shape(*REGISTRY, described=True)
         if failure is not None:
             return _import_error(request.id, failure)
         try:
@@ -245,7 +246,8 @@ class Worker:
             return self._import_failure
         sys.path.insert(0, str(self.env.agent_dir))
         try:
-            importlib.import_module(entry)
+            with deferred():  # each function's pydantic shapes wait for their first use: see Shapes
+                importlib.import_module(entry)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - SystemExit at import time is a failure too
@@ -258,6 +260,23 @@ class Worker:
             )
             return self._import_failure
         self._loaded = True
+        return None
+
+    def shape(self, *entries: RegisteredFunction, described: bool = False) -> _ImportFailure | None:
+        """Build the deferred shapes of these functions; a type that cannot be described fails the
+        whole agent, as it would have at import (which is where describing a bundle finds it)."""
+        try:
+            for entry in entries:
+                entry.shapes.described() if described else entry.shapes.build()
+        except DefinitionError as exc:
+            text = traceback.format_exc()
+            _warn(text)
+            REGISTRY.clear()
+            self._loaded = False
+            self._import_failure = _ImportFailure(
+                f"could not import {self.env.entry}: {_summary(exc)}", type(exc).__name__, text
+            )
+            return self._import_failure
         return None
 
     # ---- invoke ------------------------------------------------------------
@@ -279,6 +298,10 @@ class Worker:
             return protocol.encode(
                 protocol.kind_error(request.id, "not_found", f"{self.env.agent} has no function '{params.function}'")
             )
+        # Both shapes before the call: a result type that cannot be built must not fail after the function ran.
+        failure = self.shape(entry)
+        if failure is not None:
+            return _import_error(request.id, failure)
         try:
             kwargs = entry.validate(params.args)
         except InvalidArgument as exc:

@@ -246,6 +246,42 @@ def test_definition_error_surfaces_as_import_error(start_worker):
     assert message.startswith("could not import grocery.server: DefinitionError: bad takes *items")
 
 
+UNDESCRIBABLE = """
+from dreamer.sdk import function
+
+class Opaque:
+    pass
+
+@function
+def fine(ctx, n: int) -> int:
+    return n + 1
+
+@function
+def bad(ctx, thing: Opaque) -> None:
+    pass
+"""
+
+
+def test_a_type_that_cannot_be_described_fails_describe_as_at_import(start_worker):
+    # A worker builds each function's pydantic shapes on first use (schema.Shapes); describing
+    # builds them all, so the bundle is refused at install exactly as when they were built at import.
+    worker = start_worker({"grocery/__init__.py": "", "grocery/server.py": UNDESCRIBABLE})
+    kind, message, _ = error_of(worker.request("describe"))
+    assert kind == "import_error"
+    assert message.startswith("could not import grocery.server: DefinitionError: the parameters of bad cannot be described")
+    kind, again, _ = error_of(worker.invoke("fine", {"n": 1}))
+    assert (kind, again) == ("import_error", message)  # the whole agent failed, as an import would
+
+
+def test_a_call_builds_its_own_function_only_and_a_bad_one_fails_before_running(start_worker):
+    worker = start_worker({"grocery/__init__.py": "", "grocery/server.py": UNDESCRIBABLE})
+    assert worker.invoke("fine", {"n": 1})["result"] == {"value": 2}
+    kind, message, _ = error_of(worker.invoke("bad", {"thing": {}}))
+    assert kind == "import_error" and "DefinitionError: the parameters of bad" in message
+    kind, _, _ = error_of(worker.invoke("fine", {"n": 1}))
+    assert kind == "import_error"  # from then on the agent is failed, as after a failed import
+
+
 def test_syntax_error_names_file_and_line(start_worker):
     worker = start_worker({"grocery/__init__.py": "", "grocery/server.py": "def broken(:\n"})
     kind, message, _ = error_of(worker.request("describe"))

@@ -227,7 +227,7 @@ def _serve_in_place(env: Mapping[str, str], context: Mapping[str, Any]) -> NoRet
     os.environ.clear()
     os.environ.update(env)
     atexit._clear()
-    _rebuild_paths(env.get("PYTHONPATH", ""), str(context["sdk_root"]), list(context["own_path"]))
+    _rebuild_paths(env.get("PYTHONPATH", ""), list(context["own_path"]))
     sys.argv = [WORKER_FILE]
     from dreamer.sdk import worker  # imported by the zygote: no file is read here
 
@@ -243,22 +243,35 @@ def _serve_in_place(env: Mapping[str, str], context: Mapping[str, Any]) -> NoRet
         os._exit(code)
 
 
-def _rebuild_paths(pythonpath: str, host_root: str, own_path: Sequence[str]) -> None:
-    """sys.path as `python -S -m` would make it here, and the SDK's modules at /opt/dreamer.
+def _rebuild_paths(pythonpath: str, own_path: Sequence[str]) -> None:
+    """sys.path as `python -S -m` would make it here.
+
+    What else `python -S -m` would not have was dropped in the zygote, once (forget_zygote):
+    every page a fork touches here is copied, so the fork touches as little as it can.
+    """
+    stdlib = [p for p in sys.path[1:] if p not in own_path]
+    sys.path[:] = [p for p in pythonpath.split(os.pathsep) if p] + stdlib
+
+
+def forget_zygote(host_root: str) -> None:
+    """In the zygote, once it has imported all it will, what no worker may see of the host.
+
+    Its own modules leave sys.modules (the zygote keeps them through its own references), the
+    import system's cache of host folders is emptied, and the SDK's modules name /opt/dreamer.
 
     The zygote imported the SDK from a private folder of the host; in the sandbox the same
     files are at /opt/dreamer, and a module that names a host path would both mislead
     importlib (later imports of SDK submodules) and tell the agent where the host keeps it.
+    Done once here rather than in every fork (it was a tenth of a fork's start); the zygote
+    imports nothing after this.
     """
-    stdlib = [p for p in sys.path[1:] if p not in own_path]
-    sys.path[:] = [p for p in pythonpath.split(os.pathsep) if p] + stdlib
     for name in [n for n in sys.modules if n == "dreamer_forkserver" or n.startswith("dreamer_forkserver.")]:
-        del sys.modules[name]  # the zygote's own code: nothing an agent needs
+        del sys.modules[name]
+    sys.path_importer_cache.clear()
+    importlib.invalidate_caches()
     for name, module in list(sys.modules.items()):
         if name == "dreamer" or name.startswith("dreamer."):
             _relocate(module, host_root, SDK_ROOT_IN_SANDBOX)
-    sys.path_importer_cache.clear()
-    importlib.invalidate_caches()
 
 
 def _moved(value: Any, old: str, new: str) -> Any:

@@ -116,10 +116,11 @@ def main() -> int:
     import dreamer.sdk.worker  # noqa: F401 - the one import every fork shares
 
     warm_sdk()
+    enter.forget_zygote(own_path[0] if own_path else "")
     # Keep the collector from writing to every shared object in every child.
     gc.collect()
     gc.freeze()
-    context = {"zygote_pid": os.getpid(), "sdk_root": own_path[0] if own_path else "", "own_path": own_path}
+    context = {"zygote_pid": os.getpid(), "own_path": own_path}
     _send(sock, {"ready": True, "pid": os.getpid()})
     serve(sock, context)
     return 0
