@@ -9,6 +9,7 @@ a choice, "label: value" entries and "X, add it to the list" read as people mean
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -412,3 +413,40 @@ def test_done_buying_in_the_past_takes_it_off_the_list(tools: list[Tool], contex
     done = _plan(tools, context, "we already picked up the batteries")
     assert [(s.name, s.args.get("items")) for s in done.steps] == [("grocery.remove_items", ["batteries"])]
     assert [s.name for s in _plan(tools, context, "pick up batteries").steps] == ["grocery.add_items"]
+
+
+@pytest.mark.parametrize(("pattern", "name", "key"), [
+    ("add {x} to my calendar next {day} at 7pm", "calendar.add_event", "start"),
+    ("put {x} in the diary for next {day} at 9am", "calendar.add_event", "start"),
+    ("what have I got on next {day}", "calendar.agenda", "day"),
+    ("plan dinner for next {day}", "recipes.plan_dinner", "day"),
+])
+@pytest.mark.parametrize("x", ["yoga", "the school run"])
+def test_next_weekday_said_on_that_weekday_is_a_week_on(tools: list[Tool], pattern: str, name: str, key: str,
+                                                         x: str) -> None:
+    # "next friday" on a Friday is a week on; the alignment used to leave "next" out of the value
+    # (it weighs little) and read "friday": today (leftovers.widen_days).
+    for now in ("2026-03-27T16:20:00+00:00", "2026-07-15T10:00:00+00:00"):  # a Friday, a Wednesday
+        moment = datetime.fromisoformat(now)
+        day = moment.strftime("%A").lower()
+        plan = _plan(tools, PlanContext(now=moment, timezone="UTC"), pattern.format(x=x, day=day))
+        assert [s.name for s in plan.steps] == [name], (pattern, plan.steps)
+        week_on = (moment + timedelta(days=7)).date().isoformat()
+        assert str(plan.steps[0].args[key]).startswith(week_on), (pattern, day, plan.steps[0].args)
+
+
+@pytest.mark.parametrize(("text", "note", "tags"), [
+    ("jot down pick up the dry cleaning #errands", "pick up the dry cleaning #errands", ["errands"]),
+    ("note the boiler code is 7731 #house #boiler", "the boiler code is 7731 #house #boiler", ["house", "boiler"]),
+    ("add a note book the mot before may, tag it car", "book the mot before may", ["car"]),
+    ("take a note ask Priya about the offsite and tag it work", "ask Priya about the offsite", ["work"]),
+    ("write down the gate code is 4821 with the tag home", "the gate code is 4821", ["home"]),
+    ("note that the tagline needs work", "the tagline needs work", None),  # a word beginning with "tag" is not one
+])
+def test_labels_said_with_a_note_go_to_its_tags(tools: list[Tool], context: PlanContext, text: str, note: str,
+                                                tags: list[str] | None) -> None:
+    # leftovers.labels_from_text: hashtags stay in the note (the agent's contract keeps them) and
+    # become tags; a trailing "tag it X" clause is an instruction and leaves the note's text.
+    plan = _plan(tools, context, text)
+    assert [s.name for s in plan.steps] == ["notes.save"], (text, plan.steps)
+    assert plan.steps[0].args["text"] == note and plan.steps[0].args.get("tags") == tags, plan.steps[0].args

@@ -11,6 +11,7 @@ list" sets add_to_grocery_list) still count. Each function changes `args`,
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -165,6 +166,63 @@ def _longest(req: Request, slot: SlotType, a: int, s: int, e: int) -> tuple[tupl
             if got is not None:
                 return (start, start + size), got[0]
     return None
+
+
+# Words that change which day the words after them name ("next friday" on a Friday is a week on).
+DAY_MODIFIERS = frozenset({"next", "this", "coming", "following"})
+
+
+def widen_days(req: Request, info: ToolInfo, a: int, explained: list[float], args: dict[str, Any],
+               spans: dict[str, tuple[int, int]]) -> None:
+    """A day or time value takes an unexplained "next"/"this" just before it when that changes the day.
+
+    The alignment may leave such a word out of the value: it weighs little, and leaving it out
+    costs less than reading it with a lower quality. But "next friday" said on a Friday is not today.
+    """
+    for name, (k, j) in list(spans.items()):
+        slot = info.slots[name]
+        if slot.kind not in ("day", "moment") or k <= a or explained[k - a - 1] <= 0:
+            continue
+        if req.toks[k - 1].fix not in DAY_MODIFIERS:
+            continue
+        got = req.read(slot, k - 1, j)
+        if got is None or got[0] == args.get(name):
+            continue
+        args[name], spans[name] = got[0], (k - 1, j)
+        explained[k - a - 1] = 0.0
+
+
+# What names a list parameter of labels at the end of free text ("..., tag it admin", "... tagged
+# work and travel", "... with the label urgent"): the parameter's own name, as a noun or a verb.
+_LABEL_PARAMS = {"tags": "tag", "labels": "label"}
+_LABEL_CLAUSE = "(?:[,;]\\s*|\\s+)(?:and\\s+)?(?:please\\s+)?(?:{s}(?:ged|led)?|with\\s+(?:the\\s+|a\\s+)?{s}s?|as\\s+a\\s+{s})" \
+    "\\s+(?:it\\s+|this\\s+|that\\s+|them\\s+)?(?:as\\s+|with\\s+)?(?:the\\s+)?(?:{s}s?\\s+)?(?P<labels>[\\w-]+(?:(?:\\s*,\\s*|\\s+and\\s+)[\\w-]+)*)\\s*[.!]?$"
+_HASHTAG = re.compile(r"(?<![\w#])#([A-Za-z][\w-]{0,39})")
+
+
+def labels_from_text(info: ToolInfo, args: dict[str, Any]) -> None:
+    """Labels said in a text value go to the function's list of labels (`tags`, `labels`).
+
+    "note try the new ramen place #food" and "add a note renew the passport, tag it admin":
+    the text keeps its hashtags (they are the note's words) but loses a trailing tagging clause,
+    which is an instruction, not part of the note.
+    """
+    for param, stem in _LABEL_PARAMS.items():
+        slot = info.slots.get(param)
+        if slot is None or slot.kind != "list" or args.get(param):
+            continue
+        for name, value in list(args.items()):
+            if info.slots[name].kind != "text" or not isinstance(value, str):
+                continue
+            clause = re.search(_LABEL_CLAUSE.format(s=stem), value, re.IGNORECASE)
+            labels: list[str] = []
+            if clause is not None and clause.start() > 0:
+                labels = [w.lower() for w in re.split(r"\s*,\s*|\s+and\s+", clause.group("labels")) if w]
+                args[name] = value[: clause.start()].rstrip(" ,;")
+            labels += [t.lower() for t in _HASHTAG.findall(value) if t.lower() not in labels]
+            if labels:
+                args[param] = labels
+                break
 
 
 def carve_times(req: Request, info: ToolInfo, args: dict[str, Any], spans: dict[str, tuple[int, int]]) -> None:

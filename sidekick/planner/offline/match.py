@@ -36,6 +36,8 @@ from dreamer.sidekick.planner.offline.index import (
 from dreamer.sidekick.planner.offline.leftovers import (
     carve_times,
     fill_leftovers,
+    labels_from_text,
+    widen_days,
     share_days,
 )
 from dreamer.sidekick.planner.offline.request import Request
@@ -357,9 +359,11 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
         # An example that opens with its value ("{items} to the shopping list") is that value and
         # a few small words: without the value it fits any mention of the list.
         return None
+    widen_days(req, info, a, explained, args, spans)
     fill_leftovers(req, info, a, explained, args, spans)
     carve_times(req, info, args, spans)
     share_days(req, info, args, spans)
+    labels_from_text(info, args)
 
     # How much of the pattern was found. A slot whose parameter is required and was not given
     # is left out here: MISSING_FACTOR accounts for it once, and the planner asks for the value.
