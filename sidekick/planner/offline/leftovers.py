@@ -195,8 +195,29 @@ def widen_days(req: Request, info: ToolInfo, a: int, explained: list[float], arg
 # What names a list parameter of labels at the end of free text ("..., tag it admin", "... tagged
 # work and travel", "... with the label urgent"): the parameter's own name, as a noun or a verb.
 _LABEL_PARAMS = {"tags": "tag", "labels": "label"}
-_LABEL_CLAUSE = "(?:[,;]\\s*|\\s+)(?:and\\s+)?(?:please\\s+)?(?:{s}(?:ged|led)?|with\\s+(?:the\\s+|a\\s+)?{s}s?|as\\s+a\\s+{s})" \
-    "\\s+(?:it\\s+|this\\s+|that\\s+|them\\s+)?(?:as\\s+|with\\s+)?(?:the\\s+)?(?:{s}s?\\s+)?(?P<labels>[\\w-]+(?:(?:\\s*,\\s*|\\s+and\\s+)[\\w-]+)*)\\s*[.!]?$"
+# Each part is a fixed word or one space, so a try at each position reads a bounded number of
+# characters: no backtracking on long input (tests/security/test_regex_backtracking.py). The
+# labels themselves are what follows, split without a regular expression.
+_LABEL_CLAUSES = {
+    stem: re.compile(
+        rf"(?:, ?|; ?| )(?:and )?(?:please )?(?:{stem}(?:ged|led)?|with (?:the |a )?{stem}s?|as a {stem}) "
+        rf"(?:(?:it|this|that|them) )?(?:(?:as|with) )?(?:the )?(?:{stem}s? )?",
+        re.IGNORECASE,
+    )
+    for stem in _LABEL_PARAMS.values()
+}
+MAX_LABELS_CHARS = 200
+_LABEL_WORD = re.compile(r"[\w-]{1,40}")
+
+
+def _labels(rest: str) -> list[str] | None:
+    """ "work and travel", "home, urgent": single-word labels and nothing else, or None."""
+    parts = [p.strip() for p in rest.rstrip(".! ").replace(" and ", ",").split(",")]
+    if not parts or not all(_LABEL_WORD.fullmatch(p) for p in parts):
+        return None
+    return [p.lower() for p in parts]
+
+
 _HASHTAG = re.compile(r"(?<![\w#])#([A-Za-z][\w-]{0,39})")
 
 
@@ -214,11 +235,16 @@ def labels_from_text(info: ToolInfo, args: dict[str, Any]) -> None:
         for name, value in list(args.items()):
             if info.slots[name].kind != "text" or not isinstance(value, str):
                 continue
-            clause = re.search(_LABEL_CLAUSE.format(s=stem), value, re.IGNORECASE)
+            value = " ".join(value.split())
             labels: list[str] = []
-            if clause is not None and clause.start() > 0:
-                labels = [w.lower() for w in re.split(r"\s*,\s*|\s+and\s+", clause.group("labels")) if w]
-                args[name] = value[: clause.start()].rstrip(" ,;")
+            for clause in _LABEL_CLAUSES[stem].finditer(value):
+                # Labels are a few words: a longer rest is not read (nor is its reading quadratic).
+                rest = value[clause.end():]
+                said = _labels(rest) if clause.start() > 0 and len(rest) <= MAX_LABELS_CHARS else None
+                if said:
+                    labels = said
+                    args[name] = value[: clause.start()].rstrip(" ,;")
+                    break
             labels += [t.lower() for t in _HASHTAG.findall(value) if t.lower() not in labels]
             if labels:
                 args[param] = labels
