@@ -29,6 +29,7 @@ from routing_eval import (
     held_out_families,
     held_out_families_2,
     held_out_families_3,
+    held_out_families_7,
     held_out_families_s,
     load_families,
     run_families,
@@ -103,6 +104,15 @@ def test_fourth_held_out_batch(tools: list[Tool]) -> None:
     print(line)
     assert held_4.count() >= 300, line
     assert held_4.accuracy() >= HELD_OUT_4_FLOOR, line
+
+
+def test_the_seventh_held_out_batch_is_big_enough_and_apart() -> None:
+    # Loaded only, never planned here: the seventh batch (branch heldout7) is score-only and has no floor;
+    # `routing_eval.py --families` prints its `held_out_7:` line.
+    held_7, context, _ = held_out_families_7()
+    assert len(held_7) >= 320 and len({c.text for c in held_7}) == len(held_7)
+    assert sum(c.reply for c in held_7) >= 0.18 * len(held_7)
+    assert str(context.timezone) == "America/Chicago"
 
 
 def test_a_day_passed_as_a_word_is_the_iso_day_it_names() -> None:
