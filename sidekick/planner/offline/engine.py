@@ -164,7 +164,9 @@ class OfflinePlanner:
         parts, verdict = by_meaning(index, req, parts)
         if verdict is not None:
             return Plan(reply=verdict)
-        if not parts or parts[0].score < WEAK:
+        # Every part must have something to do: a request in two parts whose second fits no function
+        # (meaning vetoed every fit of it) is not half done, it is not understood, as a weak first part.
+        if not parts or parts[0].score < WEAK or any(not part.ranked for part in parts):
             return Plan(reply=capabilities(index, "Sorry, I don't know how to do that. Here is what I can do:"), unmatched=True)
 
         steps: list[Step] = []
@@ -245,7 +247,7 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
         if closeness.ok:  # a doubtful fit is offered only when its meaning is near too
             ranked = [m for m in ranked if m.score >= ACCEPT or closeness.by_tool[m.tool] >= GUESS_CLOSENESS]
         senior = senior_by_meaning(ranked, closeness, tools)
-        fit = _fit_alone(index, req, senior, part.a, part.b) if senior is not None else None
+        fit = _fit_alone(index, req, senior, part.a, part.b) if senior is not None and ranked else None
         if fit is not None:
             ranked = sorted([replace(fit, score=max(fit.score, ranked[0].score)), *(
                 replace(m, score=m.score - NEWCOMER) if m.tool == ranked[0].tool else m
