@@ -143,3 +143,12 @@ def test_no_request_of_any_batch_makes_the_planner_raise() -> None:
             except Exception as error:  # noqa: BLE001 - any raise is the failure being looked for
                 raised.append(type(error).__name__)
         assert not raised, f"{name}: the planner raised on {len(raised)} requests ({', '.join(sorted(set(raised)))})"
+
+
+def test_the_scorer_takes_one_instant_written_with_or_without_seconds() -> None:
+    from routing_eval import _same
+
+    assert _same("2026-11-23T15:00:00-06:00", "2026-11-23T15:00-06:00")
+    assert not _same("2026-11-23T15:00:00-06:00", "2026-11-23T15:00-05:00")  # another offset: another argument
+    assert not _same("2026-11-23T15:00:00-06:00", "2026-11-23T16:00-06:00")
+    assert not _same("2026-11-23", "2026-11-23T00:00")  # a day is not a time of day
