@@ -37,7 +37,7 @@ _TAIL = r"(?:\s+(?:too|as well|also|again|please|then|now|thanks))*+\s*[.!?]*"
 ADD_MORE = [
     # an interjection may open it, however drawn out ("ooh and lentils", "ahh also milk")
     re.compile(rf"^(?:(?:o+h+|a+h+|oh wait|oh yeah|hmm+|um+|ok|okay|sorry|oops|wait|right|yeah|yes)[\s,.!]+)?"
-               rf"(?:and|also|plus|oh and)\s+(?:add\s+|get\s+|some\s+|with\s+)?"
+               rf"(?:and|also|plus|oh and|same again with|same with|same again,|one more thing,)\s+(?:add\s+|get\s+|some\s+|with\s+)?"
                rf"(?:another(?:\s+(?:one|note|item))?\s*[:,-]\s*)?(?P<x>.+?){_TAIL}$", re.I),
     # "what about beef?" after recipe ideas: the same call with this value instead.
     re.compile(r"^(?:and\s+|ok,?\s+|so\s+)?(?:what|how)\s+about\s+(?:with\s+|some\s+)?(?P<x>[^?]+?)\s*\??$", re.I),
@@ -52,7 +52,7 @@ SAME = [
 ]
 REMOVE = re.compile(
     r"^(?:please\s+|oh,?\s+|and\s+|also\s+|actually,?\s+)*+(?:remove|delete|drop|scratch|cross off|cross out|get rid of|"
-    r"take off|take out|lose)\s+(?:the\s+|that\s+|those\s+)?(?P<x>.+?)(?:\s+(?:off|out|from (?:it|that|there|the list)))?"
+    r"take off|take out|lose|knock off|strike off|tick off)\s+(?:the\s+|that\s+|those\s+)?(?P<x>.+?)(?:\s+(?:off|out|from (?:it|that|there|the list)))?"
     r"(?:\s+(?:again|too|please|now))*+\s*[.!]*$|"
     r"^(?:please\s+)?take\s+(?:the\s+)?(?P<y>.+?)\s+(?:off|out)(?:\s+(?:again|too|please|now|of it))*+\s*[.!]*$",
     re.I,
@@ -564,7 +564,7 @@ _POINTING = frozenset(
     "info information ingredients steps for whats thing things need".split()
 )
 # Verbs that take the entry off instead of opening it: "remove the first one", "take the last one off".
-_TAKING_OFF = frozenset("remove delete drop cross scratch tick check strike lose rid off out".split())
+_TAKING_OFF = frozenset("remove delete drop cross scratch tick check strike knock ditch nix bin lose rid off out".split())
 MAX_POINTING_WORDS = 9
 MAX_ORDINAL_WORDS = 12  # "the first one sounds good, how do i make it": every word but the ordinal points
 

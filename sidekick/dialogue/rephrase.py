@@ -33,7 +33,7 @@ OFFER_LEADS = (("can", "we", "do"), ("could", "we", "do"), ("can", "we", "make",
                ("let's", "do"), ("lets", "do"), ("let's", "make", "it"), ("let's", "say"), ("can", "you", "make", "it"),
                ("could", "you", "make", "it"), ("how", "about"))
 # Lead words of a correction that stay in front of the offered value.
-CORRECTION_LEADS = frozenset("actually no nope sorry oops wait".split())
+CORRECTION_LEADS = frozenset("actually no nope nah sorry oops wait apologies".split())
 # "friday at 9 works", "tomorrow is fine": acceptance words after an offered value.
 ACCEPT_TAILS = (("works", "for", "me"), ("works",), ("is", "fine"), ("is", "good"), ("would", "be", "great"),
                 ("would", "work"), ("would", "be", "good"), ("should", "work"), ("if", "possible"), ("is", "ok"),
@@ -110,12 +110,20 @@ def named_correction(text: str) -> tuple[str, str] | None:
     elif "instead" in low and low.index("instead") + 1 < len(low) and low[low.index("instead") + 1] == "of":
         i = low.index("instead")
         pair = (words[i + 2:], words[:i])
-    elif low[:2] == ["i", "meant"] and "not" in low[2:]:
-        i = low.index("not", 2)
-        pair = (words[i + 1:], words[2:i])
+    elif low[:2] in (["my", "apologies"], ["my", "bad"], ["my", "mistake"]):
+        return named_correction(" ".join(words[2:]))  # "My apologies, I intended parmesan rather than cheddar"
+    elif low[:1] == ["i"] and low[1:2] in (["meant"], ["intended"], ["wanted"]) and _against(low, 2) is not None:
+        i, size = _against(low, 2) or (0, 0)
+        pair = (words[i + size:], words[2:i])  # "I meant almond milk not milk", "I intended X rather than Y"
     elif low[:1] == ["not"] and any(w.endswith(",") for w in words[1:-1]):
         i = next(i for i, w in enumerate(words) if i > 0 and w.endswith(","))
-        pair = (words[1:i + 1], words[i + 1:])
+        new = words[i + 1:]
+        if [w.casefold() for w in new[:2]] in (["make", "it"], ["make", "that"]):
+            new = new[2:]  # "not basmati, make it sona masoori rice"
+        pair = (words[1:i + 1], new)
+    elif "rather" in low[1:] and low[low.index("rather", 1) + 1 : low.index("rather", 1) + 2] == ["than"]:
+        i = low.index("rather", 1)
+        pair = (words[i + 2:], words[:i])  # "parmesan rather than cheddar"
     if pair is None:
         return None
     old, new = (" ".join(p).strip(" ,.") for p in pair)
@@ -123,6 +131,17 @@ def named_correction(text: str) -> tuple[str, str] | None:
     if not old or not new or len(old.split()) > MAX_VALUE_WORDS or len(new.split()) > MAX_VALUE_WORDS:
         return None
     return old, new
+
+
+def _against(low: Sequence[str], start: int) -> tuple[int, int] | None:
+    """Where the words that set the new value against the old one stand ("not", "rather than",
+    "instead of"), from `start` on, and how many words they are."""
+    for i in range(start + 1, len(low)):
+        if low[i] == "not":
+            return i, 1
+        if low[i : i + 2] in (["rather", "than"], ["instead", "of"]):
+            return i, 2
+    return None
 
 
 def without_hesitation(text: str) -> str:
@@ -251,7 +270,10 @@ UNWANTED_LEADS = (("on", "second", "thought"), ("actually",), ("oh",), ("wait",)
 UNWANTED_HEADS = (("no",), ("forget", "the"), ("forget",), ("skip", "the"), ("skip",), ("leave", "out", "the"),
                   ("leave", "out"), ("without", "the"), ("without",), ("not", "the"))
 UNWANTED_TAILS = (("are", "not", "needed"), ("is", "not", "needed"), ("not", "needed"), ("aren't", "needed"),
-                  ("isn't", "needed"), ("are", "not", "necessary"))
+                  ("isn't", "needed"), ("are", "not", "necessary"),
+                  # "the garlic can go", "the oranges can come off"
+                  ("can", "go"), ("can", "come", "off"), ("can", "be", "removed"), ("has", "to", "go"),
+                  ("can", "be", "crossed", "off"), ("can", "come", "out"))
 
 
 def unwanted(text: str) -> str | None:
@@ -280,7 +302,7 @@ REASON_ADVERBS = frozenset("already still really just actually".split())
 REASON_VERBS = (("have",), ("got",), ("'ve", "got"), ("can't",), ("cant",), ("cannot",), ("can", "not"), ("won't",),
                 ("wont",), ("don't", "need"), ("dont", "need"), ("do", "not", "need"), ("no", "longer", "need"),
                 ("have", "enough"), ("bought",), ("already", "bought"))
-REASON_REST = frozenset("some it them that this one any enough plenty lots loads of more go make come attend do left "
+REASON_REST = frozenset("some it them that this one any enough plenty lots loads heaps of more go make come attend do left "
                         "at home anymore any more there already now today after all".split())
 MAX_REASON_WORDS = 7
 

@@ -25,6 +25,7 @@ from dreamer.sidekick.planner.base import Clarification, FunctionFacts, PartialP
 from dreamer.sidekick.planner.dialog import CANCEL, _is_no, _is_yes, advance, option_words, resume, said_words
 from dreamer.sidekick.planner.language.lexicon import FILLERS, ORDINALS, PRONOUNS, UNITS
 from dreamer.sidekick.planner.language.text import fold, plural_strip, prepare, tokenize
+from dreamer.sidekick.planner.language.spoken import as_written
 
 DROPPED = "I've dropped the earlier question."
 ANSWER_WORDS = frozenset(
@@ -92,6 +93,7 @@ def understand(
 ) -> Understood:
     """How to handle `text`. `plan` is None while a model plans new requests; the planner
     never sees the functions `avoid` names for this phrasing (the user corrected them)."""
+    text = as_written(text)  # "um, and bread comma butter too": dictation read as typed, by every reader below
     if pending is not None:
         return _with_question(text, tools, context, state, pending, plan, learned, avoid)
     return _fresh(text, tools, context, state, plan, learned, avoid=avoid)

@@ -18,10 +18,16 @@ from dreamer.sidekick.planner.base import Step, Tool, addressed
 UNDO = re.compile(
     # At most two filler words ("oops, sorry, undo that"), each optional: no repeated group
     # around a quantifier, so nothing here can backtrack.
-    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|hmm|ah|argh)[\s,.!?;:-]+)?(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|hmm|ah|argh)[\s,.!?;:-]+)?"
-    r"(?:(?:please\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back)"
-    r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?did|my last (?:change|request)))?"
-    r"|take (?:that|it|those|them) (?:off|out|back)(?: again)?"
+    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|argh|hang on|hold on|ok|okay|oh)[\s,.!?;:-]+)?"
+    r"(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|argh|hang on|hold on|ok|okay|oh)[\s,.!?;:-]+)?"
+    r"(?:(?:please\s+|kindly\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back|restore"
+    # the keyboard's undo, typed: "ctrl z", "cmd-z"
+    r"|(?:ctrl|control|cmd|command)[\s+-]?z)"
+    r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?(?:did|added|saved|made|wrote|put)"
+    r"|my last (?:change|request)|that (?:note|event|item|entry|one)))?"
+    # deleting what was just made, pointed at with a pronoun only: "disregard that; remove it"
+    r"|(?:please\s+|kindly\s+)?(?:disregard|remove|delete|ditch|bin) (?:that|it|this)(?: one| note| event| item| entry)?"
+    r"|(?:please\s+|kindly\s+)?take (?:that|it|those|them) (?:off|out|back)(?: again)?"
     r"|(?:put|add|bring) (?:that|it|them|those|this) back|never mind that|i didn't mean that|i did not mean that"
     r"|that was a mistake|change (?:it|that) back|scratch that)"
     r"(?:[\s,]+(?:again|please|now|for me)){0,3}[\s.!?]*$",
@@ -42,7 +48,10 @@ _REMORSE = (
     r"(?:oops|whoops|oh no|uh oh|sorry|wait|no|nope|hmm|ah|argh|ugh|damn|actually|oh|hold on|on second thought|"
     r"my bad|my mistake|(?:no,? )?wrong (?:one|item|thing|list|day|time)|that'?s wrong|that was wrong|that'?s not right|"
     r"never ?mind|(?:actually |wait )?i (?:still )?need (?:it|that|them|those)(?: after all)?|"
-    r"i (?:didn'?t|did not|don'?t|do not) (?:want|need|mean) (?:it|that|them|those|this)(?: after all)?)"
+    r"i (?:didn'?t|did not|don'?t|do not) (?:want|need|mean) (?:it|that|them|those|this)(?: after all)?|"
+    # owning the mistake: "I added it by mistake", "that was an error", "I made an error"
+    r"i (?:added|saved|put|made|did) (?:it|that|this|them) by (?:mistake|accident)|(?:that|it) was (?:an error|a mistake|by mistake|wrong)|"
+    r"i made (?:an error|a mistake)|my error|nah|nope|hang on|hold on|kindly|please)"
 )
 REMORSE = re.compile(rf"^\s*{_REMORSE}(?:\s+{_REMORSE})?\s*$", re.IGNORECASE)
 MAX_UNDO_CHARS = 200  # an undo is short; longer messages are requests

@@ -7,8 +7,8 @@
     `held_out_4` / `held_out_5` / `held_out_6` / `held_out_7` summary lines, never their failures)
     .venv/bin/python tests/sidekick/routing_eval.py --show held_out_5  # one released split's failures
     (held_out_4 and held_out_5 were released as tuning material -- held_out_5 on 2026-12-06, after
-    its blind score, 82.3% on main 72407ab, was reported; held_out_3, held_out_s, held_out_6 and
-    held_out_7 stay score-only and are refused)
+    its blind score, 82.3% on main 72407ab, was reported; held_out_6 likewise, after 73.6% on main
+    d0ad2eb; held_out_3, held_out_s and held_out_7 stay score-only and are refused)
 """
 
 from __future__ import annotations
@@ -216,9 +216,10 @@ def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
 
 # Splits whose failures may be listed: the tuned families, the first two held-out batches (their
 # failures were always listed), the fourth and the fifth, released as tuning material (the fifth on
-# 2026-12-06, after its blind score, 82.3% on main 72407ab, was reported). The others stay blind.
-SHOWABLE = ("dev", "held_out", "held_out_2", "held_out_4", "held_out_5")
-BLIND = ("held_out_3", "held_out_s", "held_out_6", "held_out_7")
+# 2026-12-06, after its blind score, 82.3% on main 72407ab, was reported) and the sixth (released on
+# 2026-12-06 too, after its blind score, 73.6% on main d0ad2eb, was reported). The others stay blind.
+SHOWABLE = ("dev", "held_out", "held_out_2", "held_out_4", "held_out_5", "held_out_6")
+BLIND = ("held_out_3", "held_out_s", "held_out_7")
 
 
 def show(tools: Sequence[Tool], split: str) -> int:
@@ -227,7 +228,8 @@ def show(tools: Sequence[Tool], split: str) -> int:
         print(f"refused: {split} is score-only (or unknown); showable: {', '.join(SHOWABLE)}", file=sys.stderr)
         return 2
     path = {"dev": FAMILIES, "held_out": FAMILIES_HELD_OUT, "held_out_2": FAMILIES_HELD_OUT_2,
-            "held_out_4": FAMILIES_HELD_OUT_4, "held_out_5": FAMILIES_HELD_OUT_5}[split]
+            "held_out_4": FAMILIES_HELD_OUT_4, "held_out_5": FAMILIES_HELD_OUT_5,
+            "held_out_6": FAMILIES_HELD_OUT_6}[split]
     report = run_families(tools, path, split)
     for line in report.failures():
         print(line)

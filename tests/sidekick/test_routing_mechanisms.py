@@ -73,11 +73,17 @@ def _plan(tools: list[Tool], context: PlanContext, text: str):
 ])
 def test_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                    args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+def _routes_and_fills(tools: list[Tool], context: PlanContext, text: str, name: str, args: dict) -> None:
+    """One surely planned call of `name`, its `args` as given (strings and list items compared casefolded)."""
     plan = _plan(tools, context, text)
     assert plan.pending is None, (text, plan.pending)
     assert [s.name for s in plan.steps] == [name], (text, plan.steps)
     for key, value in args.items():
         got = plan.steps[0].args.get(key)
+        got = [g.casefold() for g in got] if isinstance(got, list) else got
         assert (got.casefold() if isinstance(got, str) else got) == value, (text, plan.steps[0].args)
 
 
@@ -450,3 +456,87 @@ def test_labels_said_with_a_note_go_to_its_tags(tools: list[Tool], context: Plan
     plan = _plan(tools, context, text)
     assert [s.name for s in plan.steps] == ["notes.save"], (text, plan.steps)
     assert plan.steps[0].args["text"] == note and plan.steps[0].args.get("tags") == tags, plan.steps[0].args
+
+
+# --- dictation, formal wishes, command-style entries, list hashtags and asides (2026-12-06, side21) ---
+# Phrasings made up for these tests, not taken from any routing file.
+
+@pytest.mark.parametrize(("said", "written"), [
+    ("um so add pears", "so add pears"),
+    ("add pears, uh, and figs", "add pears, and figs"),
+    ("figs comma dates comma and prunes", "figs, dates, and prunes"),
+    ("the oxford comma matters", "the oxford comma matters"),  # the word itself, meant
+    ("put figs on the list full stop", "put figs on the list."),
+    ("when is my next period", "when is my next period"),  # the thing, not punctuation
+    ("lunch friday at two p m", "lunch friday at 2pm"),
+    ("gym at seven a.m.", "gym at 7am"),
+    ("I am here", "I am here"),
+    ("swim tomorrow arvo", "swim tomorrow afternoon"),
+    ("um", "um"),  # only a hesitation: left for the dialogue, which reads it as thinking
+])
+def test_dictation_reads_as_typed(said: str, written: str) -> None:
+    from dreamer.sidekick.planner.language.spoken import as_written
+    assert as_written(said) == written
+
+
+@pytest.mark.parametrize(("said", "command"), [
+    ("I'd like kumquats added to the shopping list", "add kumquats to the shopping list"),
+    ("we want the board meeting moved to monday", "move the board meeting to monday"),
+    ("could I have the figs taken off", "take off the figs"),
+    ("I want that you put figs in the list", None),  # a clause of its own, not a wish about figs
+    ("I would like a recipe with figs", None),
+])
+def test_a_wish_about_a_thing_reads_as_the_command(said: str, command: str | None) -> None:
+    from dreamer.sidekick.planner.language.passive import as_command
+    assert as_command(said) == command
+
+
+@pytest.mark.parametrize(("said", "sentence"), [
+    ("/notes find passport", "search my notes for passport"),
+    ("/todo water the ferns", "add water the ferns to my to-do list"),
+    ("/cal friday", "what's on my calendar friday"),
+    ("groceries rm figs", "remove figs from my grocery list"),
+    ("shopping list ls", "show my shopping list"),
+    ("todo list", "show my to-do list"),
+    ("grocery shopping on saturday", None),  # a list's name and words, no verb of a command
+    ("notes about the boiler", None),
+])
+def test_command_style_entries_read_as_sentences(said: str, sentence: str | None) -> None:
+    from dreamer.sidekick.planner.language.commands import as_sentence
+    assert as_sentence(said) == sentence
+
+
+def test_list_hashtags_and_dashed_labels_name_the_list() -> None:
+    from dreamer.sidekick.planner.language.labels import list_tag_entry
+    assert list_tag_entry("#shopping kumquats") == "add kumquats to my shopping list"
+    assert list_tag_entry("pick up kumquats #groceries") == "add pick up kumquats to my grocery list"
+    assert list_tag_entry("kumquats #weekend") is None  # a note's tag, not a list
+    assert labelled_entry("grocery list - kumquats") == "add kumquats to my grocery list"
+    assert labelled_entry("dentist - tuesday 3pm") is None  # a title and a time, no place
+    assert labelled_entry("last thing for the list: kumquats") == "add kumquats to my list"
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    ("uh put kumquats comma figs on the grocery list", "grocery.add_items", {"items": ["kumquats", "figs"]}),
+    ("I should be very grateful if you would put kumquats on the shopping list.", "grocery.add_items",
+     {"items": ["kumquats"]}),
+    ("I'd like kumquats added to my grocery list please", "grocery.add_items", {"items": ["kumquats"]}),
+    ("my husband tells me we require kumquats. Kindly add them to the list.", "grocery.add_items",
+     {"items": ["kumquats"]}),
+    ("pick up kumquats #groceries", "grocery.add_items", {"items": ["kumquats"]}),
+    ("/notes find passport", "notes.search", {"query": "passport"}),
+    ("board meeting tuesday at nine a m, add it to my calendar", "calendar.add_event",
+     {"start": "2025-03-18t09:00+01:00"}),
+    # an aside about oneself beside the request is why it is asked, not what
+    ("I'm hopeless in the kitchen, what can I make with leeks", "recipes.suggest", {"ingredient": "leeks"}),
+    ("how do I make risotto, never tried it before", "recipes.get_recipe", {"name": "risotto"}),
+])
+def test_this_rounds_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                               args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+def test_an_aside_keeps_the_modifier_it_holds(tools: list[Tool], context: PlanContext) -> None:
+    plan = _plan(tools, context, "my flatmate is vegan, what can I make with leeks")
+    assert [s.name for s in plan.steps] == ["recipes.suggest"]
+    assert plan.steps[0].args.get("diet") == "vegan"

@@ -220,3 +220,26 @@ def test_side19s_follow_ups_opened_by_an_interjection_or_said_with_a_put_verb(to
                           "result": {"added": ["milk"], "already_there": [], "items": ["milk"]}})
     assert steps(read("oooh and capers", tools, state)) == [("grocery.add_items", {"items": ["capers"]})]
     assert steps(read("bung some crisps on too", tools, state)) == [("grocery.add_items", {"items": ["crisps"]})]
+
+
+def test_side21_undo_corrections_and_removals_in_other_words(tools: list[Tool]) -> None:
+    """Phrasings made up for this test (not from any dialogue file) of mechanisms added on 2026-12-06."""
+    added = after(tools, {"agent": "grocery", "function": "add_items", "args": {"items": ["kumquats"]},
+                          "result": {"added": ["kumquats"], "already_there": [], "items": ["kumquats"]}})
+    for undo in ("cmd-z", "nope, undo", "kindly restore it, that was a mistake", "delete that one",
+                 "hold on, take it back, I added it by accident", "I made a mistake; please reverse that."):
+        assert steps(read(undo, tools, added)) == [("grocery.remove_items", {"items": ["kumquats"]})], undo
+    # a correction naming the old value against the new, in other words
+    for fix in ("apologies, I wanted satsumas rather than kumquats", "satsumas rather than kumquats",
+                "not kumquats, make it satsumas"):
+        assert steps(read(fix, tools, added)) == [
+            ("grocery.remove_items", {"items": ["kumquats"]}), ("grocery.add_items", {"items": ["satsumas"]})], fix
+    assert steps(read("same again with satsumas", tools, added)) == [("grocery.add_items", {"items": ["satsumas"]})]
+    shown = after(tools, {"agent": "grocery", "function": "list_items", "args": {},
+                          "result": {"items": ["figs", "dates", "prunes"]}})
+    assert steps(read("the dates can go, we've got loads", tools, shown)) == [
+        ("grocery.remove_items", {"items": ["dates"]})]
+    assert steps(read("knock off the third one", tools, shown)) == [("grocery.remove_items", {"items": ["prunes"]})]
+    # dictation reaches the dialogue too: "um, and figs comma dates too"
+    assert steps(read("um, and figs comma dates too", tools, added)) == [
+        ("grocery.add_items", {"items": ["figs", "dates"]})]

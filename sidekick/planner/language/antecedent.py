@@ -19,7 +19,7 @@ from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
 # polynomially on long runs of spaces (tests/security/test_regex_backtracking.py).
 # "that" points back only before where the thing goes ("put that on the list"): "note that ..." says what follows.
 _COMMAND = re.compile(
-    r"(?:and\s+|so\s+|please\s+|can you\s+|could you\s+)?"
+    r"(?:and\s+|so\s+|please\s+|kindly\s+|can you\s+|could you\s+)?"
     r"(?P<verb>[a-z]+(?:\s+(?:up|down|off|out|on|in))?)\s+"
     r"(?:(?:it|them)\b(?P<rest>[^,;]*)|that\b(?P<where>\s+(?:on|onto|in|into|to|off|from)\b[^,;]*))",
     re.IGNORECASE,
@@ -50,16 +50,31 @@ def _shape(text: str) -> _Shape | None:
         if m is None:
             continue
         verb = m.group("verb").split()[0].casefold()
-        joined = words[n - 1].group().endswith((",", ";")) or words[n - 1].group().casefold() in _JOINERS
+        joined = words[n - 1].group().endswith((",", ";", ".")) or words[n - 1].group().casefold() in _JOINERS
         before = words[n - 1].group().casefold()
         if verb in FILLERS or verb in PRONOUNS or (not joined and (n < 2 or before in FILLERS)):
             continue  # "note that it rains", "remember to water it": no command about a thing said before
-        thing = _last_clause(text[: w.start()])
-        if not thing or any(c in thing for c in ".!?"):
+        thing = _last_clause(_last_sentence(text[: w.start()]))
+        if not thing or any(c in thing for c in "!?"):
             return None
         rest = m.group("rest") if m.group("rest") is not None else m.group("where")
         return _Shape(thing, m.group("verb"), rest)
     return None
+
+
+def _last_sentence(text: str) -> str:
+    """ "We had guests. We require prunes." -> "We require prunes.": the thing is in the sentence before the command."""
+    body = text.rstrip().rstrip(".")
+    cut = max(body.rfind(". "), body.rfind("! "), body.rfind("? "))
+    return text[cut + 2:] if cut >= 0 else text
+
+
+# Who said it, before what was said: "my daughter reminds me that we need prunes" is about prunes.
+_REPORTED = re.compile(
+    r"^(?:\S+\s+){0,3}?(?:says|said|reminds|reminded|tells|told|mentioned|mentions|noticed|notices|reckons|thinks)"
+    r"(?:\s+(?:me|us))?(?:\s+that)?\s+(?=\S)",
+    re.IGNORECASE,
+)
 
 
 def _last_clause(text: str) -> str:
@@ -67,7 +82,8 @@ def _last_clause(text: str) -> str:
     words = text.strip().strip(",;").split()
     while words and words[-1].casefold() in _JOINERS:
         words.pop()
-    thing = " ".join(words).strip(" ,;")
+    thing = " ".join(words).strip(" ,;.")
+    thing = _REPORTED.sub("", thing, count=1)
     if len(words) > LONG_THING:
         pieces = [p.strip(" ,;") for p in _CLAUSE.split(thing) if p.strip(" ,;")]
         if pieces:

@@ -1,8 +1,13 @@
 """Entries written as "label: value", the way list apps and other assistants take them.
 
 "shopping list: baking soda", "calendar: dinner with Maria on thursday at 6pm",
-"todo: call the bank". The label names where the value goes; the request is to add it
-there. Read as "add <value> to my <label>" when the message as written fits nothing.
+"todo: call the bank", "shopping list - bagels", "one more item for the list: ghee". The
+label names where the value goes; the request is to add it there. Read as "add <value> to
+my <label>" when the message as written fits nothing.
+
+A hashtag naming a list does the same, wherever it stands ("#groceries hummus", "buy greek
+yogurt #shopping"): list apps and chat groups use it so. Only list names count; any other
+hashtag is a note's tag (leftovers.labels_from_text).
 """
 
 from __future__ import annotations
@@ -12,8 +17,18 @@ import re
 from dreamer.sidekick.planner.language.lexicon import QUESTION_WORDS
 
 # The colon is followed by a space or the end of a word that is no web address: "pocket https://..." has no label.
-_LABELLED = re.compile(r"^\s*([A-Za-z][A-Za-z' -]{0,30}?)\s*:(?!//)\s*(\S.*)$")
+_LABELLED = re.compile(r"^\s*([A-Za-z][A-Za-z' -]{0,40}?)\s*(?::(?!//)|\s[-–—]\s)\s*(\S.*)$")
 MAX_LABEL_WORDS = 3
+# A longer label still names a place when it ends with one: "one more item for the list".
+_PLACE_WORDS = frozenset({"list", "calendar", "diary", "notes", "todo", "todos", "to-do", "groceries", "shopping"})
+MAX_PLACE_LABEL_WORDS = 7
+# Hashtags that name a list, and the list they name.
+_LIST_TAGS = {
+    "groceries": "grocery list", "grocery": "grocery list", "shopping": "shopping list",
+    "shoppinglist": "shopping list", "grocerylist": "grocery list", "todo": "to-do list",
+    "todos": "to-do list", "todolist": "to-do list", "tasks": "to-do list",
+}
+_TAG = re.compile(r"(?<![\w#])#([A-Za-z-]{2,20})(?![\w-])")
 
 
 def labelled_entry(text: str) -> str | None:
@@ -22,6 +37,25 @@ def labelled_entry(text: str) -> str | None:
     if m is None:
         return None
     label, value = m.group(1).strip(), m.group(2).strip()
-    if len(label.split()) > MAX_LABEL_WORDS or value.split()[0].casefold().split("'")[0] in QUESTION_WORDS:
+    words = label.split()
+    if ":" not in text[: m.start(2)] and words[-1].casefold() not in _PLACE_WORDS:
+        return None  # "dentist - tuesday 3pm" is a title and a time; only "shopping list - bagels" names a place
+    if len(words) > MAX_LABEL_WORDS:
+        if len(words) > MAX_PLACE_LABEL_WORDS or words[-1].casefold() not in _PLACE_WORDS:
+            return None
+        label = words[-1]
+    if value.split()[0].casefold().split("'")[0] in QUESTION_WORDS:
         return None
     return f"add {value} to my {label}"
+
+
+def list_tag_entry(text: str) -> str | None:
+    """ "#groceries hummus" -> "add hummus to my grocery list": the one list hashtag taken out of the message."""
+    tags = [m for m in _TAG.finditer(text) if m.group(1).casefold().replace("-", "") in _LIST_TAGS]
+    if len(tags) != 1:
+        return None
+    m = tags[0]
+    rest = " ".join((text[: m.start()] + " " + text[m.end():]).split()).strip(" ,;:-")
+    if not rest or rest.split()[0].casefold().split("'")[0] in QUESTION_WORDS:
+        return None
+    return f"add {rest} to my {_LIST_TAGS[m.group(1).casefold().replace('-', '')]}"

@@ -13,7 +13,7 @@ FILLERS: frozenset[str] = frozenset(
     a an the to for of on in at by my me i you your please pls plz can could would will
     do does did is are be am it this that these those some any just also hey hi hello sidekick
     ok okay so now and with from up our we us let s what want like kindly there
-    thanks thank quickly real really maybe perhaps go going need gonna wanna should
+    thanks thank quickly real really maybe perhaps go going need gonna wanna should might must shall
     alexa siri google cortana
     """.split()  # the last line: people used to other assistants address Sidekick by their names
 )
@@ -63,12 +63,13 @@ TO_BEFORE: frozenset[str] = frozenset({"the", "teh", "my", "your", "our", "ur", 
 # Groups of words and phrases that mean the same in a request; the first is the head
 # every other member is read as. Phrases are matched word by word after stemming.
 SYNONYMS: tuple[tuple[str, ...], ...] = (
-    ("add", "put", "include", "insert", "append", "stick", "throw", "pop", "chuck", "toss"),
+    ("add", "put", "include", "insert", "append", "stick", "throw", "pop", "chuck", "toss", "whack", "bung"),
     ("buy", "purchase", "pick up", "get some", "restock", "grab"),
     # ... and done buying, said in the past ("already picked up eggs"): the remove list's "bought", not "buy"
     ("bought", "picked up", "purchased", "grabbed"),
     ("remove", "delete", "erase", "drop", "take off", "cross off", "strike", "scratch",
-     "get rid of", "take out", "cross out", "tick off", "check off", "scrap", "ditch", "nix", "scratch off"),
+     "get rid of", "take out", "cross out", "tick off", "check off", "scrap", "ditch", "nix", "scratch off",
+     "knock off", "strike off"),
     ("schedule", "pencil in", "set up", "book in", "line up", "slot in"),
     ("move", "change", "rearrange"),
     ("watch", "monitor", "keep an eye", "keep tabs on", "keep track of"),  # phrases of at most 3 words
@@ -84,7 +85,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("write", "written", "wrote"),
     ("show", "display", "view", "see", "tell me", "read", "read out", "pull up", "bring up",
      "look at", "give me", "list out", "check"),
-    ("grocery", "shopping", "groceries", "shopping-list", "supermarket list", "basket"),  # not "cart": one letter from "cat", "car", "card"
+    ("grocery", "shopping", "groceries", "shopping-list", "supermarket list", "basket", "grocerylist", "shoppinglist"),  # not "cart": one letter from "cat", "car", "card"
     # Where groceries are bought, by kind or by the chain's name ("anything we need from tesco"); not "store",
     # which is the verb "save" too, nor "target", a word of its own.
     ("supermarket", "shop", "shops", "grocer", "grocers", "tesco", "sainsburys", "sainsbury", "asda", "aldi", "lidl",
@@ -154,8 +155,8 @@ QUESTION_AUXILIARIES: frozenset[str] = frozenset({"do", "does", "did", "am", "is
 QUESTION_SUBJECTS: frozenset[str] = frozenset({"i", "we", "you", "my", "there", "it", "anything", "any"})
 
 # Nouns that, opening a request, are the verb of the command: "list my notes" is "show my
-# notes". Read there as both, so "list" still matches the noun in a pattern's "grocery list".
-OPENING_VERBS: dict[str, str] = {"list": "show"}
+# notes", "place cream crackers on the list" is "add ...". Read there as both, so "list" still matches the noun in a pattern's "grocery list".
+OPENING_VERBS: dict[str, str] = {"list": "show", "place": "add"}
 
 UNITS: dict[str, int] = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,

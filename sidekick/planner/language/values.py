@@ -54,6 +54,10 @@ _STATE_HEAD = (
     r"|re:?|regarding"
     r"|(?:(?:what's|what is|what are|whats) )?(?:any|some|a) (?:good|nice|tasty|great|decent)"
     r"|(?:i|we) (?:feel like|fancy|want|would like|'d like) (?:cooking|making|eating|having|some|a|an)?"
+    # hedges and reports around what is needed: "reckon we need ...", "it appears we have exhausted our
+    # supply of ...", "we require ..."
+    r"|(?:i|we) (?:reckon|think|guess|suppose)(?: that)?|reckon|it (?:appears|seems)(?: that)?"
+    r"|(?:(?:i|we)(?: have|'ve)? )?(?:exhausted|used up|finished) (?:our|my|the) (?:supply|stock) of|(?:i|we) require"
     # what kind of entry it is, said before it: "create a reminder to water the plants"
     r"|(?:a |an |the |my )?(?:reminder|task|to-do|todo|entry|item) (?:to|that|about|for)"
     # what introduces its words: "a note saying ...", "an event called ...", "a note that says ..."
@@ -72,7 +76,7 @@ _STATE_HEAD = (
     r"|(?:i|we) (?:can't|cannot|can not|won't|will not|couldn't) (?:make it to|make|go to|attend|do))"
 )
 _HEAD = re.compile(rf"^(?:{_POLITE_HEAD}|{_STATE_HEAD}) ", re.IGNORECASE)
-_PLACES = r"(?:list|calendar|schedule|agenda|diary|planner|notes|to-do list|todo list|tasks)"
+_PLACES = r"(?:list|calendar|schedule|agenda|diary|planner|notes|to-do list|todo list|tasks|grocerylist|shoppinglist|todolist)"
 # A value that is nothing but where things are kept ("my calendar"): no value at all.
 _ONLY_PLACE = re.compile(rf"^(?:the |my |our )?(?:[\w-]+ )?{_PLACES}$", re.IGNORECASE)
 # Where it comes from or goes, when, and trailing politeness.
@@ -86,10 +90,13 @@ _TAIL = re.compile(
     # once the place went ("make sure eggs is [on the list]")
     r"|(?:needs|need|has|have|ought|got) to go|should go|goes|(?:is|are)"
     # that it is used up, and sighs: "olive oil is done", "sourdough bread again ugh", "no maple syrup left"
-    r"|(?:is|are|was|were) (?:done|finished|gone|all gone|used up|empty|out)|left|anymore|any more|ugh|argh|lol"
+    r"|(?:is|are|was|were) (?:done|finished|gone|all gone|used up|empty|out|sorted)|left|anymore|any more|ugh|argh|lol"
+    r"|sorted|(?:we've|we have|i've|i have|we|i)(?: got)? (?:heaps|plenty|loads|lots|enough)(?: of (?:it|them|those))?"
     # a preposition the item kept of where it goes: "dog treats onto [the grocery list]"
     r"|onto|into"
-    r"|in it|in them)$",  # "a recipe with chickpeas in it"
+    r"|in it|in them"  # "a recipe with chickpeas in it"
+    # where it ran out and since when, and a stress word some Englishes close a request with ("add it only")
+    r"|at home|in the house|since (?:yesterday|last \w+|this \w+|\w+day)|itself|only)$",
     re.IGNORECASE,
 )
 # "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
@@ -100,7 +107,7 @@ _ITEM_TAIL = re.compile(r" (?:off|off of)$", re.IGNORECASE)  # "scratch eggs off
 _PUT_VERBS = frozenset({"chuck", "pop", "stick", "bung", "throw", "toss", "put", "add", "write", "jot"})
 _PUT_PARTICLES = frozenset({"on", "in", "down"})
 # Buying it, said before it: "i need buy rice" once "i need" went.
-_ITEM_HEAD = re.compile(r"^(?:buy|purchase) (?=\S)", re.IGNORECASE)
+_ITEM_HEAD = re.compile(r"^(?:to )?(?:buy|purchase|pick up|grab|get some|get more) (?=\S)", re.IGNORECASE)
 # An item that is a command about another item ("add it", "take them off"): no item.
 _COMMAND_ITEM = re.compile(r"^(?:\w+ )(?:it|them|that|this|those|these)(?: \w+)?$", re.IGNORECASE)
 
@@ -141,7 +148,8 @@ def tidy_items(items: list[Any]) -> list[Any]:
         if not isinstance(item, str):
             out.append(item)
             continue
-        if _COMMAND_ITEM.match(item.strip()) and len(items) > 1:
+        if (_COMMAND_ITEM.match(item.strip()) or _COMMAND_ITEM.match(tidy_text(item))
+                or item.strip().casefold() in _PUT_VERBS) and len(items) > 1:
             continue  # "we've run out of soda, add it" read as the items "soda" and "add it"
         tidy = tidy_text(item, article=True, item=True)
         if tidy and tidy.casefold() not in (o.casefold() for o in out if isinstance(o, str)):
@@ -287,14 +295,21 @@ _POLITE_OPENING = re.compile(
     r"^(?:ok(?:ay)?|so|hey|please|pls|just|go ahead and|i need you to|i want you to|i'd like you to"
     # British endearments that ask a favour: "be a love and put crumpets on the list"
     r"|be an? (?:love|dear|star|darling|doll|angel|gem|sweetheart) and|do me a favou?r and"
-    r"|could you please|can you please|could you|can you|would you|will you)[, ]+(?=\S)"
+    r"|could you please|can you please|could you|can you|would you|will you"
+    # formal and old-fashioned requests: "I should be most grateful if you would add ...",
+    # "would you be so kind as to ...", "please be good enough to ...", "dear assistant, ..."
+    r"|kindly|dear (?:assistant|sidekick|bot)|(?:i|we) (?:should|would|'d) be (?:most |very |really |so )?grateful"
+    r" if you (?:would|could)|(?:i|we) (?:was|were) wondering if you (?:could|would)"
+    r"|be (?:so kind|good enough|kind enough)(?: as)? to|if you (?:could|would))[, ]+(?=\S)"
     # asking for a recommendation as a question: "what's a good X" asks for "a good X"
     r"|^(?:what(?:'s| is| are|s)|do you (?:know|have)) (?=(?:a|an|any|some) (?:good|nice|great|decent|tasty|quick|easy"
     r"|simple) \S)",
     re.IGNORECASE,
 )
 _POLITE_CLOSING = re.compile(
-    r",? (?:real quick|right away|asap|for me please|please|thanks|thank you)$"
+    r",? (?:real quick|right away|asap|for me please|please|thanks|thank you|thank you very much|thanks heaps"
+    r"|thanks a lot|thanks so much|many thanks|much appreciated|if you please|if you would|if you could"
+    r"|at your (?:earliest )?convenience|when you (?:can|get a chance)|no worries if not|porfa|por favor|mate)$"
     # an acknowledgement after a comma closes the request: "take bread off the list, got it"
     r"|, ?(?:got it|cheers|ta|thx|ty|thank u|nice one|ok|okay)$",
     re.IGNORECASE)

@@ -34,7 +34,10 @@ from dreamer.sidekick.planner.language.dates import says_my_day
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
 from dreamer.sidekick.planner.language.chatter import chatter_reply
 from dreamer.sidekick.planner.language.embedded import unwrapped_question
-from dreamer.sidekick.planner.language.labels import labelled_entry
+from dreamer.sidekick.planner.language.labels import labelled_entry, list_tag_entry
+from dreamer.sidekick.planner.language.passive import as_command
+from dreamer.sidekick.planner.language.commands import as_sentence
+from dreamer.sidekick.planner.language.spoken import as_written
 from dreamer.sidekick.planner.language.values import (
     drop_echoes,
     fill_typical,
@@ -104,6 +107,10 @@ class _Part:
         return self.ranked[0].score if self.ranked else 0.0
 
 
+MAX_ASIDE_CLAUSES = 3  # a request and an aside or two; more commas are a list
+MIN_ASIDE_WORDS = 2  # "milk" alone is an item, never an aside
+
+
 class OfflinePlanner:
     """The intent engine over functions' examples. Stateless; safe to share between threads."""
 
@@ -112,6 +119,7 @@ class OfflinePlanner:
         context = context or PlanContext()
         if not isinstance(text, str):
             return Plan(reply="I can only read text messages.")
+        text = as_written(text)
         if context.pending is not None:
             answered = resume(context.pending, text, context)
             if answered is not None:
@@ -123,6 +131,8 @@ class OfflinePlanner:
         if chatter is not None:  # "good morning", "ok cool": said to Sidekick, asking nothing of an agent
             return Plan(reply=chatter)
         text = without_politeness(text)
+        text = as_command(text) or text  # "I'd like shortbread added to my list" is "add shortbread to my list"
+        text = as_sentence(text) or text  # "/notes search visa" is "search my notes for visa"
         question = unwrapped_question(text)
         if question is not None:
             # "i wonder what's on the list": the wrapper is said to Sidekick; the question inside is the request.
@@ -131,7 +141,8 @@ class OfflinePlanner:
                 return read
         plan = self._plan_text(text, index, context)
         pointed = resolve_pronoun(text)
-        if pointed is not None:
+        if pointed is not None and index.lex.is_known(pointed.split()[0].casefold()):
+            # (only a verb some function knows commands: "never tried it before" says nothing about risotto)
             # "I picked up garlic already, take it off the list": the command is about the thing said first.
             # Read so, it wins where the whole was unsure, and where it is the same call with tidier values:
             # the whole's values then hold words of the clauses around the thing ("olive oil is", "put that").
@@ -139,6 +150,15 @@ class OfflinePlanner:
             if len(read.steps) == 1 and read.pending is None and (
                     plan.pending is not None or len(plan.steps) != 1 or _tidier(read.steps[0], plan.steps[0])):
                 return read
+        tagged = list_tag_entry(text)
+        if tagged is not None:
+            # "buy greek yogurt #groceries": the hashtag says which list, as "add ... to my grocery list" does.
+            read = self._plan_text(tagged, index, context)
+            if read.steps and read.pending is None:
+                return read
+        aside = self._without_aside(text, plan, index, context)
+        if aside is not None:
+            return aside
         entry = labelled_entry(text) if len(plan.steps) != 1 or plan.pending is not None else None
         if entry is not None:
             # "shopping list: baking soda" fits nothing surely as written; as "add ... to my shopping list" it may.
@@ -146,6 +166,30 @@ class OfflinePlanner:
             if (read.steps and read.pending is None) or (not plan.steps and read.pending is not None):
                 return read
         return plan
+
+    def _without_aside(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """The request without a clause said beside it that asks nothing ("first time cooking, how do I make
+        shakshuka", "how do i make dal, i've never cooked before"), where the rest alone is surely one call
+        and the whole was unsure or the same call with more words in its values. A list of things is no
+        aside: each of its items asks nothing alone either."""
+        clauses = [c.strip() for c in text.replace(";", ",").split(",")]
+        if not 2 <= len(clauses) <= MAX_ASIDE_CLAUSES or any(
+                isinstance(v, list) and len(v) > 1 for step in plan.steps for v in step.args.values()):
+            return None
+        for n, clause in enumerate(clauses):
+            if len(clause.split()) < MIN_ASIDE_WORDS:
+                continue
+            alone = self._plan_text(clause, index, context)
+            sure = alone.steps and (alone.pending is None or alone.pending.kind == "confirm")
+            if sure and not _about_oneself(clause):
+                continue  # the clause asks something itself ("wipe the grocery list" asks, then confirms)
+            rest = ", ".join(c for k, c in enumerate(clauses) if k != n)
+            read = self._plan_text(rest, index, context)
+            if len(read.steps) != 1 or read.pending is not None:
+                continue
+            if plan.pending is not None or len(plan.steps) != 1 or _aside_leaked(read.steps[0], plan.steps[0], clause):
+                return read
+        return None
 
     def _plan_text(self, text: str, index: Index, context: PlanContext) -> Plan:
         now = context.local_now()
@@ -208,6 +252,25 @@ def _harmless(index: Index, options: Sequence[Match], parts: int) -> bool:
     return index.tools[options[0].tool].tool.reads
 
 
+# A clause that opens with the user telling about themselves ("I'm new to cooking", "I've never cooked
+# before") states something; beside a request, it is why they ask, not what.
+_ONESELF = ("i'm ", "im ", "i am ", "i've ", "ive ", "i have never ", "i was ", "i've never ")
+
+
+def _about_oneself(clause: str) -> bool:
+    return clause.casefold().replace("\u2019", "'").startswith(_ONESELF)
+
+
+def _aside_leaked(step: Step, than: Step, aside: str) -> bool:
+    """`than` is `step` with the aside's words in its values ("I'm new to cooking" as the ingredient):
+    the same call, no argument fewer, and every word of its values that `step` lacks is the aside's."""
+    if step.name != than.name or not set(than.args) <= set(step.args):
+        return False
+    extra = _value_words(than) - _value_words(step)
+    said = {w.casefold().strip(".,;:!?") for w in aside.split()}
+    return bool(extra) and extra <= said
+
+
 def _tidier(step: Step, than: Step) -> bool:
     """The same call, its values made of fewer of the same words."""
     if step.name != than.name:
@@ -218,7 +281,7 @@ def _tidier(step: Step, than: Step) -> bool:
 
 def _value_words(step: Step) -> set[str]:
     values = [v for value in step.args.values() for v in (value if isinstance(value, list) else [value])]
-    return {w.casefold() for v in values if isinstance(v, str) for w in v.split()}
+    return {w.casefold().strip(".,;:!?") for v in values if isinstance(v, str) for w in v.split()}
 
 
 def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Part], str | None]:
