@@ -8,7 +8,7 @@ heldout_3 and heldout_7 (the third and seventh held-out batches) and heldout_d (
 side16d2 set aside) print only their summary line, never their failures; heldout_4 was released
 for tuning once its score was reported, heldout_5 (the fifth batch) on 2026-12-06, after its
 blind score (96/124 on main 72407ab) was reported, and heldout_6 on 2026-12-06 too, after its
-blind score (83/124 on main d0ad2eb... c5c3d06 era) was reported.
+blind score (83/124, scored on main in the session of 2026-12-06 morning) was reported.
 
 A family in YAML:
 
