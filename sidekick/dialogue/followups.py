@@ -580,6 +580,8 @@ def _ordinal(said: str) -> tuple[str, bool] | None:
         low = w.low
         if low in ORDINALS or low == "last" or re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)", low):
             found.append(low)
+        elif low in ("top", "bottom") and i + 1 < len(words) and words[i + 1].low in ("one", "recipe", "item", "entry", "idea"):
+            found.append("first" if low == "top" else "last")  # "the top one", "the bottom one"
         elif w.kind == "num" and re.fullmatch(r"\d{1,2}", low) and (
                 len(words) == 1 or (i and words[i - 1].low in ("number", "no", "option", "recipe", "item", "entry"))):
             found.append(low)

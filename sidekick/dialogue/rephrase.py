@@ -33,7 +33,7 @@ OFFER_LEADS = (("can", "we", "do"), ("could", "we", "do"), ("can", "we", "make",
                ("let's", "do"), ("lets", "do"), ("let's", "make", "it"), ("let's", "say"), ("can", "you", "make", "it"),
                ("could", "you", "make", "it"), ("how", "about"))
 # Lead words of a correction that stay in front of the offered value.
-CORRECTION_LEADS = frozenset("actually no nope nah sorry oops wait apologies".split())
+CORRECTION_LEADS = frozenset("actually nope nah sorry oops wait apologies oh hmm".split())
 # "friday at 9 works", "tomorrow is fine": acceptance words after an offered value.
 ACCEPT_TAILS = (("works", "for", "me"), ("works",), ("is", "fine"), ("is", "good"), ("would", "be", "great"),
                 ("would", "work"), ("would", "be", "good"), ("should", "work"), ("if", "possible"), ("is", "ok"),
@@ -98,7 +98,8 @@ def named_correction(text: str) -> tuple[str, str] | None:
     if len(text) > MAX_REPHRASE_CHARS:
         return None
     words, _ = _split(without_hesitation(text.replace("\u2019", "'")))
-    while words and words[0].casefold().strip(",.") in CORRECTION_LEADS:
+    # "no," leads; "no wipes, i meant cotton wool" is the old value said with "no"
+    while words and (words[0].casefold().strip(",.") in CORRECTION_LEADS or words[0].casefold() in ("no,", "no.", "no!")):
         words = words[1:]
     low = [w.casefold().strip(",.") for w in words]
     pair: tuple[list[str], list[str]] | None = None
@@ -115,6 +116,11 @@ def named_correction(text: str) -> tuple[str, str] | None:
     elif low[:1] == ["i"] and low[1:2] in (["meant"], ["intended"], ["wanted"]) and _against(low, 2) is not None:
         i, size = _against(low, 2) or (0, 0)
         pair = (words[i + size:], words[2:i])  # "I meant almond milk not milk", "I intended X rather than Y"
+    elif low[:1] and low[0] in _OLD_LEADS and _new_after_comma(words) is not None:
+        # "no wipes, i meant cotton wool", "scratch the pesto, make it passata", "not parsnips, turnips"
+        i, new = _new_after_comma(words) or (0, [])
+        start = 2 if low[1:2] in (["the"], ["my"]) else 1
+        pair = (words[start:i + 1], new)
     elif low[:1] == ["not"] and any(w.endswith(",") for w in words[1:-1]):
         i = next(i for i, w in enumerate(words) if i > 0 and w.endswith(","))
         new = words[i + 1:]
@@ -131,6 +137,24 @@ def named_correction(text: str) -> tuple[str, str] | None:
     if not old or not new or len(old.split()) > MAX_VALUE_WORDS or len(new.split()) > MAX_VALUE_WORDS:
         return None
     return old, new
+
+
+# Words that put the old value aside before the new one: "no wipes, ...", "scrap the pesto, ..."
+_OLD_LEADS = frozenset("no not scratch scrap drop forget ditch bin remove delete lose cross".split())
+_NEW_LEADS = (("i", "meant"), ("i", "mean"), ("make", "it"), ("make", "that"), ("it", "should", "be"), ("i", "want"))
+
+
+def _new_after_comma(words: Sequence[str]) -> tuple[int, list[str]] | None:
+    """Where the old value's clause ends (its last word's index) and the new value's words, for
+    "<old>, <lead> <new>" ("scratch the pesto, make it passata"); a bare new value after the comma too."""
+    i = next((i for i, w in enumerate(words[:-1]) if i > 0 and w.endswith(",")), None)
+    if i is None:
+        return None
+    new = list(words[i + 1:])
+    for lead in _NEW_LEADS:
+        if _starts(new, lead) and len(new) > len(lead):
+            return i, new[len(lead):]
+    return i, new
 
 
 def _against(low: Sequence[str], start: int) -> tuple[int, int] | None:

@@ -24,12 +24,12 @@ UNDO = re.compile(
     # the keyboard's undo, typed: "ctrl z", "cmd-z"
     r"|(?:ctrl|control|cmd|command)[\s+-]?z)"
     r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?(?:did|added|saved|made|wrote|put)"
-    r"|my last (?:change|request)|that (?:note|event|item|entry|one)))?"
+    r"|my last (?:change|request)|that (?:note|event|item|entry|one)|(?:that|the) last (?:one|thing|item|entry)))?"
     # deleting what was just made, pointed at with a pronoun only: "disregard that; remove it"
     r"|(?:please\s+|kindly\s+)?(?:disregard|remove|delete|ditch|bin) (?:that|it|this)(?: one| note| event| item| entry)?"
-    r"|(?:please\s+|kindly\s+)?take (?:that|it|those|them) (?:off|out|back)(?: again)?"
+    r"|(?:please\s+|kindly\s+)?take (?:that|it|those|them) (?:off|out|back)(?: off| out)?(?: again)?"
     r"|(?:put|add|bring) (?:that|it|them|those|this) back|never mind that|i didn't mean that|i did not mean that"
-    r"|that was a mistake|change (?:it|that) back|scratch that)"
+    r"|that was a mistake|change (?:it|that) back|scratch that|scrap that|forget that|bin that|ditch that)"
     r"(?:[\s,]+(?:again|please|now|for me)){0,3}[\s.!?]*$",
     re.IGNORECASE,
 )

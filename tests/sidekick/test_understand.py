@@ -240,6 +240,14 @@ def test_side21_undo_corrections_and_removals_in_other_words(tools: list[Tool]) 
     assert steps(read("the dates can go, we've got loads", tools, shown)) == [
         ("grocery.remove_items", {"items": ["dates"]})]
     assert steps(read("knock off the third one", tools, shown)) == [("grocery.remove_items", {"items": ["prunes"]})]
+    for fix in ("no kumquats, I meant satsumas", "scrap the kumquats, make it satsumas", "hmm not kumquats, satsumas"):
+        assert steps(read(fix, tools, added)) == [
+            ("grocery.remove_items", {"items": ["kumquats"]}), ("grocery.add_items", {"items": ["satsumas"]})], fix
+    for undo in ("cancel the last one", "nope, take it back out", "bin that, never mind"):
+        assert steps(read(undo, tools, added)) == [("grocery.remove_items", {"items": ["kumquats"]})], undo
+    ideas = after(tools, {"agent": "recipes", "function": "suggest", "args": {},
+                          "result": {"recipes": [{"name": "Gnocchi"}, {"name": "Polenta"}], "count": 2}})
+    assert steps(read("open the bottom one", tools, ideas)) == [("recipes.get_recipe", {"name": "Polenta"})]
     # dictation reaches the dialogue too: "um, and figs comma dates too"
     assert steps(read("um, and figs comma dates too", tools, added)) == [
         ("grocery.add_items", {"items": ["figs", "dates"]})]

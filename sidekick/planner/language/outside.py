@@ -73,12 +73,13 @@ DOMAINS: dict[str, Domain] = {
         ("news headlines", "sports scores, results, leagues and tournaments",
          "stock prices, exchange rates, bitcoin and cryptocurrency", "prices of things and how much they cost"),
         ("headline", "league", "tournament", "championship", "champion", "medal", "olympics", "stock", "bitcoin",
-         "crypto"),
+         "crypto", "sensex", "nasdaq", "ftse", "nikkei", "dow", "forex", "share price"),
     ),
     "health": Domain(("sleep, steps, workouts, exercise and heart rate", "calories and nutrition facts"),
                      ("sleep", "calorie", "workout")),
     "orders and deliveries": Domain(("ordering things online", "parcels, packages and deliveries",
-                                     "takeaway food delivery"), ("parcel", "package", "delivery", "takeaway")),
+                                     "takeaway food delivery"), ("parcel", "package", "delivery", "takeaway", "delivered", "deliver",
+                                                               "courier")),
     # A question of a measure (lexicon: "how long" is one word) asks for a fact no starter function gives;
     # an agent whose examples ask it ("how long until my next meeting") speaks it, and it then names nothing here.
     "dates": Domain(("the time and today's date", "how long until a holiday or a date"),

@@ -1,4 +1,4 @@
-"""What speech and dictation leave in a typed message, turned back into writing.
+"""What speech, dictation and regional words leave in a typed message, turned back into writing.
 
 Many messages reach Sidekick through a phone's dictation: hesitations ("um", "uh"), spoken
 punctuation ("eggs comma butter", "... full stop") and clock times spelt out ("four p m").
@@ -29,7 +29,8 @@ _PERIOD_WORD_BEFORE = frozenset({"the", "a", "my", "her", "this", "that", "trial
 _HOURS = {word: n for word, n in UNITS.items() if 1 <= n <= 12 and word not in ("a", "an", "single", "dozen")}
 # "a m" / "p m" / "a.m" spelt apart by dictation; the number before is read in Python.
 _SPOKEN_MERIDIEM = re.compile(r"\b(\w+)(?: o'clock)? ([ap])\.? ?m\b\.?", re.IGNORECASE)
-# Regional words for parts of the day: "tomorrow arvo" is tomorrow afternoon.
+# Regional words for parts of the day: "tomorrow arvo" is tomorrow afternoon ("for tea", the evening
+# meal in Britain and Australia, is read in as_written).
 _DAY_PARTS = {"arvo": "afternoon", "avo": "afternoon"}
 
 
@@ -53,11 +54,24 @@ def as_written(text: str) -> str:
             if kept and not kept[-1].endswith((".", "!", "?")):
                 kept[-1] = kept[-1].rstrip(",") + "."
             continue
+        if bare == "tea" and kept and kept[-1].casefold() == "for" and _day_or_end(words[n + 1:]):
+            word = word.casefold().replace("tea", "dinner")  # "what's for tea tomorrow": the evening meal
         if bare in _DAY_PARTS:
             word = word.casefold().replace(bare, _DAY_PARTS[bare])
         kept.append(word)
     written = _SPOKEN_MERIDIEM.sub(_clock, " ".join(w for w in kept if w))
     return written if any(c.isalnum() for c in written) else text
+
+
+_DAY_WORDS = frozenset({"tonight", "today", "tomorrow", "this", "on", "next", "monday", "tuesday", "wednesday",
+                        "thursday", "friday", "saturday", "sunday"})
+
+
+def _day_or_end(rest: list[str]) -> bool:
+    """Nothing but punctuation follows, or a day: "for tea?", "for tea on friday" (not "for tea bags")."""
+    nxt = next((w.strip(",.!?;:").casefold() for w in rest if w.strip(",.!?;:")), "")
+    return not nxt or nxt in _DAY_WORDS or bool(rest and rest[0][-1:] in ",.!?;:") or (
+        bool(rest) and not rest[0].strip(",.!?;:"))
 
 
 def _ends_sentence(words: list[str], n: int, kept: list[str]) -> bool:

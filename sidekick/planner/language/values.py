@@ -293,6 +293,8 @@ def _take_duration(args: dict[str, Any], name: str, text: str) -> str:
 # pattern) backtracks exponentially on a message made of them (tests/security/test_regex_backtracking.py).
 _POLITE_OPENING = re.compile(
     r"^(?:ok(?:ay)?|so|hey|please|pls|just|go ahead and|i need you to|i want you to|i'd like you to"
+    # what comes first, said before it: "actually first, add stamps"
+    r"|(?:actually |but )?first(?=,)|before that(?=,)|righto|right then|alright|all right|oye|oi"
     # British endearments that ask a favour: "be a love and put crumpets on the list"
     r"|be an? (?:love|dear|star|darling|doll|angel|gem|sweetheart) and|do me a favou?r and"
     r"|could you please|can you please|could you|can you|would you|will you"

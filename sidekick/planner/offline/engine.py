@@ -185,10 +185,13 @@ class OfflinePlanner:
                 continue  # the clause asks something itself ("wipe the grocery list" asks, then confirms)
             rest = ", ".join(c for k, c in enumerate(clauses) if k != n)
             read = self._plan_text(rest, index, context)
+            if not read.steps and read.pending is None and not read.unmatched and plan.pending is not None:
+                return read  # "lock the front door please, I forgot": the rest is for no agent, and says so
             if len(read.steps) != 1 or read.pending is not None:
                 continue
-            if plan.pending is not None or len(plan.steps) != 1 or _aside_leaked(read.steps[0], plan.steps[0], clause):
-                return read
+            if plan.pending is not None or len(plan.steps) != 1 or (
+                    _reads(index, read.steps[0]) and _aside_leaked(read.steps[0], plan.steps[0], clause)):
+                return read  # (what is written down keeps every clause: "buy the blue paint, colour code 30BB")
         return None
 
     def _plan_text(self, text: str, index: Index, context: PlanContext) -> Plan:
@@ -259,6 +262,10 @@ _ONESELF = ("i'm ", "im ", "i am ", "i've ", "ive ", "i have never ", "i was ", 
 
 def _about_oneself(clause: str) -> bool:
     return clause.casefold().replace("\u2019", "'").startswith(_ONESELF)
+
+
+def _reads(index: Index, step: Step) -> bool:
+    return any(entry.tool.name == step.name and entry.tool.reads for entry in index.tools)
 
 
 def _aside_leaked(step: Step, than: Step, aside: str) -> bool:

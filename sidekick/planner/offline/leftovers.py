@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,14 +149,26 @@ def _flag(left: _Left, name: str) -> None:
         clause = toks[s:e]
         if len({w for w in words if any(w in t.alts for t in clause)}) < need:
             continue
-        if verb in VERB_HEADS and not any(verb in t.alts for t in clause):
+        negated = any(t.canon in lex.negations for t in clause) or _keeps_away(clause)
+        if verb in VERB_HEADS and not any(verb in t.alts for t in clause) and not negated:
             continue  # "add_to_grocery_list" is set by "and add the ingredients", not by "on the shopping list"
+        # (but "don't touch the shopping list", "leave my grocery list alone" say no to it without its verb)
         # The clause is about this parameter: its own words, small words, "it"/"them", and words
         # the function's description uses ("the ingredients") are accounted for; others are not.
-        ok = words | lex.fillers | lex.pronouns | lex.negations | lex.split_words | left.info.description_words
+        ok = (words | lex.fillers | lex.pronouns | lex.negations | lex.split_words | left.info.description_words
+              | _KEEP_AWAY)
         about = [s + i for i, t in enumerate(clause) if t.canon in ok or any(alt in words for alt in t.alts)]
-        left.take(name, not any(t.canon in lex.negations for t in clause), s, e, about)
+        left.take(name, not negated, s, e, about)
         return
+
+
+# "leave my grocery list alone", "hands off the shopping list": saying no to a thing without "not".
+_KEEP_AWAY = frozenset({"leave", "alone", "touch", "hands", "off", "untouched", "be"})
+
+
+def _keeps_away(clause: Sequence[Tok]) -> bool:
+    said = {t.fix for t in clause} | {t.canon for t in clause}
+    return ("leave" in said and ("alone" in said or "untouched" in said or "be" in said)) or {"hands", "off"} <= said
 
 
 def _longest(req: Request, slot: SlotType, a: int, s: int, e: int) -> tuple[tuple[int, int], Any] | None:
