@@ -33,7 +33,9 @@ OFFER_LEADS = (("can", "we", "do"), ("could", "we", "do"), ("can", "we", "make",
                ("let's", "do"), ("lets", "do"), ("let's", "make", "it"), ("let's", "say"), ("can", "you", "make", "it"),
                ("could", "you", "make", "it"), ("how", "about"))
 # Lead words of a correction that stay in front of the offered value.
-CORRECTION_LEADS = frozenset("actually nope nah sorry oops wait apologies oh hmm".split())
+CORRECTION_LEADS = frozenset("actually no nope nah sorry oops wait apologies oh hmm".split())
+# ... but where the old value is named after it, "no" is part of it: "no wipes, i meant cotton wool".
+_NAMED_LEADS = CORRECTION_LEADS - {"no"}
 # "friday at 9 works", "tomorrow is fine": acceptance words after an offered value.
 ACCEPT_TAILS = (("works", "for", "me"), ("works",), ("is", "fine"), ("is", "good"), ("would", "be", "great"),
                 ("would", "work"), ("would", "be", "good"), ("should", "work"), ("if", "possible"), ("is", "ok"),
@@ -99,7 +101,7 @@ def named_correction(text: str) -> tuple[str, str] | None:
         return None
     words, _ = _split(without_hesitation(text.replace("\u2019", "'")))
     # "no," leads; "no wipes, i meant cotton wool" is the old value said with "no"
-    while words and (words[0].casefold().strip(",.") in CORRECTION_LEADS or words[0].casefold() in ("no,", "no.", "no!")):
+    while words and (words[0].casefold().strip(",.") in _NAMED_LEADS or words[0].casefold() in ("no,", "no.", "no!")):
         words = words[1:]
     low = [w.casefold().strip(",.") for w in words]
     pair: tuple[list[str], list[str]] | None = None
