@@ -143,6 +143,7 @@ def named_correction(text: str) -> tuple[str, str] | None:
 
 # Words that put the old value aside before the new one: "no wipes, ...", "scrap the pesto, ..."
 _OLD_LEADS = frozenset("no not scratch scrap drop forget ditch bin remove delete lose cross".split())
+_COMMAND_WORDS = frozenset("remove delete take drop add put cancel undo scratch scrap get clear".split())
 _NEW_LEADS = (("i", "meant"), ("i", "mean"), ("make", "it"), ("make", "that"), ("it", "should", "be"), ("i", "want"))
 
 
@@ -155,7 +156,10 @@ def _new_after_comma(words: Sequence[str]) -> tuple[int, list[str]] | None:
     new = list(words[i + 1:])
     for lead in _NEW_LEADS:
         if _starts(new, lead) and len(new) > len(lead):
-            return i, new[len(lead):]
+            new = new[len(lead):]
+            break
+    if new[0].casefold() in _COMMAND_WORDS or any(w.casefold().strip(",.!") in ("it", "that", "them") for w in new):
+        return None  # "no salsa, remove it": a command about the old value, not a new one
     return i, new
 
 

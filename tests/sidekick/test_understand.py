@@ -243,6 +243,7 @@ def test_side21_undo_corrections_and_removals_in_other_words(tools: list[Tool]) 
     for fix in ("no kumquats, I meant satsumas", "scrap the kumquats, make it satsumas", "hmm not kumquats, satsumas"):
         assert steps(read(fix, tools, added)) == [
             ("grocery.remove_items", {"items": ["kumquats"]}), ("grocery.add_items", {"items": ["satsumas"]})], fix
+    assert steps(read("no kumquats, remove it", tools, added)) == [("grocery.remove_items", {"items": ["kumquats"]})]
     for undo in ("cancel the last one", "nope, take it back out", "bin that, never mind"):
         assert steps(read(undo, tools, added)) == [("grocery.remove_items", {"items": ["kumquats"]})], undo
     ideas = after(tools, {"agent": "recipes", "function": "suggest", "args": {},
