@@ -90,6 +90,26 @@ def conversation_view(store: Store, user_id: int, conversation_id: str) -> dict[
     return view
 
 
+def facts_said_in(store: Store, conversation_id: str) -> set[int]:
+    """Ids of the memory facts the user stated in this conversation ("I'm vegetarian" earlier on).
+
+    A memory turn records its facts in the answer's data (sidekick/memory/chat.py's MemoryTurn)."""
+    with store.session() as s:
+        rows = s.scalars(
+            select(ChatMessage.data).where(ChatMessage.conversation_id == conversation_id, ChatMessage.role == "assistant")
+            .order_by(ChatMessage.id.desc()).limit(HISTORY_SCAN)
+        )
+        found: set[int] = set()
+        for data in rows:
+            memory = data.get("memory") if isinstance(data, dict) else None
+            if not isinstance(memory, dict) or memory.get("action") not in ("remembered", "known"):
+                continue
+            for fact in memory.get("memories") or []:
+                if isinstance(fact, dict) and isinstance(fact.get("id"), int):
+                    found.add(fact["id"])
+        return found
+
+
 HISTORY_SCAN = 400  # messages read back at most; compaction keeps a conversation far below this
 
 

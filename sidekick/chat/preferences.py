@@ -3,16 +3,19 @@
 A parameter opts in with `"x-from-memory": true` in its JSON schema and lists its
 values in `examples` (recipes' diet: vegetarian, vegan, ...). When the planned
 call leaves it empty and one of the user's own remembered facts (not an agent's)
-names one of those values, the value fills it, but only if the agent may read
-Sidekick's memory (the grant memory:read): otherwise the fact would reach an
-agent the user did not allow to see it. Then Sidekick says once per
-conversation what to grant, with the exact command.
+names one of those values, the value fills it when the user said the fact in
+this same conversation ("I'm vegetarian", then "any ideas with spinach?": the
+earlier sentence is part of the request, as if they had said "vegetarian ideas
+with spinach"), or when the agent may read Sidekick's memory (the grant
+memory:read). A fact told in another conversation is memory, not the request:
+without the grant it would reach an agent the user did not allow to see it, so
+Sidekick says once per conversation what to grant, with the exact command.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 
 from dreamer.kernel.install.registry import grants_of
@@ -35,6 +38,12 @@ def hint(agent: str, fact: str) -> str:
             f"told me: run `dreamer grant {agent} {SCOPE}`.")
 
 
+def passed_on_hint(agent: str, fact: str) -> str:
+    """Said when this conversation's fact filled the call although `agent` may not read memory."""
+    return (f"I passed on that you told me \"{fact}\" for this request; to let {agent} use what you tell me "
+            f"in every conversation, run `dreamer grant {agent} {SCOPE}`.")
+
+
 def _value_in(fact: str, values: Sequence[str]) -> str | None:
     said = fact.casefold().replace("-", " ")
     for value in sorted(values, key=len, reverse=True):
@@ -45,16 +54,21 @@ def _value_in(fact: str, values: Sequence[str]) -> str | None:
 
 
 def apply_preferences(
-    store: Store, user_id: int, steps: Sequence[Step], tools: Mapping[str, Tool], hinted: set[str]
+    store: Store, user_id: int, steps: Sequence[Step], tools: Mapping[str, Tool], hinted: set[str],
+    said_here: Callable[[], Set[int]] = frozenset,
 ) -> Applied:
     """The steps with remembered preferences filled in where allowed; hints for the rest.
 
-    `hinted` holds the agents already told about in this conversation (updated here).
+    `hinted` holds the agents already told about in this conversation (updated here);
+    `said_here` gives the ids of the facts the user stated in this conversation (read only when a
+    step has a parameter to fill).
     """
     wanting = [(s, t) for s in steps if (t := tools.get(s.name)) is not None and _preference_params(t, s)]
     if not wanting:
         return Applied(tuple(steps), ())
-    facts = [f.text for f in memories(store, user_id) if f.source in USER_SOURCES]
+    here = said_here()
+    # This conversation's facts first: what the user just said outranks what they said long ago.
+    facts = sorted((f for f in memories(store, user_id) if f.source in USER_SOURCES), key=lambda f: f.id not in here)
     if not facts:
         return Applied(tuple(steps), ())
     with store.session() as s:
@@ -67,14 +81,17 @@ def apply_preferences(
         args = dict(step.args)
         for name, values in params.items():
             for fact in facts:
-                value = _value_in(fact, values)
+                value = _value_in(fact.text, values)
                 if value is None:
                     continue
-                if step.agent in allowed:
+                if step.agent in allowed or fact.id in here:
                     args[name] = value
+                    if step.agent not in allowed and step.agent not in hinted:
+                        hinted.add(step.agent)
+                        hints.append(passed_on_hint(step.agent, fact.text))
                 elif step.agent not in hinted:
                     hinted.add(step.agent)
-                    hints.append(hint(step.agent, fact))
+                    hints.append(hint(step.agent, fact.text))
                 break
         out.append(replace(step, args=args) if args != dict(step.args) else step)
     return Applied(tuple(out), tuple(hints))

@@ -24,7 +24,13 @@ from dreamer.kernel.invocations.principal import Principal
 from dreamer.kernel.llm import Gateway
 from dreamer.kernel.memory.facts import memories, remember
 from dreamer.kernel.store.db import Store
-from dreamer.sidekick.chat.conversations import open_conversation, recent_history, record_turn, save_summary
+from dreamer.sidekick.chat.conversations import (
+    facts_said_in,
+    open_conversation,
+    recent_history,
+    record_turn,
+    save_summary,
+)
 from dreamer.sidekick.chat.questions import question_from
 from dreamer.sidekick.dialogue.corrections import correction, meant, rephrases, says_meant
 from dreamer.sidekick.dialogue.followups import follow_up
@@ -196,8 +202,10 @@ class Sidekick:
         if plan.pending is not None and not seen.keep_pending:
             yield _question_event(plan.pending)
         elif plan.pending is None:
-            # "I'm vegetarian" fills recipes' diet when recipes may read Sidekick's memory; else a hint, once.
-            applied = apply_preferences(self.store, who.user_id, plan.steps, by_name, self._hinted(conv.id))
+            # "I'm vegetarian" fills recipes' diet when said in this conversation or when recipes may
+            # read Sidekick's memory; else a hint, once.
+            applied = apply_preferences(self.store, who.user_id, plan.steps, by_name, self._hinted(conv.id),
+                                        lambda: facts_said_in(self.store, conv.id))
             for step in applied.steps:
                 tool = by_name.get(step.name)
                 if tool is None:

@@ -25,6 +25,9 @@ YES = frozenset({
     "yes i am sure", "i do", "i did", "please", "let us do it", "let us go", "do it now", "go ahead please",
     "yes do it", "yes go ahead", "yeah sure", "sure go ahead", "ok do it", "ok go ahead", "affirmative", "indeed",
     "yes definitely", "totally", "for sure", "exactly", "agreed", "deal", "green light", "approved", "proceed please",
+    # in Scots and other people's first languages: "aye, go on", "ja, please do it", "sí"
+    "aye", "aye go on", "ay", "ja", "jawohl", "si", "sí", "oui", "da", "yass", "yasss", "yessir", "please do it",
+    "yes please do it", "do it please", "go ahead and do it", "yeah go on", "yeah do it", "sure do it",
 })
 NO = frozenset({
     "no", "n", "nope", "nah", "no no", "do not", "don't", "dont", "cancel", "stop", "abort", "wait", "hold on",
@@ -35,6 +38,9 @@ NO = frozenset({
     "keep everything", "forget it", "forget about it", "skip it", "skip that", "no need", "not necessary",
     "do not bother", "negative", "no stop", "stop stop", "wait no", "nope leave it", "no leave it", "no keep it",
     "not that", "scratch that", "cancel that", "do not touch it", "leave it alone",
+    # "naw, forget it", "nein, please don't", "nae chance"
+    "naw", "nae", "nae chance", "nein", "non", "nop", "naur", "nah mate", "no chance", "not a chance",
+    "please do not do it", "no please do not", "best not", "let us not", "maybe not",
 })
 # Words a clause after the yes or no may not hold: they start a request of its own.
 REQUEST_WORDS = frozenset(

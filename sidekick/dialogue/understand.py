@@ -26,6 +26,7 @@ from dreamer.sidekick.planner.dialog import CANCEL, _is_no, _is_yes, advance, op
 from dreamer.sidekick.planner.language.lexicon import FILLERS, ORDINALS, PRONOUNS, UNITS
 from dreamer.sidekick.planner.language.text import fold, plural_strip, prepare, tokenize
 from dreamer.sidekick.planner.language.spoken import as_written
+from dreamer.sidekick.planner.language.values import without_vocative
 
 DROPPED = "I've dropped the earlier question."
 ANSWER_WORDS = frozenset(
@@ -39,8 +40,9 @@ QUESTION_WORDS = frozenset("what what's whats when where how who which show tell
 # as any message. Only a break (comma, dash, stop) separates them: "forget the milk" is a request.
 # "No, wait, keep it" is no dismissal: it answers the question (no).
 DISMISSAL = re.compile(
-    r"^\s*(?:(?:oh|ah|ok|okay|hmm|um|uh|no|wait|sorry|actually),?\s+)?"
-    r"(?:never ?mind(?: that)?|forget (?:it|that|about it|about that)|scratch that|cancel that)"
+    r"^\s*(?:(?:oh|ah|eh|meh|aw|ach|ok|okay|hmm|um|uh|no|nah|wait|sorry|actually|oh well),?\s+){0,2}"
+    r"(?:never ?mind(?: that)?|nvm|forget (?:it|that|about it|about that)|scratch that|cancel that"
+    r"|leave it|skip (?:it|that)|doesn't matter|does not matter|no matter)"
     r"\s*(?:[,;:.!]|\s-+|\s–)\s*(?P<rest>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
@@ -94,6 +96,7 @@ def understand(
     """How to handle `text`. `plan` is None while a model plans new requests; the planner
     never sees the functions `avoid` names for this phrasing (the user corrected them)."""
     text = as_written(text)  # "um, and bread comma butter too": dictation read as typed, by every reader below
+    text = without_vocative(text)  # "throw cornmeal on there too, hon": "hon" is who it is said to
     if pending is not None:
         return _with_question(text, tools, context, state, pending, plan, learned, avoid)
     return _fresh(text, tools, context, state, plan, learned, avoid=avoid)

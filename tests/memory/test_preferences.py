@@ -62,3 +62,23 @@ def test_functions_without_such_a_parameter_are_left_alone(sqlite_store: Store, 
     remember(sqlite_store, user, "ada", "I'm vegetarian")
     step = Step("grocery", "add_items", {"items": ["milk"]})
     assert apply_preferences(sqlite_store, user, [step], tools, set()).steps == (step,)
+
+
+def test_a_fact_said_in_this_conversation_fills_the_call_and_says_how_to_keep_it(
+    sqlite_store: Store, tools: dict[str, Tool]
+) -> None:
+    # "I'm vegetarian", then "any ideas with spinach?": the earlier sentence is part of the request.
+    user = new_user(sqlite_store, "ada")
+    told = remember(sqlite_store, user, "ada", "I'm vegetarian").fact
+    older = remember(sqlite_store, user, "ada", "I'm vegan").fact  # said in another conversation
+    hinted: set[str] = set()
+    got = apply_preferences(sqlite_store, user, [Step("recipes", "suggest", {})], tools, hinted, lambda: {told.id})
+    assert got.steps[0].args == {"diet": "vegetarian"}  # this conversation's fact, not the older one
+    (hint,) = got.hints
+    assert "`dreamer grant recipes memory:read`" in hint and "passed on" in hint
+    again = apply_preferences(sqlite_store, user, [Step("recipes", "plan_dinner", {})], tools, hinted, lambda: {told.id})
+    assert again.steps[0].args == {"diet": "vegetarian"} and again.hints == ()
+    # Another conversation: the same facts are memory, which recipes may not read.
+    elsewhere = apply_preferences(sqlite_store, user, [Step("recipes", "suggest", {})], tools, set(), frozenset)
+    assert elsewhere.steps[0].args == {} and len(elsewhere.hints) == 1
+    assert older.id != told.id

@@ -540,3 +540,49 @@ def test_an_aside_keeps_the_modifier_it_holds(tools: list[Tool], context: PlanCo
     plan = _plan(tools, context, "my flatmate is vegan, what can I make with leeks")
     assert [s.name for s in plan.steps] == ["recipes.suggest"]
     assert plan.steps[0].args.get("diet") == "vegan"
+
+
+# side22: the seventh batch's failure kinds, each checked with other words than the batch's own.
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # a request that names its agent is read against that agent alone
+    ("tell the grocery agent to add kumquats", "grocery.add_items", {"items": ["kumquats"]}),
+    ("ask notes what I wrote about the plumber", "notes.search", {"query": "the plumber"}),
+    ("ask the grocery app what's needed", "grocery.list_items", {}),
+    ("ask notes to save: the bike lock code is 2211", "notes.save", {"text": "the bike lock code is 2211"}),
+    # a favour asked as a question
+    ("would it be possible to put kumquats on the shopping list?", "grocery.add_items", {"items": ["kumquats"]}),
+    ("could I ask you to add kumquats to my list", "grocery.add_items", {"items": ["kumquats"]}),
+    ("can you tell me what's on my to-do list", "notes.todos", {}),
+    # "them" after a list keeps every thing of it
+    ("the twins want kumquats, figs and dates, put them on the grocery list", "grocery.add_items",
+     {"items": ["kumquats", "figs", "dates"]}),
+    ("for the picnic we need kumquats and figs, add them please", "grocery.add_items",
+     {"items": ["kumquats", "figs"]}),
+    # how none is left, in other Englishes
+    ("we're clean out of kumquats, put it on the list", "grocery.add_items", {"items": ["kumquats"]}),
+    ("there's nae kumquats left, add them to the list", "grocery.add_items", {"items": ["kumquats"]}),
+    ("bit short on kumquats, add to the shopping list", "grocery.add_items", {"items": ["kumquats"]}),
+    ("tbh we need kumquats rn", "grocery.add_items", {"items": ["kumquats"]}),
+    # whom it is said to, and what was said before getting to the request
+    ("we've no kumquats, pet, pop them on the list", "grocery.add_items", {"items": ["kumquats"]}),
+    ("right, where were we, ok, add kumquats to the shopping list", "grocery.add_items", {"items": ["kumquats"]}),
+    ("save: the spare key is under the mat", "notes.save", {"text": "the spare key is under the mat"}),
+])
+def test_side22_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                          args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+def test_side22_an_agent_is_named_only_by_a_handing_over(tools: list[Tool], context: PlanContext) -> None:
+    # "get the recipe for X" names a recipe; only "get <agent> to ..." hands work over.
+    from dreamer.sidekick.planner.language.addressed import addressed_to
+    agents = {t.agent for t in tools}
+    assert addressed_to("get the recipe for pancakes", agents) is None
+    assert addressed_to("tell my sister to buy milk", agents) is None
+    assert addressed_to("get the grocery app to add kumquats", agents) is not None
+
+
+def test_side22_a_clause_holding_a_value_is_no_preamble(tools: list[Tool], context: PlanContext) -> None:
+    plan = _plan(tools, context, "I'm in the mood for korean, what can I cook")
+    assert [s.name for s in plan.steps] == ["recipes.suggest"]
+    assert plan.steps[0].args.get("cuisine") == "korean"

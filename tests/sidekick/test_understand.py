@@ -252,3 +252,24 @@ def test_side21_undo_corrections_and_removals_in_other_words(tools: list[Tool]) 
     # dictation reaches the dialogue too: "um, and figs comma dates too"
     assert steps(read("um, and figs comma dates too", tools, added)) == [
         ("grocery.add_items", {"items": ["figs", "dates"]})]
+
+
+def test_side22_answers_dismissals_and_asides_in_other_words(tools: list[Tool]) -> None:
+    """Phrasings made up for this test (not from any dialogue file) of mechanisms added on 2026-12-06 (evening)."""
+    asked = read("clear my grocery list", tools).plan
+    assert asked is not None and asked.pending is not None and asked.pending.kind == "confirm"
+    for yes in ("aye", "si, go ahead", "yeah go on"):
+        plan = read(yes, tools, pending=asked.pending).plan
+        assert plan is not None and [s.confirmed for s in plan.steps] == [True], yes
+    for no in ("naw", "non, leave it", "nah mate"):
+        seen = read(no, tools, pending=asked.pending)
+        assert seen.how == "answer" and seen.plan is not None and seen.plan.steps == (), no
+    # a dismissal with its own lead, then a request: the question goes, the request is read
+    for words in ("meh, nvm, show me my to-do list", "oh well, leave it, show me my to-do list",
+                  "ach, skip it, show me my to-do list"):
+        seen = read(words, tools, pending=asked.pending)
+        assert seen.dropped_question and steps(seen) == [("notes.todos", {})], words
+    # whom it is said to is no item of a follow-up
+    added = after(tools, {"agent": "grocery", "function": "add_items", "args": {"items": ["kumquats"]},
+                          "result": {"added": ["kumquats"], "already_there": [], "items": ["kumquats"]}})
+    assert steps(read("and figs too, pet", tools, added)) == [("grocery.add_items", {"items": ["figs"]})]

@@ -201,6 +201,13 @@ def suggest(
         "what ingredients (do I need|are) (for|in) {name}",
         "[the] steps to (make|cook) {name}", "what goes (in|into) [a|an] {name}",
         "get the recipe for {name}",
+        # what people ask of one dish in other words: "pull up the
+        # recipe for coq au vin", "walk me through making shakshuka", "the recipe of beef pho" (not "what's
+        # in X" or "what do I need for X": "what's in my wallet" and "what do I need for my passport" are
+        # no dishes, and "what do I need to cook X" reads as "I want to cook something with salmon")
+        "(pull|bring) up the (recipe|method) for {name}", "walk me through (making|cooking|the recipe for) {name}",
+        "[the] recipe of {name}", "{name}, (ingredients|steps|method) and (method|steps|ingredients)",
+        "how do (I|you|we) (make|cook|prepare) {name} then",
     ],
 )
 def get_recipe(ctx: Context, name: str) -> dict:

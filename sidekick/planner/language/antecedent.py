@@ -21,13 +21,15 @@ from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
 _COMMAND = re.compile(
     r"(?:and\s+|so\s+|please\s+|kindly\s+|can you\s+|could you\s+)?"
     r"(?P<verb>[a-z]+(?:\s+(?:up|down|off|out|on|in))?)\s+"
-    r"(?:(?:it|them)\b(?P<rest>[^,;]*)|that\b(?P<where>\s+(?:on|onto|in|into|to|off|from)\b[^,;]*))",
+    r"(?:(?P<pronoun>it|them|em|'em|both|both of them|all of them|those|these)\b(?P<rest>[^,;]*)"
+    r"|that\b(?P<where>\s+(?:on|onto|in|into|to|off|from)\b[^,;]*))",
     re.IGNORECASE,
 )
 # Words that join clauses: in a long thing clause ("I was making pancakes and realised we have no maple
 # syrup left"), what the pronoun points back to is the last clause.
 _CLAUSE = re.compile(r",|;|\s(?:and|but|so|because|cause|since)\s", re.IGNORECASE)
 _JOINERS = frozenset({"and", "so", "but", "then", "because"})
+MAX_ITEM_WORDS = 3  # "juice boxes", "a bag of rice": a piece of a list, no clause of its own
 LONG_THING = 6  # words: a thing clause longer than this is read from its last clause
 MAX_WORDS = 60  # a message longer than this is not searched for a command (each place costs a match)
 
@@ -54,7 +56,8 @@ def _shape(text: str) -> _Shape | None:
         before = words[n - 1].group().casefold()
         if verb in FILLERS or verb in PRONOUNS or (not joined and (n < 2 or before in FILLERS)):
             continue  # "note that it rains", "remember to water it": no command about a thing said before
-        thing = _last_clause(_last_sentence(text[: w.start()]))
+        plural = (m.group("pronoun") or "it").casefold() != "it"
+        thing = _last_clause(_last_sentence(text[: w.start()]), plural)
         if not thing or any(c in thing for c in "!?"):
             return None
         rest = m.group("rest") if m.group("rest") is not None else m.group("where")
@@ -77,8 +80,12 @@ _REPORTED = re.compile(
 )
 
 
-def _last_clause(text: str) -> str:
-    """The thing said before the command, without the joining words around it; a long one from its last clause."""
+def _last_clause(text: str, plural: bool = False) -> str:
+    """The thing said before the command, without the joining words around it; a long one from its last clause.
+
+    "Them" points back to several things: the short pieces a list ends with ("lemons, capers and
+    anchovies") and the clause that opens it, so "we're out of lemons, capers and anchovies, put
+    them on the list" keeps all three."""
     words = text.strip().strip(",;").split()
     while words and words[-1].casefold() in _JOINERS:
         words.pop()
@@ -86,6 +93,12 @@ def _last_clause(text: str) -> str:
     thing = _REPORTED.sub("", thing, count=1)
     if len(words) > LONG_THING:
         pieces = [p.strip(" ,;") for p in _CLAUSE.split(thing) if p.strip(" ,;")]
+        if pieces and plural:
+            first = len(pieces) - 1
+            while first > 0 and len(pieces[first].split()) <= MAX_ITEM_WORDS:
+                first -= 1
+            if first < len(pieces) - 1:
+                return ", ".join(pieces[first:])
         if pieces:
             thing = pieces[-1]
     return thing

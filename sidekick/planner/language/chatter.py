@@ -57,7 +57,8 @@ LEXICON: dict[str, tuple[str, ...]] = {
                  "afternoon", "good afternoon", "hey sidekick", "hi sidekick", "hello sidekick", "hey there", "hi there",
                  "nice to meet you", "happy friday", "happy monday", "yo", "greetings"),
     "thanks": ("thanks", "thank you", "thanks a lot", "thanks so much", "thank you so much", "many thanks", "cheers",
-               "thx", "ty", "much appreciated", "appreciate it", "thanks a bunch", "thanks again", "thank you very much"),
+               "thx", "ty", "much appreciated", "appreciate it", "thanks a bunch", "thanks again", "thank you very much",
+               "thanks mate", "cheers mate", "ta", "ta very much", "tysm", "thank u", "thanks love", "cheers love"),
     "bye": ("bye", "goodbye", "bye bye", "see you", "see you later", "see you tomorrow", "see ya", "later", "ciao",
             "good night", "night", "talk later", "talk to you later", "catch you later", "have a good day",
             "have a nice day", "take care", "ok bye"),
@@ -98,7 +99,9 @@ MAX_SMALL_TALK_WORDS = 10
 
 
 def _by_clauses(said: str) -> str | None:
-    pieces = [" ".join(p.split()).casefold() for p in re.split(r"[,;.!?:]+|\s[-–]\s", said) if p.strip()]
+    # (a laugh runs into what follows it unpunctuated: "lol ty", "haha thanks")
+    pieces = [" ".join(p.split()).casefold() for p in re.split(r"[,;.!?:]+|\s[-–]\s|(?<=\blol)\s|(?<=haha)\s|(?<=lmao)\s|(?<=hehe)\s", said)
+              if p.strip()]
     if not pieces or sum(len(p.split()) for p in pieces) > MAX_SMALL_TALK_WORDS:
         return None
     kinds: set[str] = set()
@@ -110,6 +113,8 @@ def _by_clauses(said: str) -> str | None:
         if kind is None:
             return None  # a piece of its own: a request, or something to say we cannot do
         kinds.add(kind)
+    if len(kinds) > 1:
+        kinds.discard("laugh")  # "lol ty" thanks; the laugh only goes with it
     said_back = [REPLIES[k] for k in _ORDER if k in kinds][:2]
     if not kinds & {"bye", "done", "welcome", "declined"}:
         said_back.append("What can I do for you?" if kinds & {"greeting", "how", "who"} else "Anything else?")

@@ -16,6 +16,8 @@ import re
 _WRAPPED = re.compile(
     r"^(?:i wonder|i was wondering|i'm wondering|im wondering|wondering|do you know|d'you know|any idea|no idea"
     r"|remind me|i'd like to know|i want to know|i need to know"
+    # "tell me what I need from the store" (never "tell me when ...": that asks to be told later, a watch)
+    r"|tell me(?= (?:what|what's|whats|which|who|where|how|if|whether)\b)"
     r"|i forgot|i forget|i can't remember|i cant remember|not sure)"
     r",? (?=(?:what|what's|whats|when|where|which|who|how|if|whether)\b)",
     re.IGNORECASE,
@@ -32,7 +34,11 @@ def unwrapped_question(text: str) -> str | None:
     m = _WRAPPED.match(text.strip())
     if m is None:
         return None
-    question = text.strip()[m.end():]
+    return in_question_order(text.strip()[m.end():])
+
+
+def in_question_order(question: str) -> str:
+    """An embedded question ("what we need", "if i have anything on") in a question's word order."""
     yes_no = _YES_NO.match(question)
     if yes_no is not None:
         return f"do {yes_no.group(1)} {yes_no.group(2)}{question[yes_no.end():]}"

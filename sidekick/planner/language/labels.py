@@ -28,6 +28,12 @@ _LIST_TAGS = {
     "shoppinglist": "shopping list", "grocerylist": "grocery list", "todo": "to-do list",
     "todos": "to-do list", "todolist": "to-do list", "tasks": "to-do list",
 }
+# Labels that are a verb, and the request they make: "save: Liam's shoe size is 13" is a note,
+# "buy: candles" goes on the shopping list.
+_NOTE = "save a note: {value}"
+_VERB_LABELS = {"save": _NOTE, "remember": _NOTE, "jot": _NOTE, "jot down": _NOTE, "memo": _NOTE,
+                "write down": _NOTE, "buy": "add {value} to my shopping list",
+                "get": "add {value} to my shopping list", "pick up": "add {value} to my shopping list"}
 _TAG = re.compile(r"(?<![\w#])#([A-Za-z-]{2,20})(?![\w-])")
 
 
@@ -47,6 +53,15 @@ def labelled_entry(text: str) -> str | None:
     if value.split()[0].casefold().split("'")[0] in QUESTION_WORDS:
         return None
     return f"add {value} to my {label}"
+
+
+def verb_labelled(text: str) -> str | None:
+    """The request a "verb: value" message makes ("save: the gate code is 4471"), or None."""
+    m = _LABELLED.match(text)
+    if m is None or ":" not in text[: m.start(2)]:
+        return None
+    verb = _VERB_LABELS.get(" ".join(m.group(1).casefold().split()))
+    return verb.format(value=m.group(2).strip()) if verb is not None else None
 
 
 def list_tag_entry(text: str) -> str | None:

@@ -24,21 +24,34 @@ from dreamer.sidekick.planner.language.slots import QUANTITY, without_quotes
 _POLITE_HEAD = (
     r"(?:please|pls|plz|kindly|just|quickly|real quick|go ahead and|could you|can you|would you|will you"
     r"|i need you to|i want you to|i'd like you to|also"
+    # chat-speak openers that say how, never what: "ngl we need hot cheetos", "lowkey out of frozen pizza"
+    r"|ngl|tbh|lowkey|highkey|honestly|literally|basically|nvm about|never mind about|forget about"
     # words that join a clause to what came before: "(..., ) so I need earl grey", "but anyway we ran out of salt"
     r"|so|anyway|oh|well|but|and|just in case)"
 )
 # How the user came to need or have the thing: a state, not the thing.
 _STATE_HEAD = (
     r"(?:(?:i|we)(?:'ve| have)? (?:run|ran|running) out of|(?:i'm|i am|we're|we are) (?:all |almost |nearly )?out of"
-    r"|(?:i'm|i am|we're|we are) (?:totally |completely |pretty much |basically )out of"
+    r"|(?:i'm|i am|we're|we are) (?:totally |completely |pretty much |basically |plumb |clean |fresh |right |all but )out of"
+    # none left, as a kitchen or a Scot says it: "we're 86'd on lemons", "there's nae square sausage left",
+    # "short on butter"
+    r"|(?:(?:i'm|i am|we're|we are) )?(?:86'd|86ed|eighty-sixed)(?: on)?"
+    r"|there(?:'s| is| are|s) (?:no|nae|none|not any|hardly any|barely any)(?: more)?"
+    r"|(?:(?:i'm|i am|we're|we are) )?(?:a bit |bit |running |getting |quite )?short (?:on|of)"
+    # who wants it, said before it: "the kids want juice boxes", "my son needs glue sticks"
+    r"|(?:the |my |our )?[\w'-]+ (?:want|wants|asked for|asks for|keep asking for|keeps asking for)"
+    # what it is for, said before who needs it: "for the lunchboxes we need ..."
+    r"|for (?:the |my |our )?[\w-]+(?: [\w-]+)?,?(?= (?:we|i) (?:need|want|have|'ve|'re|are))"
+    # the same once a pattern took "for the" as its own words: "lunchboxes we need applesauce pouches"
+    r"|(?:[\w'-]+ ){1,3}(?:we|i) (?:still )?need(?: to get| to buy)?(?: some| more)?"
     r"|(?:i'm|i am|we're|we are) (?:running |getting |almost |nearly )?low on|(?:running |getting |almost |nearly )?low on"
     # none left, in the words of someone writing in a second language: "we not have yoghurt", "is finish the butter"
     r"|(?:i|we) (?:do not|don't|dont|not|no longer) (?:have|got)(?: any| no)?(?: more)?"
     r"|(?:is|are|it's|its) (?:finish|finished|over|empty|gone)"
-    r"|(?:i|we) (?:have|'ve got|have got|got) no"
+    r"|(?:i|we) (?:have|'ve got|have got|got) no|(?:i've|ive|we've|weve) no"
     r"|(?:almost |nearly |all )?out of|(?:i|we) (?:have|'ve got|have got|got)(?: some)?"
     # what was noticed, and that none is left: "realised we have no maple syrup [left]"
-    r"|(?:realised|realized|noticed|saw|found|seems|turns out)(?: that)?"
+    r"|(?:(?:i|we) )?(?:just )?(?:realised|realized|noticed|saw|found|seems|turns out)(?: that)?"
     r"|(?:(?:i|we) )?(?:still |already )(?:have|got)|(?:just |already )?got"
     # that it is needed, with or without who needs it: "need hot sauce", "i need buy rice", "we need to get eggs"
     r"|(?:(?:i|we) )?need(?: to)?(?: buy| get| pick up)?(?: some| more)?"
@@ -85,7 +98,7 @@ _TAIL = re.compile(
     r"|on (?:the|my|our) way (?:home|back|in|out)"
     r"|(?:to|on|onto|in|into|from|off) (?:the |my |our )?(?:[\w-]+ )?"
     rf"{_PLACES}"
-    r"|already|now|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap|after all"
+    r"|already|now|right now|rn|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap|after all"
     # where it has to go, said after it ("squash needs to go [on the list]"), and a copula left dangling
     # once the place went ("make sure eggs is [on the list]")
     r"|(?:needs|need|has|have|ought|got) to go|should go|goes|(?:is|are)"
@@ -96,7 +109,13 @@ _TAIL = re.compile(
     r"|onto|into"
     r"|in it|in them"  # "a recipe with chickpeas in it"
     # where it ran out and since when, and a stress word some Englishes close a request with ("add it only")
-    r"|at home|in the house|since (?:yesterday|last \w+|this \w+|\w+day)|itself|only)$",
+    r"|at home|in the house|since (?:yesterday|last \w+|this \w+|\w+day)|itself|only"
+    # where it was bought or is for ("bananas at costco", "irn bru for the messages" - Scots for the shopping)
+    r"|(?:at|from) (?:the )?(?:supermarket|shops?|grocers?|tesco|sainsburys|sainsbury's|asda|aldi|lidl|waitrose"
+    r"|morrisons|walmart|costco|kroger|safeway|publix|wegmans|target|trader joe's|whole foods)"
+    r"|for (?:the )?(?:messages|service|the week|the weekend)"
+    # why now: "before I forget", "before I lose my mind"
+    r"|before i (?:forget|lose my mind|go|leave)|while i remember|while i think of it)$",
     re.IGNORECASE,
 )
 # "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
@@ -297,7 +316,12 @@ _POLITE_OPENING = re.compile(
     r"|(?:actually |but )?first(?=,)|before that(?=,)|righto|right then|alright|all right|oye|oi"
     # British endearments that ask a favour: "be a love and put crumpets on the list"
     r"|be an? (?:love|dear|star|darling|doll|angel|gem|sweetheart) and|do me a favou?r and"
+    # chat-speak that says how, never what: "ngl we need hot cheetos", "tbh add oat milk"
+    r"|ngl|tbh|tbf|lowkey|highkey|honestly|literally"
     r"|could you please|can you please|could you|can you|would you|will you"
+    # a favour asked as a question: "would it be possible to add ...", "could I trouble you to put ..."
+    r"|(?:would|will) it be possible to|is it possible to|is there any way (?:you could|to)"
+    r"|do you (?:think|reckon) you (?:could|can)|could i (?:trouble|ask|get) you to|may i ask you to"
     # formal and old-fashioned requests: "I should be most grateful if you would add ...",
     # "would you be so kind as to ...", "please be good enough to ...", "dear assistant, ..."
     r"|kindly|dear (?:assistant|sidekick|bot)|(?:i|we) (?:should|would|'d) be (?:most |very |really |so )?grateful"
@@ -309,12 +333,29 @@ _POLITE_OPENING = re.compile(
     re.IGNORECASE,
 )
 _POLITE_CLOSING = re.compile(
-    r",? (?:real quick|right away|asap|for me please|please|thanks|thank you|thank you very much|thanks heaps"
+    r",? (?:real quick|right away|asap|for me please|for me|please|thanks|thank you|thank you very much|thanks heaps"
     r"|thanks a lot|thanks so much|many thanks|much appreciated|if you please|if you would|if you could"
     r"|at your (?:earliest )?convenience|when you (?:can|get a chance)|no worries if not|porfa|por favor|mate)$"
     # an acknowledgement after a comma closes the request: "take bread off the list, got it"
-    r"|, ?(?:got it|cheers|ta|thx|ty|thank u|nice one|ok|okay)$",
+    r"|, ?(?:got it|cheers|ta|thx|ty|thank u|nice one|ok|okay)$"
+    # Irish English closes a request with "so": "add barry's tea to the shopping list so"
+    r"| so$",
     re.IGNORECASE)
+
+
+# Whom the request is said to, between commas or at the end: "we're out of black pudding, love, pop it on
+# the list", "throw cornmeal on there too, hon", "anything on tomorrow, love?"
+_VOCATIVE = re.compile(
+    r",\s*(?:love|luv|hon|honey|dear|darling|babe|mate|pet|sweetie|sweetheart|y'all|pal|buddy|chief|boss|bro|dude"
+    r"|my dear|my love)\s*(?=,|[.!?]*$)",
+    re.IGNORECASE,
+)
+
+
+def without_vocative(text: str) -> str:
+    """The message without whom it is said to ("..., love, pop it on the list")."""
+    cut = _VOCATIVE.sub("", text)
+    return cut if cut.strip() else text
 
 
 def _strip_repeated(pattern: re.Pattern[str], text: str, *, at_end: bool) -> str:
@@ -327,7 +368,7 @@ def _strip_repeated(pattern: re.Pattern[str], text: str, *, at_end: bool) -> str
 
 def without_politeness(text: str) -> str:
     """The request without the politeness that opens or closes it; unchanged when nothing would be left."""
-    opened = _strip_repeated(_POLITE_OPENING, text.strip(), at_end=False)
+    opened = _strip_repeated(_POLITE_OPENING, without_vocative(text.strip()), at_end=False)
     body = opened.rstrip(".!?")
     end = opened[len(body):]
     closed = _strip_repeated(_POLITE_CLOSING, body, at_end=True)

@@ -193,6 +193,35 @@ def unnamed_kind(index: Index, req: Request, options: Sequence[Match], recent_ag
     return [top, other]
 
 
+FOLLOW_WHOLE = 0.9  # a fit this good says itself which agent it is for
+FOLLOW_FIT = 0.4  # the recent agent's reading function fits at least this well ...
+FOLLOW_GAP = 0.3  # ... and no further behind the other agent's fit than this
+
+
+def follows_recent(index: Index, req: Request, options: Sequence[Match], recent_agent: str | None) -> list[Match]:
+    """A question that names none of an agent's own things ("what's left?", "anything else on there?")
+    asks about what the user was just working with: the recent agent's reading function that fits it
+    nearly as well (FOLLOW_GAP, nothing missing) takes the place of another agent's lone reading fit,
+    unless that fit is whole ("what's left to do" says which list)."""
+    if recent_agent is None or len(options) != 1:
+        return list(options)
+    top = options[0]
+    own = index.tools[top.tool].tool
+    if own.agent == recent_agent or not own.reads or top.score >= FOLLOW_WHOLE or domain_words(
+            index, req, own.agent, top.a, top.b):
+        return list(options)
+    best: Match | None = None
+    for p in index.patterns:
+        tool = index.tools[p.tool].tool
+        if tool.agent != recent_agent or not tool.reads:
+            continue
+        m = align(index, req, p, top.a, top.b)
+        if m is not None and not m.missing and m.score >= max(FOLLOW_FIT, top.score - FOLLOW_GAP) and (
+                best is None or m.score > best.score):
+            best = m
+    return [replace(best, score=top.score)] if best is not None else list(options)
+
+
 TIMED_FIT = 0.4  # a fit of the timed agent's function this good (its verb said) takes a list fit's place
 TIMED_LEAD = 0.1  # ... and the list fit falls this far behind it (more than a near tie: no question)
 

@@ -18,6 +18,7 @@ as "did you mean ...?", below WEAK nothing fits.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import re
 from dataclasses import dataclass, replace
 
 from dreamer.sidekick.planner.base import (
@@ -34,7 +35,8 @@ from dreamer.sidekick.planner.language.dates import says_my_day
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
 from dreamer.sidekick.planner.language.chatter import chatter_reply
 from dreamer.sidekick.planner.language.embedded import unwrapped_question
-from dreamer.sidekick.planner.language.labels import labelled_entry, list_tag_entry
+from dreamer.sidekick.planner.language.labels import labelled_entry, list_tag_entry, verb_labelled
+from dreamer.sidekick.planner.language.addressed import Addressed, addressed_to, topic
 from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
@@ -53,6 +55,7 @@ from dreamer.sidekick.planner.offline.choice import (
     timed_things,
     typical_values,
     unnamed_kind,
+    follows_recent,
     without_absent_values,
 )
 from dreamer.sidekick.planner.offline.index import REORDER_FACTOR, Index, get_index
@@ -133,6 +136,20 @@ class OfflinePlanner:
         text = without_politeness(text)
         text = as_command(text) or text  # "I'd like shortbread added to my list" is "add shortbread to my list"
         text = as_sentence(text) or text  # "/notes search visa" is "search my notes for visa"
+        text = verb_labelled(text) or text  # "save: the gate code is 4471" is "save a note: ..."
+        named = addressed_to(text, {t.tool.agent for t in index.tools})
+        if named is not None:
+            # "ask notes who Mia's teacher is": the rest, read against the named agent's functions alone.
+            # A question ("ask notes who ...") is answered by a function that reads, never one that writes.
+            own = [t for t in tools if t.agent == named.agent]
+            if named.question and any(t.reads for t in own):
+                own = [t for t in own if t.reads]
+            read = self.plan(named.rest, own, replace(context, pending=None)) if own else Plan()
+            if read.steps and (read.pending is None or read.pending.kind == "missing"):
+                return read
+            asked = _asked_of(own, named) if named.question and not read.steps else None
+            if asked is not None:
+                return Plan(steps=(asked,))
         question = unwrapped_question(text)
         if question is not None:
             # "i wonder what's on the list": the wrapper is said to Sidekick; the question inside is the request.
@@ -159,6 +176,9 @@ class OfflinePlanner:
         aside = self._without_aside(text, plan, index, context)
         if aside is not None:
             return aside
+        after = self._after_preamble(text, plan, index, context)
+        if after is not None:
+            return after
         entry = labelled_entry(text) if len(plan.steps) != 1 or plan.pending is not None else None
         if entry is not None:
             # "shopping list: baking soda" fits nothing surely as written; as "add ... to my shopping list" it may.
@@ -166,6 +186,37 @@ class OfflinePlanner:
             if (read.steps and read.pending is None) or (not plan.steps and read.pending is not None):
                 return read
         return plan
+
+    def _after_preamble(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """The request after what was said before getting to it ("sorry, where was I, put tater tots on
+        the list too", "hang on, she's yelling... ok, add string cheese to the grocery list"): from the
+        first clause that opens with a verb some function knows and is surely a call on its own, when
+        every clause before it is an interjection or asks nothing alone, and the whole was unsure or
+        took those clauses' words into its values."""
+        pieces = [p.strip() for p in _PREAMBLE_SPLIT.split(text) if p.strip()]
+        if not 2 <= len(pieces) <= MAX_PREAMBLE_PIECES:
+            return None
+        for k in range(1, len(pieces)):
+            words = pieces[k].split()
+            if not index.lex.is_known(words[0].casefold().strip(",.!?")):
+                continue
+            before = pieces[:k]
+            if not all(_interjection(p) or (len(p.split()) >= MIN_ASIDE_WORDS and not _sure(
+                    self._plan_text(p, index, context))) for p in before):
+                return None
+            read = self._plan_text(without_politeness(", ".join(pieces[k:])), index, context)
+            if not _sure(read):
+                return None
+            if len(plan.steps) == len(read.steps) == 1 and plan.steps[0].name == read.steps[0].name and (
+                    set(plan.steps[0].args) - set(read.steps[0].args)):
+                return None  # "I'm in the mood for japanese, what can I cook": the clause held a value
+            said = " ".join(str(x) for step in plan.steps for v in step.args.values()
+                            for x in (v if isinstance(v, list) else [v])).casefold()
+            if not _sure(plan) or any(p.casefold() in said for p in before if not _interjection(p)) or any(
+                    _interjection(p) and p.casefold() in said.split() for p in before):
+                return read
+            return None
+        return None
 
     def _without_aside(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
         """The request without a clause said beside it that asks nothing ("first time cooking, how do I make
@@ -226,6 +277,8 @@ class OfflinePlanner:
                 options = [top, *(m for m in part.ranked[1:MAX_OPTIONS] if m.score >= top.score - MARGIN)]
                 options = settle(index, req, without_absent_values(index, req, options), context.recent_agent)
                 options = unnamed_kind(index, req, options, context.recent_agent, len(parts) == 1)
+                if len(parts) == 1:  # "what's left?" straight after the grocery list: that list
+                    options = follows_recent(index, req, options, context.recent_agent)
             else:
                 # Not sure of any: the best few, to confirm or choose from.
                 options = [m for m in part.ranked[:MAX_OPTIONS] if m.score >= WEAK]
@@ -244,6 +297,36 @@ class OfflinePlanner:
             now=now.isoformat(), timezone=context.timezone,
         )
         return advance(partial)
+
+
+def _asked_of(readers: Sequence[Tool], named: Addressed) -> Step | None:
+    """A question put to one agent that none of its patterns fit ("ask the grocery app what we need"):
+    its only reading function that needs nothing, else its only one that searches by one text."""
+    free = [t for t in readers if not t.required]
+    if len(readers) == 1 and free:
+        return Step(free[0].agent, free[0].function, {})
+    searching = [t for t in readers if len(t.required) == 1
+                 and (t.properties.get(t.required[0]) or {}).get("type") == "string"]
+    if len(searching) == 1:
+        tool = searching[0]
+        return Step(tool.agent, tool.function, {tool.required[0]: topic(named.rest)})
+    return None
+
+
+_PREAMBLE_SPLIT = re.compile(r"[,;]|\.{2,}|…|\s[-–—]\s")
+MAX_PREAMBLE_PIECES = 5
+# Words said alone before a request that are never its item: "sorry, ...", "ok, ...", "grand, ...".
+_INTERJECTIONS = frozenset(
+    "sorry ok okay grand right so well yeah yes oh hey anyway alright cool great lovely perfect hmm um uh wait "
+    "also now then righto sweet fine aye ach och lol haha".split())
+
+
+def _interjection(piece: str) -> bool:
+    return piece.casefold().strip(" .!?") in _INTERJECTIONS
+
+
+def _sure(plan: Plan) -> bool:
+    return bool(plan.steps) and (plan.pending is None or plan.pending.kind == "confirm")
 
 
 def _harmless(index: Index, options: Sequence[Match], parts: int) -> bool:
