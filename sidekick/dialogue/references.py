@@ -112,9 +112,39 @@ def _last_of(state: DialogueState, agent: str) -> CallRecord | None:
     return None
 
 
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_AROUND_ENTRY = _AROUND_ORDINAL | {"s", "'s", "item", "task", "todo", "to-do", "entry", "thing"}
+
+
+def _nth_entry(state: DialogueState, value: Any) -> str | None:
+    """The entry of the list just shown that a text value points at: by its place ("the first one's",
+    "number two", "the last one") or by a word of it and "one" ("the gate one", "the christmas cards one")."""
+    shown = state.shown
+    if shown is None or not shown.entities or not isinstance(value, str) or len(value.split()) > MAX_POINTING_VALUE_WORDS:
+        return None
+    words = [w.low for w in tokenize(prepare(value)) if w.kind in ("word", "num", "ord")]
+    labels = [label(e) for e in shown.entities]
+    # ("one" is a place only after "number": "the gate one" names an entry by its words)
+    places = [w for i, w in enumerate(words) if w in _ORDINAL_WORDS or w == "last" or w.isdigit()
+              or (w in _NUMBER_WORDS and (w != "one" or words[i - 1: i] in (["number"], ["no"])))]
+    if len(places) == 1 and set(words) - set(places) <= _AROUND_ENTRY:
+        place = places[0]
+        n = (len(labels) if place == "last" else _ORDINAL_WORDS.get(place) or _NUMBER_WORDS.get(place)
+             or int(place))
+        return labels[n - 1] if 1 <= n <= len(labels) else None
+    if len(words) >= 2 and words[-1] == "one":
+        named = set(words[:-1]) - {"the", "that", "this", "my"}
+        fits = [x for x in labels if named and named <= set(_words(x))]
+        return fits[0] if len(fits) == 1 else None
+    return None
+
+
 def resolve(steps: Sequence[Step], text: str, state: DialogueState, tools: Sequence[Tool]) -> tuple[Step, ...] | None:
     """The steps with pronouns filled from the conversation; None when nothing was filled."""
     said = set(_words(text))
+    by_place = _by_place(steps, state, tools)
+    if by_place is not None:
+        return by_place  # "the first one's done" after the to-do list: that to-do
     if not said & (PRONOUNS | {"ingredients", "everything", "need"}) or not state.calls and state.shown is None:
         return None
     by_name = {t.name: t for t in tools}
@@ -150,6 +180,26 @@ def resolve(steps: Sequence[Step], text: str, state: DialogueState, tools: Seque
 
 
 MAX_POINTING_VALUE_WORDS = 5
+
+
+def _by_place(steps: Sequence[Step], state: DialogueState, tools: Sequence[Tool]) -> tuple[Step, ...] | None:
+    """The steps with a text value that points at an entry of the list just shown replaced by that
+    entry, for a function of the agent that showed it; None when no value does."""
+    if state.shown is None:
+        return None
+    by_name = {t.name: t for t in tools}
+    changed = False
+    out = []
+    for step in steps:
+        tool = by_name.get(step.name)
+        args = dict(step.args)
+        if tool is not None and step.agent == state.shown.agent:
+            for name, value in step.args.items():
+                entry = _nth_entry(state, value) if name in tool.properties else None
+                if entry is not None:
+                    args[name], changed = entry, True
+        out.append(replace(step, args=args))
+    return tuple(out) if changed else None
 
 
 def _given(state: DialogueState, agent: str, name: str, last: CallRecord) -> CallRecord | None:

@@ -19,6 +19,7 @@ MAX_REPHRASE_CHARS = 200  # follow-ups and answers are short; longer messages ar
 
 # Sounds of hesitation: they carry no meaning at the start of a message ("uh, next monday").
 HESITATION = frozenset("uh um umm uhm er erm hmm hm".split())
+OWNING = frozenset({("my", "mistake"), ("my", "bad"), ("my", "apologies"), ("my", "error"), ("my", "fault")})
 # Polite openers before a verb: "can you change it to X" is "change it to X".
 POLITE = (("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"), ("can", "u"), ("please",),
           ("i", "want", "you", "to"), ("i'd", "like", "you", "to"))
@@ -118,6 +119,10 @@ def named_correction(text: str) -> tuple[str, str] | None:
     elif low[:1] == ["i"] and low[1:2] in (["meant"], ["intended"], ["wanted"]) and _against(low, 2) is not None:
         i, size = _against(low, 2) or (0, 0)
         pair = (words[i + size:], words[2:i])  # "I meant almond milk not milk", "I intended X rather than Y"
+    elif low[:3] in (["i", "was", "meaning"], ["i", "was", "after"], ["i", "was", "thinking"]) and _against(
+            low, 3) is not None:
+        i, size = _against(low, 3) or (0, 0)
+        pair = (words[i + size:], words[3:i])  # "I was meaning brown rice, not the white"
     elif low[:1] and low[0] in _OLD_LEADS and _new_after_comma(words) is not None:
         # "no wipes, i meant cotton wool", "scratch the pesto, make it passata", "not parsnips, turnips"
         i, new = _new_after_comma(words) or (0, [])
@@ -178,8 +183,13 @@ def without_hesitation(text: str) -> str:
     """`text` without the hesitation sounds that open it: "uh, next monday at 3pm" -> "next monday at 3pm"."""
     words, end = _split(text)
     cut = 0
-    while cut < len(words) - 1 and words[cut].casefold().strip(",.") in HESITATION:
-        cut += 1
+    while cut < len(words) - 1:
+        if words[cut].casefold().strip(",.") in HESITATION:
+            cut += 1
+        elif cut < len(words) - 2 and (words[cut].casefold(), words[cut + 1].casefold().strip(",.")) in OWNING:
+            cut += 2  # "my mistake, thighs not breasts": owning the slip, then the correction
+        else:
+            break
     return " ".join(words[cut:]) + end if cut else text
 
 

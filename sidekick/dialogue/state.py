@@ -144,7 +144,7 @@ def entities(result: Any) -> list[Any]:
         found = result
     elif isinstance(result, Mapping):
         found = next((v for k, v in result.items()
-                      if k in ("items", "recipes", "notes", "events", "matches", "watches") and isinstance(v, list)), [])
+                      if k in ("items", "recipes", "notes", "todos", "events", "matches", "watches") and isinstance(v, list)), [])
     else:
         return []
     out: list[Any] = []

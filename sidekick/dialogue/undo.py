@@ -12,14 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dreamer.contracts.reply_text import result_words
+from dreamer.sidekick.dialogue.answers import REQUEST_WORDS
 from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, inverse_step
 from dreamer.sidekick.planner.base import Step, Tool, addressed
 
 UNDO = re.compile(
     # At most two filler words ("oops, sorry, undo that"), each optional: no repeated group
     # around a quantifier, so nothing here can backtrack.
-    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|argh|hang on|hold on|ok|okay|oh)[\s,.!?;:-]+)?"
-    r"(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|argh|hang on|hold on|ok|okay|oh)[\s,.!?;:-]+)?"
+    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|ach|och|eh|meh|argh|hang on|hold on|ok|okay|oh)[\s,.!?;:-]+)?"
+    r"(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|ach|och|eh|meh|argh|hang on|hold on|ok|okay|oh)[\s,.!?;:-]+)?"
     r"(?:(?:please\s+|kindly\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back|restore"
     # the keyboard's undo, typed: "ctrl z", "cmd-z"
     r"|(?:ctrl|control|cmd|command)[\s+-]?z)"
@@ -30,7 +31,7 @@ UNDO = re.compile(
     r"|(?:please\s+|kindly\s+)?take (?:that|it|those|them) (?:off|out|back)(?: off| out)?(?: again)?"
     r"|(?:put|add|bring) (?:that|it|them|those|this) back|never mind that|i didn't mean that|i did not mean that"
     r"|that was a mistake|change (?:it|that) back|scratch that|scrap that|forget that|bin that|ditch that)"
-    r"(?:[\s,]+(?:again|please|now|for me)){0,3}[\s.!?]*$",
+    r"(?:[\s,]+(?:again|please|pls|plz|now|for me|lol|thanks|then)){0,3}[\s.!?]*$",
     re.IGNORECASE,
 )
 
@@ -51,9 +52,13 @@ _REMORSE = (
     r"i (?:didn'?t|did not|don'?t|do not) (?:want|need|mean) (?:it|that|them|those|this)(?: after all)?|"
     # owning the mistake: "I added it by mistake", "that was an error", "I made an error"
     r"i (?:added|saved|put|made|did) (?:it|that|this|them) by (?:mistake|accident)|(?:that|it) was (?:an error|a mistake|by mistake|wrong)|"
-    r"i made (?:an error|a mistake)|my error|nah|nope|hang on|hold on|kindly|please)"
+    r"i made (?:an error|a mistake)|my error|nah|nope|hang on|hold on|kindly|please|ach|och|eh|meh|aw|welp|yikes|lol)"
 )
-REMORSE = re.compile(rf"^\s*{_REMORSE}(?:\s+{_REMORSE})?\s*$", re.IGNORECASE)
+# ... said to someone ("my bad y'all") or with a word on how it happened ("oops my kid hit send").
+_TO_WHOM = r"(?:\s+(?:y'all|guys|mate|love|hon|pet))?"
+REMORSE = re.compile(rf"^\s*{_REMORSE}(?:\s+{_REMORSE})?{_TO_WHOM}\s*$", re.IGNORECASE)
+MAX_STORY_WORDS = 6  # "oops my kid hit send": how the mistake happened, beside an undo
+_STORY_LEAD = re.compile(rf"^\s*{_REMORSE}\s", re.IGNORECASE)
 MAX_UNDO_CHARS = 200  # an undo is short; longer messages are requests
 
 
@@ -67,7 +72,14 @@ def is_undo(text: str) -> bool:
     if len(pieces) < 2:
         return False
     undoing = [bool(UNDO.match(p)) for p in pieces]
-    return any(undoing) and all(u or REMORSE.match(p) for u, p in zip(undoing, pieces, strict=True))
+    return any(undoing) and all(u or REMORSE.match(p) or _story(p) for u, p in zip(undoing, pieces, strict=True))
+
+
+def _story(piece: str) -> bool:
+    """A short clause opening with remorse and asking nothing: "oops my kid hit send"."""
+    words = piece.casefold().split()
+    return (len(words) <= MAX_STORY_WORDS and _STORY_LEAD.match(piece) is not None
+            and not set(words) & REQUEST_WORDS)
 
 
 # Taking back an undo: "actually, put it back", "no wait, add it again", "redo".

@@ -53,7 +53,15 @@ _HOLLOW = frozenset("i i'm am is are was were be my me we we're our us a an the 
 
 _POLITE_START = re.compile(
     r"^(?:(?:hey|hi|ok|okay)\s+)?(?:sidekick\s*[,:]?\s+)?(?:please\s*[,:]?\s+|fyi\s*[,:]?\s+|btw\s*[,:]?\s+|by the way\s*[,:]?\s+|"
-    r"just so you know\s*[,:]?\s+|for the record\s*[,:]?\s+|for your information\s*[,:]?\s+)*"
+    r"just so you know\s*[,:]?\s+|for the record\s*[,:]?\s+|for your information\s*[,:]?\s+|"
+    # "just so u know im vegetarian now", "for future reference, ...", "mind that I'm a vegetarian", "heads up, ..."
+    r"just so u know\s*[,:]?\s+|for future reference\s*[,:]?\s+|mind that\s+|heads up\s*[,:]?\s+)*"
+)
+# Asking to keep it, said after the fact: "I've gone vegan, remember that", "..., so keep that in mind",
+# "..., please remember", "..., by the way". Taken off again and again, one phrase at a time (_tidy).
+_REMEMBER_END = re.compile(
+    r"(?:,\s*(?:so\s+|and\s+)?(?:please\s+)?|\s(?:so|and|please)\s+)(?:remember(?:\s+that|\s+this|\s+it)?|keep\s+(?:that|this|it)\s+in\s+mind"
+    r"|by\s+the\s+way|btw|for\s+future\s+reference|fyi)$"
 )
 # One polite word at the end, taken off again and again (_tidy): the single pattern
 # `(?:\s*[,.]?\s*(?:please|thanks|thank you))+$` backtracked exponentially ("x please please ... y").
@@ -79,7 +87,9 @@ _DIETS = (
     r"dairy[- ]free|nut[- ]free|lactose[- ]intolerant|gluten[- ]intolerant|coeliacs?|celiacs?|diabetics?|"
     r"teetotal(?:l?ers?)?|kosher|halal|keto|paleo|sober"
 )
-_BE = r"(?:i\s+am|i'm|we\s+are|we're)"
+_BE = r"(?:i\s+am|i'm|im|we\s+are|we're)"
+# Becoming it: "I've gone vegan", "we went vegetarian last year" (the diet shape only).
+_BECAME = r"(?:" + _BE + r"|(?:i|we)(?:'ve|\s+have)\s+(?:gone|become|turned)|(?:i|we)\s+(?:went|became|turned))"
 _SUBJ = r"(?:i|we)"
 _OBJ = r"(?P<obj>.+)"
 _RELATIVE = r"(?:wife|husband|partner|spouse|son|daughter|kid|child|mother|mom|mum|father|dad|brother|sister|boss|dog|cat)"
@@ -93,7 +103,9 @@ _OWNED = (
 _STATEMENTS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p)
     for p in (
-        _BE + r"(?:\s+(?:now|strictly|mostly|fully|a|an))*\s+(?:" + _DIETS + r")(?:\s+now)?",
+        _BECAME + r"(?:\s+(?:now|strictly|mostly|fully|a|an))*\s+(?:" + _DIETS + r")(?:\s+now)?"
+        # since when, and where: "I am vegan since one month", "... in this house"
+        r"(?:\s+(?:since|for)(?:\s+[\w'-]+){1,4}|\s+(?:in\s+this\s+house|at\s+home|these\s+days))?",
         _BE + r"\s+on\s+an?(?:\s+[\w-]+){0,3}\s+diet",
         _BE + r"(?:\s+(?:very|severely|mildly|slightly|a\s+bit|quite))?\s+(?:allergic|intolerant|sensitive)\s+(?:to|of)\s+" + _OBJ,
         _BE + r"\s+(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of\s+" + _OBJ,
@@ -151,7 +163,15 @@ def read_memory_intent(message: str, *, answering: bool = False) -> MemoryIntent
     return None
 
 
+# "we eat vegan in this house", "I cook vegetarian": how one eats, where "cook" is no command.
+_EATING = re.compile(
+    _SUBJ + r"\s+(?:only\s+)?(?:eat|cook|live)\s+(?:" + _DIETS + r")(?:\s+(?:in\s+this\s+house|at\s+home|now|these\s+days))?"
+)
+
+
 def _is_statement(low: str) -> bool:
+    if _EATING.fullmatch(low) is not None:
+        return True
     if not _plain(low):
         return False
     for pattern in _STATEMENTS:
@@ -188,7 +208,10 @@ def _tidy(message: str) -> str:
     low = _fold(said)
     start = _POLITE_START.match(low)
     said = said[start.end() :] if start else said
-    while (end := _POLITE_END.search(_fold(said))) is not None and end.start() > 0:
+    while True:
+        end = _POLITE_END.search(_fold(said)) or _REMEMBER_END.search(_fold(said))
+        if end is None or end.start() <= 0:
+            break
         said = said[: end.start()].rstrip(" ,.")
     return said.strip(" ,.!")
 

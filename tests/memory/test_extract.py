@@ -173,3 +173,21 @@ def test_asking_sidekick_to_forget(said: str, intent: Forget) -> None:
 )
 def test_sidekick_says_a_fact_back_in_the_second_person(fact: str, said_back: str) -> None:
     assert second_person(fact) == said_back
+
+
+@pytest.mark.parametrize(("said", "fact"), [
+    # (other words than the dialogue files': a fact said with a lead or a request to keep it after it)
+    ("just so u know im pescatarian", "Im pescatarian"),
+    ("I've become vegetarian, please remember", "I've become vegetarian"),
+    ("we cook vegan at home, keep that in mind", "We cook vegan at home"),
+    ("heads up, I'm gluten-free these days", "I'm gluten-free these days"),
+    ("I'm a pescatarian, btw", "I'm a pescatarian"),
+])
+def test_a_fact_with_its_lead_or_its_keep_it_is_remembered(said: str, fact: str) -> None:
+    assert read_memory_intent(said) == Remember(fact)
+
+
+@pytest.mark.parametrize("said", ["I went to the shops, remember that", "we eat out on fridays, keep that in mind",
+                                  "what do you remember"])
+def test_keep_it_words_do_not_make_any_sentence_a_fact(said: str) -> None:
+    assert not isinstance(read_memory_intent(said), Remember)

@@ -273,3 +273,19 @@ def test_side22_answers_dismissals_and_asides_in_other_words(tools: list[Tool]) 
     added = after(tools, {"agent": "grocery", "function": "add_items", "args": {"items": ["kumquats"]},
                           "result": {"added": ["kumquats"], "already_there": [], "items": ["kumquats"]}})
     assert steps(read("and figs too, pet", tools, added)) == [("grocery.add_items", {"items": ["figs"]})]
+
+
+def test_side22_undo_and_to_dos_by_place_in_other_words(tools: list[Tool]) -> None:
+    """Made-up phrasings: undo beside remorse said in other ways, and a to-do finished by its place."""
+    added = after(tools, {"agent": "grocery", "function": "add_items", "args": {"items": ["kumquats"]},
+                          "result": {"added": ["kumquats"], "already_there": [], "items": ["kumquats"]}})
+    for undo in ("meh, undo that", "yikes my thumb slipped, undo it", "undo plz, wrong thing", "eh take that back lol"):
+        assert steps(read(undo, tools, added)) == [("grocery.remove_items", {"items": ["kumquats"]})], undo
+    assert steps(read("my fault, satsumas not kumquats", tools, added)) == [
+        ("grocery.remove_items", {"items": ["kumquats"]}), ("grocery.add_items", {"items": ["satsumas"]})]
+    listed = after(tools, {"agent": "notes", "function": "todos", "args": {},
+                           "result": {"todos": [{"id": 1, "text": "ring the vet"}, {"id": 2, "text": "post the parcel"},
+                                                {"id": 3, "text": "wash the car"}]}})
+    for said, text in (("the third one's done", "wash the car"), ("number 1 is sorted", "ring the vet"),
+                       ("finished the parcel one", "post the parcel")):
+        assert steps(read(said, tools, listed)) == [("notes.finish_todo", {"text": text})], said
