@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from starlette.routing import Route
 
 from dreamer.contracts.http import install_handlers
+from dreamer.kernel.api.lean_call import lean_call_route
 from dreamer.kernel.api.limits import BodyLimit
 from dreamer.kernel.api.placement import PlaceUsers
 from dreamer.kernel.api.routes import (
@@ -73,6 +74,8 @@ def create_app(
     app.include_router(memory_routes.router)
     app.include_router(feedback_routes.router)
     app.include_router(learned_routes.router)
+    # The call first: a plain route, matched before any other (kernel/api/lean_call.py).
+    app.router.routes.insert(0, lean_call_route())
     # The MCP gateway (kernel/tools/gateway.py): streamable HTTP, Bearer token of the user.
     app.router.routes.append(Route("/mcp", endpoint=gateway, methods=["GET", "POST", "DELETE"]))
     if mount is not None:

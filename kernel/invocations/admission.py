@@ -2,12 +2,16 @@
 reach it (grant, export, confirmation, no cycle, depth), the queue has room; then the
 decision is audited and the invocation row inserted in one transaction.
 
-Nothing reaches a worker before `Admission.admit` has said yes.
+Nothing reaches a worker before `Admission.admit` has said yes. A refusal, and the
+admission of a background run, is committed before `admit` returns; the admission of a
+call that runs now is queued in the writer and runs alongside the call (decision 0051):
+`Run.durable` holds its answer and its syscalls until it has committed.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Connection, func, select
@@ -70,7 +74,7 @@ class Admission:
                 audit(conn, user_id=who.user_id, actor=actor, action="functions.call", target=target,
                       decision="allow", invocation_id=run.id, write_locked=True)
 
-            await self.writer.write(admitted)
+            await self._record(run, admitted)
             return installed
 
         assert caller.agent is not None
@@ -98,8 +102,16 @@ class Admission:
             decision.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
                            invocation_id=caller.parent_id, detail={"invocation_id": run.id}, write_locked=True)
 
-        await self.writer.write(allowed_call)
+        await self._record(run, allowed_call)
         return installed
+
+    async def _record(self, run: Run, job: Callable[[Connection], None]) -> None:
+        if run.queued:
+            # The runner picks a background run from the store: it must be there first,
+            # and "queued" is an answer, so it is durable before it is said.
+            await self.writer.write(job)
+        else:
+            run.admitted = self.writer.queue(job)
 
     def _queue_if_background(self, who: Principal, run: Run, agent: str, spec: FunctionSpec, caller: Caller) -> None:
         # Triggered runs are always background invocations, whatever the function says.

@@ -81,7 +81,7 @@ class Invoker:
         check_text(args)
         run = Run(id=new_invocation_id(), trigger=caller.trigger)
         started = time.monotonic()
-        with self.tracer.start_as_current_span(
+        with self.writer.serving(), self.tracer.start_as_current_span(
             f"invoke_agent {agent}",
             attributes={
                 "gen_ai.operation.name": "invoke_agent",
@@ -102,7 +102,14 @@ class Invoker:
                 span.set_attribute("dreamer.status", "queued")
                 self.on_queued()
                 return Outcome(value=None, invocation_id=run.id, status="queued")
-            return await self._execute(who, run, installed, agent, function, args, caller, started, span)
+            try:
+                outcome = await self._execute(who, run, installed, agent, function, args, caller, started, span)
+            except DreamerError:
+                # A failure is an answer too: said only once the admission is on record (0051).
+                await run.durable()
+                raise
+            await run.durable()
+            return outcome
 
     async def run_queued(self, queued: QueuedRun) -> str:
         """Run one attempt of a background invocation the runner claimed; return the status
@@ -164,6 +171,8 @@ class Invoker:
         inner = Caller("agent", agent, (*caller.chain, agent), run.id, deadline)
 
         async def syscalls(method: str, params: dict[str, Any]) -> Any:
+            # Nothing the call asks the kernel for happens before its admission is on record (0051).
+            await run.durable()
             if method != "agents.call":
                 # A tool server (or any other service) may write its own data folder for this
                 # call: the disk meter walks all of the user's folders after it, not only the agent's.

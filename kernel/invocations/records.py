@@ -7,6 +7,7 @@ through the group writer (kernel/store/writer.py).
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +46,15 @@ class Run:
     background: bool = False
     trigger: dict[str, Any] | None = None
     beyond_own_data: bool = False  # made a syscall that may write outside its agent's data folder
+    # The admission's commit when it was queued, not awaited (decision 0051): the answer
+    # and every syscall wait for it, so nothing is said or done on an unrecorded admission.
+    admitted: asyncio.Future[None] | None = None
+
+    async def durable(self) -> None:
+        """Wait until the admission is committed; raises if it could not be."""
+        if self.admitted is not None:
+            # Shielded: a cancelled caller must not cancel the commit of a call that ran.
+            await asyncio.shield(self.admitted)
 
     def sink(self, stream: str, level: str, message: str) -> None:
         self.logs.append((datetime.now(timezone.utc), storable_text(stream), storable_text(level), storable_text(message)))

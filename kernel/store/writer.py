@@ -11,21 +11,31 @@ event loop only waits on a future.
 A job is a function of a Connection that returns a value. Jobs of one batch run in
 one transaction; if any raises, the batch is rolled back and each job is run again
 alone, so one bad job fails only its own caller and nothing is half-written.
+
+With SQLite, a caller that finds the writer idle (nothing queued, nothing being written)
+and no other call in flight commits its job itself instead (decision 0052): a small SQLite
+commit costs about a tenth of the thread hop. Under load the thread keeps the writes, where
+many share one commit and the event loop's core is left to the calls. It waits for no other writer (busy_timeout 0 for that transaction): if
+SQLite's write lock is held elsewhere the job goes to the thread as before, so the event
+loop never sleeps in SQLite's busy handler. PostgreSQL always uses the thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection
+from sqlalchemy.exc import OperationalError
 
+from dreamer.contracts.database import SQLITE_BUSY_TIMEOUT_MS
 from dreamer.kernel.store.db import Store
 
 log = logging.getLogger("dreamer.store")
@@ -46,13 +56,20 @@ class _Item:
     future: concurrent.futures.Future[Any] | None = None
     waiter: asyncio.Future[Any] | None = None
     loop: asyncio.AbstractEventLoop | None = None
+    # Written even if its waiter is cancelled: what it records may already have happened
+    # (an admission queued while its call runs, decision 0051).
+    always: bool = False
 
     def start(self) -> bool:
         """False if the caller gave up before the job started: it is not run."""
         if self.future is not None:
             return self.future.set_running_or_notify_cancel()
         assert self.waiter is not None
-        return not self.waiter.cancelled()
+        return self.always or not self.waiter.cancelled()
+
+
+# A job's item, its result, and its failure (None when it committed).
+_Outcome = tuple[_Item, Any, BaseException | None]
 
 
 def _settle(outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]]) -> None:
@@ -73,9 +90,18 @@ class GroupWriter:
         # An in-memory SQLite store is one connection shared by every thread; a second
         # thread's transaction would interleave with the caller's, so write inline.
         self.inline = store.is_memory
+        # A file SQLite store: an idle writer lets the caller commit (decision 0052).
+        self.idle_inline = store.is_sqlite and not store.is_memory
         self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        # Jobs queued and not yet written, and a caller committing its own (under _lock):
+        # a caller commits itself only at zero, so nothing queued before it commits after it.
+        self._pending = 0
+        # Held while a transaction is written: the thread waits for a caller's own commit.
+        self._txn = threading.Lock()
+        self._own: Connection | None = None  # see _own_connection
+        self.in_flight = 0  # calls being served that write here (see `serving`), on the event loop
         self._closed = False
         self.batches = 0  # transactions written, for tests and benchmarks
         self.jobs = 0
@@ -88,25 +114,114 @@ class GroupWriter:
 
     async def write(self, job: Callable[[Connection], T]) -> T:
         """Queue a job and wait for its commit without blocking the event loop."""
+        done, result = self._commit_if_idle(job)
+        if done:
+            return cast(T, result)
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[T] = loop.create_future()
         self._enqueue(_Item(job, waiter=waiter, loop=loop))
         return await waiter
 
+    def queue(self, job: Callable[[Connection], T]) -> asyncio.Future[T]:
+        """Queue a job without waiting (decision 0051): the future resolves once it has
+        committed. The job is written even if the future is cancelled; await it through
+        `asyncio.shield` before saying anything that depends on it."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[T] = loop.create_future()
+        # Read by whoever awaits it; this keeps an unawaited failure out of asyncio's "never retrieved" log.
+        waiter.add_done_callback(lambda f: f.cancelled() or f.exception())
+        try:
+            done, result = self._commit_if_idle(job)
+        except Exception as exc:  # noqa: BLE001 - the awaiting caller gets it, as from the thread
+            waiter.set_exception(exc)
+            return waiter
+        if done:
+            waiter.set_result(cast(T, result))
+        else:
+            self._enqueue(_Item(job, waiter=waiter, loop=loop, always=True))
+        return waiter
+
     def write_now(self, job: Callable[[Connection], T]) -> T:
         """From synchronous code: queue a job and wait for its commit."""
+        done, result = self._commit_if_idle(job)
+        if done:
+            return cast(T, result)
         return self.submit(job).result()
 
     def _enqueue(self, item: _Item) -> None:
         with self._lock:
             if self._closed or self.inline:
                 # Inline, or after close (a kernel stopping): write in the caller's thread.
-                self._run_alone(item)
+                _deliver(self._run_alone(item))
                 return
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="dreamer-store-writer", daemon=True)
                 self._thread.start()
+            self._pending += 1
             self._queue.put(item)
+
+    # -- a caller's own commit (decision 0052) ------------------------------------------
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """Around one call: while another is in flight, commits stay on the thread, where
+        they share transactions instead of each paying its own on the event loop."""
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+
+    def _commit_if_idle(self, job: Callable[[Connection], T]) -> tuple[bool, T | None]:
+        """(True, result) if the writer was idle and the job committed here; (False, None)
+        if it must be queued. A job that raises raises here, as its future would."""
+        if not self.idle_inline or self.in_flight > 1:
+            return False, None
+        with self._lock:
+            if self._closed or self._pending:
+                return False, None
+            self._pending += 1
+        try:
+            with self._txn:
+                return self._commit_unless_locked(job)
+        finally:
+            with self._lock:
+                self._pending -= 1
+
+    def _commit_unless_locked(self, job: Callable[[Connection], T]) -> tuple[bool, T | None]:
+        conn = self._own_connection()
+        try:
+            with conn.begin():
+                result = job(conn)
+        except OperationalError as exc:
+            if "locked" in str(exc.orig) or "busy" in str(exc.orig):
+                return False, None
+            self._drop_own_connection()  # a broken connection is not kept for the next job
+            raise
+        self.batches += 1
+        self.jobs += 1
+        return True, result
+
+    def _own_connection(self) -> Connection:
+        """The callers' own connection (one at a time, under _txn), kept checked out: no pool
+        checkout and reset per commit. Its busy_timeout is 0, so a write lock held by another
+        connection or process fails the attempt at once instead of putting the event loop to
+        sleep in SQLite's busy handler; the job then goes to the thread, which waits."""
+        if self._own is None:
+            conn = self.store.engine.connect()
+            conn.exec_driver_sql("PRAGMA busy_timeout = 0")
+            conn.commit()
+            self._own = conn
+        return self._own
+
+    def _drop_own_connection(self) -> None:
+        if self._own is not None:
+            own, self._own = self._own, None
+            with contextlib.suppress(Exception):
+                # Back to the pool with the busy timeout every other user of it expects.
+                own.exec_driver_sql(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+                own.commit()
+            own.close()
 
     def close(self, timeout: float = 10.0) -> None:
         """Write everything queued, then stop the thread."""
@@ -119,6 +234,8 @@ class GroupWriter:
                 self._queue.put(None)
         if thread is not None:
             thread.join(timeout)
+        with self._txn:
+            self._drop_own_connection()
 
     # -- the writer thread ----------------------------------------------------------
 
@@ -138,45 +255,44 @@ class GroupWriter:
                     stop = True
                     break
                 batch.append(item)
-            self._run(batch)
+            with self._txn:
+                outcomes = self._run(batch)
+            with self._lock:
+                # Before the waiters wake: the next job one of them writes may find the writer idle.
+                self._pending -= len(batch)
+            _deliver(outcomes)
             if stop:
                 return
 
-    def _run(self, batch: list[_Item]) -> None:
+    def _run(self, batch: list[_Item]) -> list[_Outcome]:
         live = [item for item in batch if item.start()]
         if not live:
-            return
+            return []
         results: list[Any] = []
         try:
             with self.store.engine.begin() as conn:
                 for item in live:
                     results.append(item.job(conn))
         except BaseException:  # noqa: BLE001 - find the job that failed, keep the others
-            if len(live) == 1:
-                self._run_alone(live[0], started=True)
-                return
-            for item in live:
-                self._run_alone(item, started=True)
-            return
+            return [outcome for item in live for outcome in self._run_alone(item, started=True)]
         self.batches += 1
         self.jobs += len(live)
-        _deliver([(item, result, None) for item, result in zip(live, results)])
+        return [(item, result, None) for item, result in zip(live, results)]
 
-    def _run_alone(self, item: _Item, *, started: bool = False) -> None:
+    def _run_alone(self, item: _Item, *, started: bool = False) -> list[_Outcome]:
         if not started and not item.start():
-            return
+            return []
         try:
             with self.store.engine.begin() as conn:
                 result = item.job(conn)
         except BaseException as exc:  # noqa: BLE001 - the caller gets its own failure
-            _deliver([(item, None, exc)])
-            return
+            return [(item, None, exc)]
         self.batches += 1
         self.jobs += 1
-        _deliver([(item, result, None)])
+        return [(item, result, None)]
 
 
-def _deliver(outcomes: list[tuple[_Item, Any, BaseException | None]]) -> None:
+def _deliver(outcomes: list[_Outcome]) -> None:
     """Results to their waiters: threads at once, each event loop once for all of its own."""
     by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], Any, BaseException | None]]] = {}
     for item, result, error in outcomes:

@@ -98,6 +98,35 @@ def test_every_invocation_is_traced(pair: KernelProc) -> None:
     assert outer["attributes"]["gen_ai.agent.name"] == "ping-agent"
 
 
+@pytest.mark.parametrize(
+    ("body", "headers", "status", "said"),
+    [
+        (b'{"args": {}}', {}, 200, None),
+        (b'{"args": ', {}, 400, "9: JSON decode error"),
+        (b'{"args": {}, "x": 1}', {}, 400, "x: Extra inputs are not permitted"),
+        (b'{"args": [1]}', {}, 400, "args: Input should be a valid dictionary"),
+        (b"", {}, 400, "body: Field required"),
+        (b'{"args": {}}', {"content-type": "text/plain"}, 400,
+         "body: Input should be a valid dictionary or object to extract fields from"),
+        (b'{"args": {}}', {"authorization": "Bearer nope"}, 401, "the API token is not valid for this kernel"),
+    ],
+)
+def test_the_plain_call_route_answers_as_fastapis_did(
+    kernel: KernelProc, body: bytes, headers: dict[str, str], status: int, said: str | None
+) -> None:
+    """kernel/api/lean_call.py: a valid call is served without FastAPI; anything else is
+    handed back to the FastAPI route, whose words these are (recorded from it)."""
+    with kernel.client() as c:
+        r = c.post("/v1/agents/grocery/functions/list_items", content=body,
+                   headers={"content-type": "application/json", **headers})
+    assert r.status_code == status, r.text
+    if said is None:
+        assert r.json()["status"] == "succeeded" and r.json()["invocation_id"].startswith("inv_")
+        assert r.headers["content-type"] == "application/json"
+    else:
+        assert r.json()["error"]["message"] == said
+
+
 def test_database_reads_and_asks_before_writing(kernel: KernelProc) -> None:
     kernel.cli_json("call", "grocery", "add_items", '{"items": ["eggs"]}')
     tables = kernel.cli_json("database", "grocery", "--query", "select name from sqlite_master where type='table'")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -100,3 +101,79 @@ def test_an_in_memory_store_is_written_inline() -> None:
 
     writer.write_now(job)
     assert seen == [threading.current_thread().name]
+
+
+# -- decision 0052: an idle writer lets a SQLite caller commit on its own thread -------
+
+
+def _thread_of(seen: list[str]) -> Any:
+    return lambda conn: seen.append(threading.current_thread().name)
+
+
+def test_an_idle_sqlite_writer_commits_in_the_callers_thread_and_postgresql_never(store: Store) -> None:
+    writer = GroupWriter(store)
+    seen: list[str] = []
+
+    async def main() -> None:
+        await writer.write(_thread_of(seen))
+        await writer.queue(_thread_of(seen))
+        writer.write_now(_thread_of(seen))
+
+    try:
+        asyncio.run(main())
+    finally:
+        writer.close()
+    here = threading.current_thread().name
+    assert seen == ([here] * 3 if store.is_sqlite else ["dreamer-store-writer"] * 3)
+
+
+def test_a_job_queued_behind_a_busy_writer_is_not_overtaken(store: Store) -> None:
+    """While the thread holds a job, a later one queues behind it, even from an event loop:
+    the finish of a call must never commit before its admission."""
+    writer = GroupWriter(store)
+    gate = threading.Event()
+    order: list[str] = []
+
+    async def main() -> None:
+        held = writer.submit(lambda conn: (gate.wait(5), order.append("first")))
+        later = asyncio.ensure_future(writer.write(lambda conn: order.append("second")))
+        await asyncio.sleep(0.1)
+        assert order == [] and not later.done()
+        gate.set()
+        await later
+        held.result(5)
+
+    try:
+        asyncio.run(main())
+    finally:
+        writer.close()
+    assert order == ["first", "second"]
+
+
+def test_an_idle_write_does_not_wait_on_another_connections_lock(store: Store) -> None:
+    """SQLite's write lock held elsewhere (another process, an install): the caller does not
+    sleep in the busy handler; its job goes to the thread, which waits, and commits once free."""
+    if not store.is_sqlite:
+        pytest.skip("PostgreSQL always writes through the thread")
+    sqlite_store = store
+    writer = GroupWriter(sqlite_store)
+    seen: list[str] = []
+    other = sqlite_store.engine.connect()
+    other.exec_driver_sql("BEGIN IMMEDIATE")  # holds the write lock
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.3, other.rollback)
+        started = time.monotonic()
+        pending = asyncio.ensure_future(writer.write(lambda conn: (_add_user("lockwait")(conn), _thread_of(seen)(conn))))
+        await asyncio.sleep(0)  # the write's synchronous part: its attempt to commit here
+        # The event loop was not blocked: the job was handed to the thread at once.
+        assert time.monotonic() - started < 0.2
+        await pending
+
+    try:
+        asyncio.run(main())
+    finally:
+        other.close()
+        writer.close()
+    assert seen == ["dreamer-store-writer"] and "lockwait" in _names(sqlite_store)

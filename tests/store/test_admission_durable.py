@@ -1,0 +1,178 @@
+"""Decision 0051: an allowed call's admission is queued, not awaited, and runs alongside the
+call; still, nothing is said before it is durable. The answer (and any syscall the worker
+makes) waits for the admission's commit, and a refusal is committed before it is raised.
+
+The writer thread is held on a gate, so every commit waits: the call runs, and its answer
+must not come back until the gate opens and the audit row is in the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from sqlalchemy import insert, select
+
+from dreamer.contracts.errors import DreamerError
+from dreamer.kernel.config import load_settings
+from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.invocations.invoker import Invoker
+from dreamer.kernel.invocations.principal import Caller, Principal
+from dreamer.kernel.store.db import Store
+from dreamer.kernel.store.models import AuditEntry, User
+from dreamer.kernel.store.writer import GroupWriter
+
+
+class _Worker:
+    """Answers every call at once and says when it ran; makes one syscall when asked to."""
+
+    def __init__(self) -> None:
+        self.ran = asyncio.Event()
+        self.syscall: tuple[str, dict[str, Any]] | None = None
+        self.syscall_done = asyncio.Event()
+
+    async def request(self, method: str, params: dict[str, Any], *, syscalls: Any, **_: Any) -> dict[str, Any]:
+        self.ran.set()
+        if self.syscall is not None:
+            try:
+                await syscalls(*self.syscall)
+            except DreamerError:
+                pass
+            self.syscall_done.set()
+        return {"value": "done"}
+
+    def kill(self) -> None:  # pragma: no cover - the disk watch never starts in these tests
+        pass
+
+
+class _Pool:
+    def __init__(self, worker: _Worker) -> None:
+        self.worker = worker
+
+    @contextlib.asynccontextmanager
+    async def lease(self, key: Any, spec: Any, *, timeout: float) -> AsyncIterator[_Worker]:
+        yield self.worker
+
+
+class _Cache(InstallCache):
+    """One installed agent, "notes", with one exported function; grants as stored (none)."""
+
+    def agent(self, user_id: int, agent: str) -> Any:
+        if agent != "notes":
+            return None
+        spec = SimpleNamespace(exported=True, confirm=False, background=False, retries=0)
+        return SimpleNamespace(
+            name="notes", bundle_path=Path("/nonexistent"), manifest=SimpleNamespace(asked_limits=None),
+            digest="", function=lambda name: spec,
+        )
+
+    def grants(self, user_id: int, agent: str) -> frozenset[str]:
+        return frozenset()
+
+
+def _audit(store: Store) -> list[tuple[str, str, str]]:
+    with store.session() as s:
+        return [(e.action, e.target, e.decision) for e in s.scalars(select(AuditEntry).order_by(AuditEntry.seq))]
+
+
+def _world(store: Store, tmp_path: Path) -> tuple[Invoker, _Worker, Principal]:
+    settings = load_settings(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'settings.db'}")
+    with store.engine.begin() as conn:
+        user_id = conn.execute(
+            insert(User.__table__).values(name="ada", is_admin=False, timezone="UTC").returning(User.__table__.c.id)
+        ).scalar_one()
+    worker = _Worker()
+    invoker = Invoker(settings, store, _Pool(worker), trace.get_tracer("test"), _Cache(store),  # type: ignore[arg-type]
+                      GroupWriter(store))
+    return invoker, worker, Principal(user_id, "ada", "UTC")
+
+
+def _hold(writer: GroupWriter) -> threading.Event:
+    """Keep the writer thread busy until the returned gate is set: every commit waits."""
+    gate = threading.Event()
+    writer.submit(lambda conn: gate.wait(10))
+    return gate
+
+
+async def _settles_within(task: asyncio.Future[Any], seconds: float) -> bool:
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    return bool(done)
+
+
+def test_an_allowed_calls_answer_waits_for_its_audit_row(store: Store, tmp_path: Path) -> None:
+    invoker, worker, ada = _world(store, tmp_path)
+
+    async def main() -> list[tuple[str, str, str]]:
+        gate = _hold(invoker.writer)
+        call = asyncio.ensure_future(invoker.invoke(ada, "notes", "read", {}, Caller("user")))
+        # The call runs while its admission waits in the writer (0051)...
+        await asyncio.wait_for(worker.ran.wait(), 5)
+        # ...but its answer does not come back before the admission is durable.
+        assert not await _settles_within(call, 0.3)
+        assert _audit(store) == []
+        gate.set()
+        outcome = await asyncio.wait_for(call, 10)
+        assert outcome.value == "done"
+        return _audit(store)  # read at once: durable when the answer came back
+
+    try:
+        assert asyncio.run(main()) == [("functions.call", "notes.read", "allow")]
+    finally:
+        invoker.writer.close()
+
+
+def test_a_syscall_waits_for_the_admission_of_the_call_that_makes_it(store: Store, tmp_path: Path) -> None:
+    invoker, worker, ada = _world(store, tmp_path)
+    seen: list[list[tuple[str, str, str]]] = []
+
+    async def handler(ctx: Any, params: dict[str, Any]) -> None:
+        seen.append(_audit(store))
+
+    invoker.syscalls["test.look"] = handler
+    worker.syscall = ("test.look", {})
+
+    async def main() -> None:
+        gate = _hold(invoker.writer)
+        call = asyncio.ensure_future(invoker.invoke(ada, "notes", "read", {}, Caller("user")))
+        await asyncio.wait_for(worker.ran.wait(), 5)
+        assert not await _settles_within(asyncio.ensure_future(worker.syscall_done.wait()), 0.3)
+        assert seen == []
+        gate.set()
+        await asyncio.wait_for(call, 10)
+
+    try:
+        asyncio.run(main())
+    finally:
+        invoker.writer.close()
+    assert seen == [[("functions.call", "notes.read", "allow")]]
+
+
+def test_a_refusal_is_committed_before_it_is_said(store: Store, tmp_path: Path) -> None:
+    invoker, worker, ada = _world(store, tmp_path)
+
+    async def main() -> list[tuple[str, str, str]]:
+        gate = _hold(invoker.writer)
+        # An agent with no grant to call notes: refused, and the refusal is a decision to keep.
+        call = asyncio.ensure_future(
+            invoker.invoke(ada, "notes", "read", {}, Caller("agent", "nosy", ("nosy",), None))
+        )
+        assert not await _settles_within(call, 0.3)
+        assert _audit(store) == []
+        gate.set()
+        with pytest.raises(DreamerError) as refused:
+            await asyncio.wait_for(call, 10)
+        assert refused.value.code == "permission_denied"
+        return _audit(store)
+
+    try:
+        assert asyncio.run(main()) == [("agents.call", "notes.read", "deny")]
+    finally:
+        invoker.writer.close()
+    assert not worker.ran.is_set()
