@@ -58,7 +58,10 @@ _REMORSE = (
 _TO_WHOM = r"(?:\s+(?:y'all|guys|mate|love|hon|pet))?"
 REMORSE = re.compile(rf"^\s*{_REMORSE}(?:\s+{_REMORSE})?{_TO_WHOM}\s*$", re.IGNORECASE)
 MAX_STORY_WORDS = 6  # "oops my kid hit send": how the mistake happened, beside an undo
-_STORY_LEAD = re.compile(rf"^\s*{_REMORSE}\s", re.IGNORECASE)
+# Only words that own a slip open such a story: "no salsa, remove it" and "actually we still have
+# wipes, take them off" name what to take off, they tell no story.
+_STORY_LEAD = re.compile(r"^\s*(?:oops|whoops|oh no|uh oh|sorry|my bad|my mistake|yikes|welp|argh|ugh|damn)\s",
+                         re.IGNORECASE)
 MAX_UNDO_CHARS = 200  # an undo is short; longer messages are requests
 
 

@@ -103,7 +103,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("clear", "empty", "wipe", "reset", "clean out", "wipe out"),
     ("suggest", "recommend", "propose", "idea", "ideas", "suggestion", "inspiration"),
     ("quick", "fast", "speedy", "easy", "simple", "effortless"),
-    ("done", "finished", "completed", "complete", "sorted", "handled", "taken care of", "dealt with"),
+    ("done", "finished", "completed", "complete", "sorted"),
     ("minute", "min", "mins"),
     ("hour", "hr", "hrs"),
     ("article", "page", "link", "story", "webpage", "post", "website", "site", "web page"),
