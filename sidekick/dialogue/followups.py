@@ -26,6 +26,7 @@ from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, label
 from dreamer.sidekick.dialogue.undo import inverse_step
 from dreamer.sidekick.planner.base import Plan, Step, Tool
 from dreamer.sidekick.planner.dialog import read_answer
+from dreamer.sidekick.planner.language.values import without_politeness
 from dreamer.sidekick.planner.language.dates import TEMPORAL, WEEKDAYS, parse_moment
 from dreamer.sidekick.planner.language.lexicon import ORDINALS
 from dreamer.sidekick.planner.language.slots import SlotType, slot_type
@@ -102,6 +103,7 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
     said = " ".join(text.replace("’", "'").split())
     if len(said) > MAX_FOLLOWUP_CHARS:  # follow-ups are short; no pattern below sees a long message
         return None
+    said = without_politeness(said)  # "neeps as well, ta", "jam as well while you're at it"
     if not said or not state.calls and state.shown is None:
         return None
     by_name = {t.name: t for t in tools}
@@ -121,7 +123,7 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
 
 
 # The words before the value; the value is the rest of the message (cut in code: nothing to backtrack).
-SWAP = re.compile(r"^(?:and\s+|ok,?\s+|okay,?\s+|so\s+|then\s+)?(?P<about>(?:what|how)\s+about\s+)?"
+SWAP = re.compile(r"^(?:and\s+|ok,?\s+|okay,?\s+|so\s+|then\s+)?(?P<about>(?:what|how)\s+about\s+|now\s+|next\s+)?"
                   r"(?:with\s+|some\s+|for\s+|in\s+)?", re.I)
 MAX_SWAP_CHARS = 60
 MAX_SWAP_WORDS = 4
@@ -182,6 +184,10 @@ def _slot(tool: Tool, name: str) -> SlotType:
     return slot_type(name, schema if isinstance(schema, Mapping) else {}, name in tool.required)
 
 
+# Where a thing goes, said with it: "... to my todos", "... on the calendar".
+_PLACE_SAID = re.compile(r"\b(?:to|on|onto|into|in)\s+(?:my|the|our)\s+[\w-]+", re.IGNORECASE)
+
+
 def _more(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime,
           replan: Replan | None = None) -> FollowUp | None:
     last = _last(state, by_name)
@@ -200,6 +206,10 @@ def _more(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
         # as one, it names this same function (its value read by the planner, without the
         # command words), another function (the planner takes the whole message), or nothing
         # (then it is the value itself: "and bread too").
+        if replan is not None and _PLACE_SAID.search(x):
+            whole = replan(said)
+            if whole.steps and whole.pending is None and all(step.agent != record.agent for step in whole.steps):
+                return None  # "also add finish the essay to my todos": it names another agent's place
         planned = replan(x) if replan is not None else None
         if planned is not None and planned.steps and planned.pending is None and not planned.unmatched:
             if len(planned.steps) == 1 and planned.steps[0].name == record.name and param in planned.steps[0].args:
@@ -600,7 +610,7 @@ def _pick(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
     m = PICK.match(said)
     pointed = (m.group("n").lower(), False) if m is not None else _ordinal(said)
     if pointed is None:
-        return None
+        return _pick_by_words(said, state, by_name)
     word, taking = pointed
     entities = state.shown.entities
     if word == "last":
@@ -620,6 +630,26 @@ def _pick(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
     opener = _opener(state.shown.agent, entity, by_name)
     if opener is None:
         return FollowUp((), "pick", f"Number {n} is {label(entity)}.")
+    tool, param, value = opener
+    return FollowUp((Step(tool.agent, tool.function, {param: value}),), "pick")
+
+
+# "the pie one", "that chickpea one please": an entry of the list just shown, named by a word of it.
+THE_WORD_ONE = re.compile(r"^(?:ok,?\s+|and\s+)?(?:the|that)\s+(?P<w>[\w'-]+(?:\s+[\w'-]+)?)\s+one"
+                          r"(?:\s+(?:pls|please|then|thanks))?[\s.!?]*$", re.IGNORECASE)
+
+
+def _pick_by_words(said: str, state: DialogueState, by_name: Mapping[str, Tool]) -> FollowUp | None:
+    m = THE_WORD_ONE.match(said)
+    if m is None or state.shown is None:
+        return None
+    wanted = set(m.group("w").casefold().split())
+    fits = [e for e in state.shown.entities if wanted <= set(re.findall(r"[\w'-]+", label(e).casefold()))]
+    if len(fits) != 1:
+        return None  # none or several hold the word: the planner reads it
+    opener = _opener(state.shown.agent, fits[0], by_name)
+    if opener is None:
+        return None
     tool, param, value = opener
     return FollowUp((Step(tool.agent, tool.function, {param: value}),), "pick")
 

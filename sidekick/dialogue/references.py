@@ -31,6 +31,16 @@ def _words(text: str) -> list[str]:
     return [w.low for w in tokenize(prepare(text)) if w.kind == "word"]
 
 
+# Words around a pronoun that a planner may have taken into a name: "make that", "that one".
+_AROUND_POINTER = frozenset("make cook prepare do one the recipe dish would could should can i we you to how".split())
+
+
+def _only_pointing(value: Any) -> bool:
+    """A text value that is a pronoun and words around it only ("make that", "that one")."""
+    words = set(_words(value)) if isinstance(value, str) else set()
+    return bool(words & PRONOUNS) and words <= PRONOUNS | _AROUND_POINTER
+
+
 def _pointing_value(value: Any) -> bool:
     if value in (None, "", []):
         return True
@@ -163,13 +173,19 @@ def resolve(steps: Sequence[Step], text: str, state: DialogueState, tools: Seque
                     found = _latest_list(state)
                     if found:
                         args[name], changed = found, True
+            lone = _lone_shown(state, step.agent) if said & PRONOUNS else None
+            for name in tool.properties if lone is not None else ():
+                if name.endswith("_id") and args.get(name) != lone and str(args.get(name)) not in text.split():
+                    # "stop watching it" with one watch just listed: that one ("that one" read as 1 too)
+                    args[name], changed = lone, True
             record = _last_of(state, step.agent) if said & PRONOUNS else None
             if record is not None:
                 known = _flat(record)
                 for name in tool.properties:
                     identifying = name.endswith("_id") or name in IDENTIFYING
                     given = _given(state, step.agent, name, record)
-                    if identifying and name not in args and name in known:
+                    if identifying and name in known and (name not in args or _only_pointing(args[name])):
+                        # ("how do I make that?" after dinner was planned: the planner read "make that")
                         args[name], changed = known[name], True
                     elif given is not None and _names_it(name, args.get(name), step, given, tool):
                         # "mark it as done" after adding a to-do (and listing them): the planner read
@@ -200,6 +216,15 @@ def _by_place(steps: Sequence[Step], state: DialogueState, tools: Sequence[Tool]
                     args[name], changed = entry, True
         out.append(replace(step, args=args))
     return tuple(out) if changed else None
+
+
+def _lone_shown(state: DialogueState, agent: str) -> Any:
+    """The id of the one entry the agent's list just showed, when it showed exactly one."""
+    shown = state.shown
+    if shown is None or shown.agent != agent or len(shown.entities) != 1:
+        return None
+    entry = shown.entities[0]
+    return entry.get("id") if isinstance(entry, Mapping) and isinstance(entry.get("id"), (int, str)) else None
 
 
 def _given(state: DialogueState, agent: str, name: str, last: CallRecord) -> CallRecord | None:

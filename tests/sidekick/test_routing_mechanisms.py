@@ -586,3 +586,12 @@ def test_side22_a_clause_holding_a_value_is_no_preamble(tools: list[Tool], conte
     plan = _plan(tools, context, "I'm in the mood for korean, what can I cook")
     assert [s.name for s in plan.steps] == ["recipes.suggest"]
     assert plan.steps[0].args.get("cuisine") == "korean"
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    ("what've I got on friday", "calendar.agenda", {}),
+    ("what did I jot down about the dentist", "notes.search", {"query": "the dentist"}),
+])
+def test_side22_questions_in_other_words(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                         args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)

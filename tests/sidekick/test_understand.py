@@ -289,3 +289,31 @@ def test_side22_undo_and_to_dos_by_place_in_other_words(tools: list[Tool]) -> No
     for said, text in (("the third one's done", "wash the car"), ("number 1 is sorted", "ring the vet"),
                        ("finished the parcel one", "post the parcel")):
         assert steps(read(said, tools, listed)) == [("notes.finish_todo", {"text": text})], said
+
+
+def test_side22_follow_ups_point_back_in_other_words(tools: list[Tool]) -> None:
+    """Made-up phrasings: the dish just planned, the one page just listed, asides after an add-more."""
+    planned = after(tools, {"agent": "recipes", "function": "plan_dinner", "args": {"day": "2026-07-16"},
+                            "result": {"date": "2026-07-16", "recipe": {"name": "Risotto", "minutes": 40}, "added": []}})
+    for ask in ("how would I cook that?", "walk me through that one"):
+        assert steps(read(ask, tools, planned)) == [("recipes.get_recipe", {"name": "Risotto"})], ask
+    listed = after(tools, {"agent": "watch", "function": "list_watches", "args": {},
+                           "result": {"watches": [{"id": 42, "url": "https://example.org/a", "what": "sale"}]}})
+    assert steps(read("right, stop watching that page", tools, listed)) == [("watch.remove_watch", {"watch_id": 42})]
+    assert steps(read("stop watching 9 as well", tools, listed)) == [("watch.remove_watch", {"watch_id": 9})]
+    added = after(tools, {"agent": "grocery", "function": "add_items", "args": {"items": ["kumquats"]},
+                          "result": {"added": ["kumquats"], "already_there": [], "items": ["kumquats"]}})
+    for more in ("figs as well, ta", "figs too while you're at it", "also figs please, I nearly forgot"):
+        assert steps(read(more, tools, added)) == [("grocery.add_items", {"items": ["figs"]})], more
+    assert steps(read("also add ring the vet to my to-do list", tools, added)) == [
+        ("notes.add_todo", {"text": "ring the vet"})]
+
+
+def test_side22_an_entry_by_a_word_of_it_and_the_next_one_by_now(tools: list[Tool]) -> None:
+    ideas = after(tools, {"agent": "recipes", "function": "suggest", "args": {},
+                          "result": {"recipes": [{"name": "Cottage Pie"}, {"name": "Lamb Tagine"}], "count": 2}})
+    assert steps(read("the tagine one please", tools, ideas)) == [("recipes.get_recipe", {"name": "Lamb Tagine"})]
+    assert steps(read("that cottage one", tools, ideas)) == [("recipes.get_recipe", {"name": "Cottage Pie"})]
+    shown = after(tools, {"agent": "recipes", "function": "get_recipe", "args": {"name": "risotto"},
+                          "result": {"name": "Risotto", "steps": ["stir"]}})
+    assert steps(read("ok now gnocchi plz", tools, shown)) == [("recipes.get_recipe", {"name": "gnocchi"})]

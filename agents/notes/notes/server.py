@@ -140,6 +140,9 @@ def _add_note(ctx: Context, text: str, tags: list[str]) -> dict:
         "what notes do I have (about|on) {query}",
         "show [me] [my] notes (about|on) {query}",
         "look in my notes for {query}",
+        # what the user kept, asked after: "what did I save about the boiler", "what have I got saved on the landlord"
+        "what did I (save|note|jot down|keep) (about|on|for) {query}",
+        "what (have|do) I (got|have) (saved|noted) (about|on) {query}",
     ],
 )
 def search(ctx: Context, query: str, limit: int = 10) -> dict:
@@ -180,6 +183,7 @@ def search(ctx: Context, query: str, limit: int = 10) -> dict:
         "show my last {limit} notes",
         "what are my newest notes",
         "what did I (save|write down) recently",
+        "[show] [me] the notes I (made|wrote|saved) (last|lately|recently)",
     ],
 )
 def recent(ctx: Context, limit: int = 10) -> dict:

@@ -43,6 +43,10 @@ CONTRACTIONS: dict[str, tuple[str, ...]] = {
     "wouldn't": ("would", "not"), "haven't": ("have", "not"), "wasn't": ("was", "not"),
     "gimme": ("give", "me"), "lemme": ("let", "me"), "wanna": ("want", "to"),
     "gonna": ("going", "to"),
+    "what've": ("what", "have"), "where've": ("where", "have"), "who've": ("who", "have"),
+    "what'd": ("what", "did"), "where'd": ("where", "did"), "how'd": ("how", "did"),
+    "you've": ("you", "have"), "they've": ("they", "have"), "hasn't": ("has", "not"),
+    "weren't": ("were", "not"), "couldn't": ("could", "not"),
 }
 
 # The texting register's spellings, read as the words they stand for before anything else

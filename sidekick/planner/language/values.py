@@ -106,7 +106,7 @@ _TAIL = re.compile(
     r"|(?:is|are|was|were) (?:done|finished|gone|all gone|used up|empty|out|sorted)|left|anymore|any more|ugh|argh|lol"
     r"|sorted|(?:we've|we have|i've|i have|we|i)(?: got)? (?:heaps|plenty|loads|lots|enough)(?: of (?:it|them|those))?"
     # a preposition the item kept of where it goes: "dog treats onto [the grocery list]"
-    r"|onto|into"
+    r"|onto|into|on there|in there|onto there"
     r"|in it|in them"  # "a recipe with chickpeas in it"
     # where it ran out and since when, and a stress word some Englishes close a request with ("add it only")
     r"|at home|in the house|since (?:yesterday|last \w+|this \w+|\w+day)|itself|only"
@@ -333,13 +333,15 @@ _POLITE_OPENING = re.compile(
     re.IGNORECASE,
 )
 _POLITE_CLOSING = re.compile(
-    r",? (?:real quick|right away|asap|for me please|for me|please|thanks|thank you|thank you very much|thanks heaps"
+    r",? (?:real quick|right away|asap|for me please|for me|please|pls|plz|thanks|thank you|thank you very much|thanks heaps"
     r"|thanks a lot|thanks so much|many thanks|much appreciated|if you please|if you would|if you could"
     r"|at your (?:earliest )?convenience|when you (?:can|get a chance)|no worries if not|porfa|por favor|mate)$"
     # an acknowledgement after a comma closes the request: "take bread off the list, got it"
     r"|, ?(?:got it|cheers|ta|thx|ty|thank u|nice one|ok|okay)$"
     # Irish English closes a request with "so": "add barry's tea to the shopping list so"
-    r"| so$",
+    r"| so$"
+    # why now, said after: "jam as well while you're at it", "pretzels please, I forgot it"
+    r"|,? while you'?re at it|, ?i (?:forgot|nearly forgot|almost forgot)(?: it| them| that)?$",
     re.IGNORECASE)
 
 
