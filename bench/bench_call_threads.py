@@ -36,6 +36,8 @@ sys.path.insert(0, str(HERE))
 
 import kernelproc  # noqa: E402
 from loadgen import run as loadrun  # noqa: E402
+# The whole process's CPU, percentiles and milliseconds, as the side-by-side bench reads them.
+from bench_side_by_side import cpu as process_cpu, ms, pct  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 CALL = "/v1/agents/grocery/functions/list_items"
@@ -55,20 +57,6 @@ def thread_cpu(pid: int) -> dict[str, float]:
         name = "event loop" if tid == str(pid) else name
         by_name[name] += (int(fields[11]) + int(fields[12])) / TICK
     return by_name
-
-
-def process_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
-
-
-def ms(seconds: float) -> float:
-    return round(seconds * 1000, 3)
 
 
 def main() -> None:
