@@ -82,3 +82,13 @@ def test_a_fact_said_in_this_conversation_fills_the_call_and_says_how_to_keep_it
     elsewhere = apply_preferences(sqlite_store, user, [Step("recipes", "suggest", {})], tools, set(), frozenset)
     assert elsewhere.steps[0].args == {} and len(elsewhere.hints) == 1
     assert older.id != told.id
+
+
+def test_another_users_fact_never_fills_a_call_even_by_its_id(sqlite_store: Store, tools: dict[str, Tool]) -> None:
+    # said_here holds ids from this conversation; only the caller's own facts are ever read, so a
+    # foreign id (another user's "I'm vegan") fills nothing and is never hinted at.
+    mine = new_user(sqlite_store, "ada")
+    theirs = new_user(sqlite_store, "bob")
+    foreign = remember(sqlite_store, theirs, "bob", "I'm vegan").fact
+    got = apply_preferences(sqlite_store, mine, [Step("recipes", "suggest", {})], tools, set(), lambda: {foreign.id})
+    assert got.steps[0].args == {} and got.hints == ()
