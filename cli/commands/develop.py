@@ -48,15 +48,15 @@ def _snapshot(folder: Path) -> str:
     return tree_digest(folder, exclude=(*DEFAULT_EXCLUDES, "functions.json"))
 
 
-def _install(api: Client, folder: Path, user: str | None, out: Output, first: bool) -> str:
+def _stage(api: Client, folder: Path, user: str | None, out: Output, first: bool) -> tuple[str, str]:
+    """Stages the folder; returns the staged bundle's id and the agent's name."""
     write_functions(folder, user)
     staged = api.stage_bundle(pack_folder(folder))
     review = read_review(staged)
     if first:
         render_review(out.out, review, [])
         out.say("[dim]dev approves the review for you: this is your own agent on your own kernel.[/]")
-    api.install(staged["bundle_id"], [])
-    return review.name
+    return str(staged["bundle_id"]), review.name
 
 
 def _show_call(api: Client, row: dict[str, Any], out: Output) -> None:
@@ -83,8 +83,11 @@ def dev(
     folder = _bundle_folder(path, "dev")
     deadline = time.monotonic() + stop_after if stop_after else None
     with client(user) as api:
-        name = _install(api, folder, user, out, first=True)
+        bundle_id, name = _stage(api, folder, user, out, first=True)
+        # The calls already on record are noted before the install: a call made the moment the
+        # install answers is this session's and must be shown, not taken for an old one.
         seen = {str(r["id"]) for r in api.invocations(name, 200)}
+        api.install(bundle_id, [])
         state = _snapshot(folder)
         out.say(f"Watching {escape(str(folder))}; call it with `dreamer call {escape(name)} ...`.")
         try:
@@ -94,7 +97,7 @@ def dev(
                 if current != state:
                     state = current
                     try:
-                        _install(api, folder, user, out, first=False)
+                        api.install(_stage(api, folder, user, out, first=False)[0], [])
                         out.say(f"[green]Reloaded[/] {escape(name)}.")
                     except CLIError as exc:
                         # A broken edit is reported and the loop goes on: the next save may fix it.

@@ -133,13 +133,16 @@ def _start_once(
 
 def _answers_as_ours(kernel: KernelProc) -> bool:
     """False when another process answers on our port: it refuses the token our kernel wrote.
-    (Our kernel writes its credentials before it binds; with none written, trust /healthz.)"""
+
+    Every kernel writes (or keeps) its credentials during start-up, before uvicorn binds its
+    port. So with none readable yet whatever answers /healthz is not ours yet: another test's
+    kernel that took the port we picked, which our kernel will find taken when it binds."""
     if kernel.process.poll() is not None:
         return False
     try:
         token = kernel.token
     except (OSError, ValueError, KeyError):
-        return True
+        return False
     return httpx.get(f"{kernel.url}/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=5).status_code != 401
 
 

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -125,6 +126,16 @@ def test_dev_shows_the_fields_of_each_log_line(kernel: KernelProc, tmp_path: Pat
     dev = subprocess.Popen([DREAMER, "dev", str(folder), "--interval", "0.3", "--stop-after", "90"],
                            env=dict(kernel.env, COLUMNS="200", PYTHONUNBUFFERED="1"),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    # dev's output is read as it comes, so the test stops it once the call is printed instead of
+    # guessing how long a loaded machine takes to print it.
+    def read() -> None:
+        assert dev.stdout is not None
+        for line in dev.stdout:
+            lines.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
         with kernel.client() as api:
             deadline = time.monotonic() + 120
@@ -133,8 +144,11 @@ def test_dev_shows_the_fields_of_each_log_line(kernel: KernelProc, tmp_path: Pat
                 if r.status_code == 200:
                     break
                 time.sleep(1.0)
-            time.sleep(2.0)  # a look or two more, so the call is printed
+            while dev.poll() is None and time.monotonic() < deadline and not any("greeting someone" in x for x in lines):
+                time.sleep(0.2)
     finally:
         dev.send_signal(signal.SIGINT)
-        output = dev.communicate(timeout=60)[0]
+        dev.wait(timeout=60)
+        reader.join(timeout=10)
+    output = "".join(lines)
     assert 'greeting someone name=Ada times=2 note="two words"' in output, output
