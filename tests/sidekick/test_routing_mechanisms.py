@@ -595,3 +595,52 @@ def test_side22_a_clause_holding_a_value_is_no_preamble(tools: list[Tool], conte
 def test_side22_questions_in_other_words(tools: list[Tool], context: PlanContext, text: str, name: str,
                                          args: dict) -> None:
     _routes_and_fills(tools, context, text, name, args)
+
+
+# ---------------------------------------------------------------- side24 (2026-12-06 night)
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # what the user has, said beside the question about it, is what the question is about
+    ("there's some courgette going spare, what could we make", "recipes.suggest", {"ingredient": "courgette"}),
+    ("we've got leftover rice in the fridge, any dinner ideas", "recipes.suggest", {"ingredient": "rice"}),
+    ("what can I cook tonight? I have a bit of feta that needs using up", "recipes.suggest", {"ingredient": "feta"}),
+    ("only got 25 mins, what should I cook", "recipes.suggest", {"max_minutes": 25}),
+    # using a thing is cooking with it
+    ("any dishes that use aubergine", "recipes.suggest", {"ingredient": "aubergine"}),
+    ("something to cook using up the last of the kale", "recipes.suggest", {}),
+    ("what can I make wiv halloumi", "recipes.suggest", {"ingredient": "halloumi"}),
+    # a chore is the to-do list's, however it is ticked off
+    ("tick off repair the fence", "notes.finish_todo", {"text": "repair the fence"}),
+    ("check off phone the plumber", "notes.finish_todo", {"text": "phone the plumber"}),
+    # ... and a thing stays a thing
+    ("tick off cheddar", "grocery.remove_items", {"items": ["cheddar"]}),
+    # who came and who went is the HR data's, in a manager's words
+    ("how many leavers did logistics have in spring", "sql-explorer.ask", {}),
+    ("who got hired into engineering lately", "sql-explorer.ask", {}),
+])
+def test_side24_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                          args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+@pytest.mark.parametrize("text", [
+    "pop something on the shopping list", "I want to put a couple of things on my grocery list",
+    "add some stuff to our list",
+])
+def test_side24_a_placeholder_for_the_value_asks_for_it(tools: list[Tool], context: PlanContext, text: str) -> None:
+    plan = _plan(tools, context, text)
+    assert plan.pending is not None and plan.pending.kind == "missing", (text, plan)
+    assert [s.name for s in plan.steps] == ["grocery.add_items"] and not plan.steps[0].args.get("items")
+
+
+def test_side24_having_and_placeholder_rewrites_leave_other_text_alone() -> None:
+    from dreamer.sidekick.planner.language.having import using_as_with, with_what_is_had, without_placeholder
+
+    assert with_what_is_had("I've got mushrooms, what can i make") == "what can i make with mushrooms"
+    assert with_what_is_had("there's half a cabbage in the fridge, what can I do with it") == "what can I do with cabbage"
+    assert with_what_is_had("what can I make") is None  # no clause about having
+    assert with_what_is_had("I have a meeting, I have a call") is None  # both clauses are about having
+    assert with_what_is_had("got a story for you: the cat, the dog and the hamster all escaped, any ideas") is None
+    assert using_as_with("add use up the paint to my todo") is None
+    assert without_placeholder("add something sweet to the list") is None  # "something sweet" is a value
+    assert without_placeholder("add a few things to the list") == "add to the list"

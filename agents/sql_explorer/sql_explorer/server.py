@@ -153,6 +153,13 @@ def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT
         "who (are|is) the (managers|manager|team leads|new hires|new starters) [{question}]",
         "[what is|what's] the (attendance|absence|turnover|retention) rate [{question}]",
         "(absences|sick days|no-shows|remote days|hires|approved leave) (in|for|during|since|this|last) {question}",
+        # Who came and who went, time off and hours, in the words managers use: these words make a
+        # question the HR data's even when no template above fits it (Sidekick's domain words).
+        "who (joined|started|was hired|were hired|got hired|onboarded|left|quit|resigned) {question}",
+        "how many (people|employees|staff) (joined|were hired|got hired|onboarded|left|quit|resigned) {question}",
+        "how many (new starters|new joiners|joiners|starters|leavers|resignations|recruits|new recruits) {question}",
+        "(attrition|turnover|overtime|overtime hours|vacation days|pto|holiday allowance|time off) (by|per|in|for|this|last|since) {question}",
+        "who (still has|has) [the most|any] (vacation|holiday|pto|annual leave) [days] [left] {question}",
     ],
 )
 def ask(ctx: Context, question: WholeQuestion, choices: dict[str, str] | None = None, review: bool | None = None,

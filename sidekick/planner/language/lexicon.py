@@ -60,6 +60,7 @@ SHORTHANDS: dict[str, tuple[str, ...]] = {
     "dept": ("department",), "depts": ("departments",), "abt": ("about",), "msg": ("message",), "pic": ("picture",),
     "hc": ("headcount",), "ytd": ("this", "year"), "mins": ("minutes",), "hrs": ("hours",),
     "wot": ("what",), "wat": ("what",), "wut": ("what",),
+    "wi": ("with",), "wiv": ("with",), "wif": ("with",),  # Scots and London "with"
 }
 # "add bananas 2 the list": a 2 right before one of these is the word "to", not a number.
 TO_BEFORE: frozenset[str] = frozenset({"the", "teh", "my", "your", "our", "ur", "his", "her", "their"})
@@ -182,3 +183,16 @@ ORDINALS: dict[str, int] = {
 
 # Words that join two requests ("add milk and then show the list").
 SPLIT_WORDS: frozenset[str] = frozenset({"and", "then", "also", "plus", "afterwards"})
+
+# Verbs a chore opens with ("defrost the turkey", "renew passport", "pay the council tax"). A list of
+# things holds what is named; a value that opens with one of these is something to do instead.
+TASK_VERBS: frozenset[str] = frozenset(
+    # Only verbs that do not also open the name of a thing on a shopping list ("pack of batteries",
+    # "water crackers", "vacuum bags", "book of stamps" are why those are left out).
+    """
+    call phone renew fix mow defrost send cancel sign finish write reply tidy bake collect submit update
+    replace repair visit bring register apply organise organize prepare practise confirm install recycle
+    shovel rake weed prune vote unload arrange chase ask tell remind learn mend sew unpack declutter deliver
+    pay email ring
+    """.split()
+)

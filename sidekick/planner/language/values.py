@@ -107,7 +107,7 @@ _TAIL = re.compile(
     r"|sorted|(?:we've|we have|i've|i have|we|i)(?: got)? (?:heaps|plenty|loads|lots|enough)(?: of (?:it|them|those))?"
     # a preposition the item kept of where it goes: "dog treats onto [the grocery list]"
     r"|onto|into|on there|in there|onto there"
-    r"|in it|in them"  # "a recipe with chickpeas in it"
+    r"|in it|in them|inside"  # "a recipe with chickpeas in it", "with ground beef inside"
     # where it ran out and since when, and a stress word some Englishes close a request with ("add it only")
     r"|at home|in the house|since (?:yesterday|last \w+|this \w+|\w+day)|itself|only"
     # where it was bought or is for ("bananas at costco", "irn bru for the messages" - Scots for the shopping)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from dreamer.sidekick.planner.language.lexicon import TASK_VERBS
 from dreamer.sidekick.planner.offline.index import Index, Pattern
 from dreamer.sidekick.planner.offline.match import Match, align
 from dreamer.sidekick.planner.offline.request import Request
@@ -90,6 +91,10 @@ def settle(index: Index, req: Request, options: Sequence[Match], recent_agent: s
     spoken = {agent for agent in agents if domain_words(index, req, agent, a, b)}
     if len(spoken) == 1:
         return [m for m in options if index.tools[m.tool].tool.agent in spoken]
+    tasks = [m for m in options if _task_in_text(index, m)]
+    if tasks and len(tasks) < len(options) and any(_in_a_list(index, m) for m in options if m not in tasks):
+        # "tick off defrost the turkey": a list of things holds what is named; a chore is done.
+        return tasks
     if recent_agent in agents:
         return [m for m in options if index.tools[m.tool].tool.agent == recent_agent]
     listed = [m for m in options if _several_things(index, m)]
@@ -98,6 +103,35 @@ def settle(index: Index, req: Request, options: Sequence[Match], recent_agent: s
         # (an event titled "cucumbers and dill") still lacks a value the user did not give (its time).
         return listed
     return list(options)
+
+
+def _task_in_text(index: Index, m: Match) -> bool:
+    """The fit's free-text value opens with a verb of a chore ("defrost the turkey")."""
+    slots = index.tools[m.tool].slots
+    return any(slots[n].kind == "text" and isinstance(v, str) and opens_with_task(v)
+               for n, v in m.args.items() if n in slots)
+
+
+def _in_a_list(index: Index, m: Match) -> bool:
+    """The fit puts a chore into a list of things."""
+    slots = index.tools[m.tool].slots
+    return any(slots[n].kind == "list" and isinstance(v, list) and any(isinstance(x, str) and opens_with_task(x) for x in v)
+               for n, v in m.args.items() if n in slots)
+
+
+_CHORE_WORDS = frozenset({"to-do", "todo", "task", "tasks", "chore", "chores", "todos", "to-dos"})
+
+
+def holds_chores(index: Index, name: str) -> bool:
+    """The function keeps chores: its examples speak of a to-do or task list."""
+    return any(index.tools[p.tool].tool.name == name and any(set(e.canons) & _CHORE_WORDS for e in p.elems)
+               for p in index.patterns)
+
+
+def opens_with_task(value: str) -> bool:
+    """The value opens with a verb of a chore ("defrost the turkey"), not a thing's name."""
+    words = value.casefold().split()
+    return len(words) >= 2 and words[0] in TASK_VERBS
 
 
 def _several_things(index: Index, m: Match) -> bool:

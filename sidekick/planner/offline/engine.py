@@ -35,6 +35,7 @@ from dreamer.sidekick.planner.language.dates import says_my_day
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
 from dreamer.sidekick.planner.language.chatter import chatter_reply
 from dreamer.sidekick.planner.language.embedded import unwrapped_question
+from dreamer.sidekick.planner.language.having import using_as_with, with_what_is_had, without_placeholder
 from dreamer.sidekick.planner.language.labels import labelled_entry, list_tag_entry, verb_labelled
 from dreamer.sidekick.planner.language.addressed import Addressed, addressed_to, topic
 from dreamer.sidekick.planner.language.passive import as_command
@@ -50,6 +51,8 @@ from dreamer.sidekick.planner.language.values import (
 )
 from dreamer.sidekick.planner.offline.choice import (
     domain_words,
+    holds_chores,
+    opens_with_task,
     prefer_reading,
     settle,
     timed_things,
@@ -157,6 +160,15 @@ class OfflinePlanner:
             if read.steps and read.pending is None:
                 return read
         plan = self._plan_text(text, index, context)
+        held = without_placeholder(text)
+        if held is not None:
+            # "put something on the shopping list": which thing is asked, not "something" added.
+            read = self._plan_text(held, index, context)
+            if len(read.steps) == 1 and read.pending is not None and read.pending.kind == "missing":
+                return read
+        chore = self._as_chore(text, plan, index, context)
+        if chore is not None:
+            return chore
         pointed = resolve_pronoun(text)
         if pointed is not None and index.lex.is_known(pointed.split()[0].casefold()):
             # (only a verb some function knows commands: "never tried it before" says nothing about risotto)
@@ -173,6 +185,16 @@ class OfflinePlanner:
             read = self._plan_text(tagged, index, context)
             if read.steps and read.pending is None:
                 return read
+        for rewritten in (with_what_is_had(text), using_as_with(text)):
+            # "got leftover spinach, any recipes": the thing had is what the question is about;
+            # "what recipes use shrimp": recipes with shrimp.
+            read = self._plan_text(rewritten, index, context) if rewritten is not None else None
+            if read is not None and len(read.steps) == 1 and read.pending is None and (
+                    not _sure(plan) or len(plan.steps) != 1 or (
+                        plan.steps[0].name == read.steps[0].name and set(plan.steps[0].args) < set(read.steps[0].args))
+                    or _tidier(read.steps[0], plan.steps[0])
+                    or (plan.steps[0].name == read.steps[0].name and _value_words(plan.steps[0]) & _HAVING_WORDS)):
+                return read
         aside = self._without_aside(text, plan, index, context)
         if aside is not None:
             return aside
@@ -186,6 +208,22 @@ class OfflinePlanner:
             if (read.steps and read.pending is None) or (not plan.steps and read.pending is not None):
                 return read
         return plan
+
+    def _as_chore(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """"tick off defrost the turkey": a chore put in a list of things ("defrost the turkey" opens with a
+        verb no thing's name opens with) is the to-do list's, where chores are kept: read again with that
+        list named, and taken when a function that keeps chores does it with the same words."""
+        if len(plan.steps) != 1 or holds_chores(index, plan.steps[0].name):
+            return None
+        items = [v for v in plan.steps[0].args.values() if isinstance(v, list)]
+        if len(items) != 1 or len(items[0]) != 1 or not isinstance(items[0][0], str) or not opens_with_task(items[0][0]):
+            return None
+        for place in (" from my to-do list", " to my to-do list"):
+            read = self._plan_text(text + place, index, context)
+            if len(read.steps) == 1 and read.pending is None and holds_chores(index, read.steps[0].name) and any(
+                    isinstance(v, str) and v.casefold() == items[0][0].casefold() for v in read.steps[0].args.values()):
+                return read
+        return None
 
     def _after_preamble(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
         """The request after what was said before getting to it ("sorry, where was I, put tater tots on
@@ -367,6 +405,10 @@ def _tidier(step: Step, than: Step) -> bool:
         return False
     mine, theirs = _value_words(step), _value_words(than)
     return bool(mine) and mine < theirs
+
+
+# A value holding these took in the clause about having ("only got 25" as the ingredient).
+_HAVING_WORDS = frozenset({"got", "have", "has", "i've", "we've", "ive", "there's"})
 
 
 def _value_words(step: Step) -> set[str]:
