@@ -3,13 +3,14 @@
     .venv/bin/python tests/sidekick/routing_eval.py            # accuracy and timings, failures listed
     .venv/bin/python tests/sidekick/routing_eval.py --synthetic  # the same with ~50 more tools installed
     .venv/bin/python tests/sidekick/routing_eval.py --families   # routing_families*.yaml: tuned and held out
-    (the third, fourth, fifth, sixth, seventh and eighth held-out batches print only their `held_out_3` /
-    `held_out_4` / `held_out_5` / `held_out_6` / `held_out_7` / `held_out_8` summary lines, never their failures)
+    (the third, fourth, fifth, sixth, seventh, eighth and ninth held-out batches print only their `held_out_3` /
+    `held_out_4` / `held_out_5` / `held_out_6` / `held_out_7` / `held_out_8` / `held_out_9` summary lines, never
+    their failures)
     .venv/bin/python tests/sidekick/routing_eval.py --show held_out_5  # one released split's failures
     (held_out_4 and held_out_5 were released as tuning material -- held_out_5 on 2026-12-06, after
     its blind score, 82.3% on main 72407ab, was reported; held_out_6 likewise, after 73.6% on main
-    d0ad2eb, and held_out_7, after 74.9% on main d0ad2eb; held_out_3, held_out_s and held_out_8 stay
-    score-only and are refused)
+    d0ad2eb, and held_out_7, after 74.9% on main d0ad2eb; held_out_3, held_out_s, held_out_8 and
+    held_out_9 stay score-only and are refused)
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class Case:
     steps: tuple[tuple[str, dict[str, Any]], ...] | None
     ask: str | None
     reply: bool
-    group: str  # dev | held_out | held_out_2 | held_out_3 | held_out_4 | held_out_5 | held_out_6 | held_out_7 | held_out_8
+    group: str  # dev | held_out | held_out_2 | held_out_3 | held_out_4 | ... | held_out_8 | held_out_9
 
     @property
     def held_out(self) -> bool:
@@ -216,6 +217,12 @@ def held_out_8_line(report: Report) -> str:
             f"(no call {_share(report, lambda c: c.reply)}, others {_share(report, lambda c: not c.reply)})")
 
 
+def held_out_9_line(report: Report) -> str:
+    """The ninth held-out batch's summary: only the score, by kind, never its failures."""
+    return (f"held_out_9: {report.accuracy():.1%} of {report.count()} "
+            f"(no call {_share(report, lambda c: c.reply)}, others {_share(report, lambda c: not c.reply)})")
+
+
 def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
     picked = [fail for case, fail, _ in report.results if chosen(case)]
     return f"{sum(1 for f in picked if f is None)}/{len(picked)}"
@@ -228,7 +235,7 @@ def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
 # The seventh was released on 2026-12-06 (evening), after its blind score, 74.9% on main d0ad2eb,
 # was reported.
 SHOWABLE = ("dev", "held_out", "held_out_2", "held_out_4", "held_out_5", "held_out_6", "held_out_7")
-BLIND = ("held_out_3", "held_out_s", "held_out_8")
+BLIND = ("held_out_3", "held_out_s", "held_out_8", "held_out_9")
 
 
 def show(tools: Sequence[Tool], split: str) -> int:
@@ -276,6 +283,8 @@ def main() -> None:
         print(held_out_7_line(held_7))
         held_8 = run_families(tools, FAMILIES_HELD_OUT_8, "held_out_8")
         print(held_out_8_line(held_8))
+        held_9 = run_families(tools, FAMILIES_HELD_OUT_9, "held_out_9")
+        print(held_out_9_line(held_9))
         return
     if "--synthetic" in sys.argv:
         from synthetic import synthetic_tools
@@ -314,6 +323,9 @@ FAMILIES_HELD_OUT_7 = HERE / "routing_families_held_out_7.yaml"
 # The eighth held-out batch (branch heldout8, written by a helper session while others tuned, never run while
 # writing): scored, never read.
 FAMILIES_HELD_OUT_8 = HERE / "routing_families_held_out_8.yaml"
+# The ninth held-out batch (branch heldout9, written by a helper session while others tuned, never run while
+# writing): scored, never read.
+FAMILIES_HELD_OUT_9 = HERE / "routing_families_held_out_9.yaml"
 
 
 def _fill(value: Any, values: dict[str, str]) -> Any:
@@ -443,6 +455,21 @@ def held_out_families_8() -> tuple[list[Case], PlanContext, dict[str, str]]:
     return load_families(FAMILIES_HELD_OUT_8, "held_out_8", seen)
 
 
+def held_out_families_9() -> tuple[list[Case], PlanContext, dict[str, str]]:
+    """The ninth held-out batch, without any request the tuned or an earlier held-out file has."""
+    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
+            | frozenset(c.text for c in held_out_families()[0])
+            | frozenset(c.text for c in held_out_families_2()[0])
+            | frozenset(c.text for c in held_out_families_3()[0])
+            | frozenset(c.text for c in held_out_families_s()[0])
+            | frozenset(c.text for c in held_out_families_4()[0])
+            | frozenset(c.text for c in held_out_families_5()[0])
+            | frozenset(c.text for c in held_out_families_6()[0])
+            | frozenset(c.text for c in held_out_families_7()[0])
+            | frozenset(c.text for c in held_out_families_8()[0]))
+    return load_families(FAMILIES_HELD_OUT_9, "held_out_9", seen)
+
+
 def run_families(tools: Sequence[Tool], path: Path, group: str) -> Report:
     """A Report over a families file; a `not:` case passes when that function is neither run nor offered."""
     if path == FAMILIES_HELD_OUT:
@@ -463,6 +490,8 @@ def run_families(tools: Sequence[Tool], path: Path, group: str) -> Report:
         cases, context, avoid = held_out_families_7()
     elif path == FAMILIES_HELD_OUT_8:
         cases, context, avoid = held_out_families_8()
+    elif path == FAMILIES_HELD_OUT_9:
+        cases, context, avoid = held_out_families_9()
     else:
         cases, context, avoid = load_families(path, group)
     planner = OfflinePlanner()
