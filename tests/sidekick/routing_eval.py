@@ -9,8 +9,9 @@
     .venv/bin/python tests/sidekick/routing_eval.py --show held_out_5  # one released split's failures
     (held_out_4 and held_out_5 were released as tuning material -- held_out_5 on 2026-12-06, after
     its blind score, 82.3% on main 72407ab, was reported; held_out_6 likewise, after 73.6% on main
-    d0ad2eb, and held_out_7, after 74.9% on main d0ad2eb; held_out_3, held_out_s, held_out_8 and
-    held_out_9 stay score-only and are refused)
+    d0ad2eb, held_out_7, after 74.9% on main d0ad2eb, and held_out_8 on 2026-12-06 night, after
+    83.8% on main 11a5ff7 and 85.1% on a065d90; held_out_3, held_out_s and held_out_9 stay
+    score-only and are refused)
 """
 
 from __future__ import annotations
@@ -234,8 +235,8 @@ def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
 # 2026-12-06 too, after its blind score, 73.6% on main d0ad2eb, was reported). The others stay blind.
 # The seventh was released on 2026-12-06 (evening), after its blind score, 74.9% on main d0ad2eb,
 # was reported.
-SHOWABLE = ("dev", "held_out", "held_out_2", "held_out_4", "held_out_5", "held_out_6", "held_out_7")
-BLIND = ("held_out_3", "held_out_s", "held_out_8", "held_out_9")
+SHOWABLE = ("dev", "held_out", "held_out_2", "held_out_4", "held_out_5", "held_out_6", "held_out_7", "held_out_8")
+BLIND = ("held_out_3", "held_out_s", "held_out_9")
 
 
 def show(tools: Sequence[Tool], split: str) -> int:
@@ -245,7 +246,7 @@ def show(tools: Sequence[Tool], split: str) -> int:
         return 2
     path = {"dev": FAMILIES, "held_out": FAMILIES_HELD_OUT, "held_out_2": FAMILIES_HELD_OUT_2,
             "held_out_4": FAMILIES_HELD_OUT_4, "held_out_5": FAMILIES_HELD_OUT_5,
-            "held_out_6": FAMILIES_HELD_OUT_6, "held_out_7": FAMILIES_HELD_OUT_7}[split]
+            "held_out_6": FAMILIES_HELD_OUT_6, "held_out_7": FAMILIES_HELD_OUT_7, "held_out_8": FAMILIES_HELD_OUT_8}[split]
     report = run_families(tools, path, split)
     for line in report.failures():
         print(line)

@@ -47,6 +47,9 @@ sys.path.insert(0, str(HERE.parents[1] / "e2e"))
 
 from kernelproc import KernelProc, start_kernel  # noqa: E402
 
+from dreamer.kernel.data.demo import DEMO_CONNECTION  # noqa: E402
+from dreamer.kernel.data.demo import SCOPES_FILE as DEMO_SCOPES  # noqa: E402
+
 DUMP = [
     re.compile(r"\b[a-z]+_[a-z_]+\b\s*[:=]"),  # "already_there: none"
     re.compile(r"(?:\b\w[\w ]*: [^;\n]*; ){2,}"),  # "date: ...; weekday: ...; already there: ..."
@@ -59,7 +62,7 @@ DUMP = [
 
 # Splits whose failures are never printed (heldout_5, heldout_6 and heldout_7 left this list on
 # 2026-12-06, released as tuning material once their scores, 96/124, 83/124 and 56/136, were reported).
-SCORED_ONLY = ("heldout_3", "heldout_8", "heldout_9", "heldout_d")
+SCORED_ONLY = ("heldout_3", "heldout_9", "heldout_d")  # heldout_7 and heldout_8 released after their blind scores
 
 
 @dataclass
@@ -179,9 +182,26 @@ class Runner:
         return []
 
 
+def admit_to_hr_data(kernel: KernelProc, users: set[str]) -> None:
+    """The administrator puts the conversations' own users in the HR demo's scopes as HR admins, as
+    `me` is: a user the scopes file does not name sees nothing of the data (the kernel's rule), so a
+    conversation about HR data needs its user named there, whichever user it runs as."""
+    with kernel.client() as c:
+        connections = c.get("/v1/data").json()
+        demo = next((x for x in connections if x.get("name") == DEMO_CONNECTION), None)
+        if demo is None:
+            return
+        scopes = yaml.safe_load(DEMO_SCOPES.read_text())
+        scopes["version"] = int(demo.get("scopes_version") or scopes["version"]) + 1
+        scopes["users"] = {**scopes.get("users", {}), **{u: "hr_admin" for u in sorted(users)}}
+        done = c.put(f"/v1/data/{DEMO_CONNECTION}/scopes", json={"scopes": yaml.safe_dump(scopes, sort_keys=False)})
+        done.raise_for_status()
+
+
 def run_suite(kernel: KernelProc, path: Path) -> tuple[int, int, list[str], list[float]]:
     runner = Runner(kernel)
     convs = load(path)
+    admit_to_hr_data(kernel, {conv.user for conv in convs if conv.user != "main"})
     failures = []
     for conv in convs:
         problems = runner.run(conv)
