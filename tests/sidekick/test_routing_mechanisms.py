@@ -644,3 +644,53 @@ def test_side24_having_and_placeholder_rewrites_leave_other_text_alone() -> None
     assert using_as_with("add use up the paint to my todo") is None
     assert without_placeholder("add something sweet to the list") is None  # "something sweet" is a value
     assert without_placeholder("add a few things to the list") == "add to the list"
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # a correction inside the message replaces what was said last before it
+    ("add yoghurt, no wait, greek yoghurt", "grocery.add_items", {"items": ["greek yoghurt"]}),
+    ("put rice, pasta, I mean, noodles on the list", "grocery.add_items", {"items": ["rice", "noodles"]}),
+    ("add limes or rather lemons to the shopping list", "grocery.add_items", {"items": ["lemons"]}),
+    ("save a note: the bike lock is 1234, sorry, 1243", "notes.save", {"text": "the bike lock is 1243"}),
+    # ... unless the correction is a request of its own
+    ("add flour, wait, take flour off the list", "grocery.remove_items", {"items": ["flour"]}),
+    # what is said instead of a denied request is done
+    ("don't put chips on the list, add nuts instead", "grocery.add_items", {"items": ["nuts"]}),
+    # letters, needful and chat: how it is said, not what
+    ("Dear assistant, please put envelopes on my shopping list. Kind regards, Harold",
+     "grocery.add_items", {"items": ["envelopes"]}),
+    ("kindly do the needful and add poha to grocery", "grocery.add_items", {"items": ["poha"]}),
+    ("deadass we out of ramen, add it", "grocery.add_items", {"items": ["ramen"]}),
+    ("need more gum fr, put it on the list", "grocery.add_items", {"items": ["gum"]}),
+    ("my flatmate asked me to pick up lentils, add them to the list", "grocery.add_items", {"items": ["lentils"]}),
+    # a chore opens with a verb a thing's name can open with too, when a determiner follows
+    ("tick off wash the car", "notes.finish_todo", {"text": "wash the car"}),
+    ("tick off washing powder", "grocery.remove_items", {"items": ["washing powder"]}),
+    # a typical value said beside the request, and in other words
+    ("feeling like greek food, any recipe ideas", "recipes.suggest", {"cuisine": "greek"}),
+    ("plan a meat-free dinner for tomorrow", "recipes.plan_dinner", {"diet": "vegetarian"}),
+    # a word ordinal before another word is no day
+    ("first time baking, how do I make banana bread", "recipes.get_recipe", {"name": "banana bread"}),
+])
+def test_side24_more_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                               args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+@pytest.mark.parametrize(("text", "reply"), [
+    ("don't put chips on my list", "OK, I won't put chips on your list."),
+    ("no need to add bananas", "OK, I won't add bananas."),
+    ("please do not delete my dentist appointment", "OK, I won't delete your dentist appointment."),
+])
+def test_side24_a_denied_request_runs_nothing_and_says_so(tools: list[Tool], context: PlanContext, text: str,
+                                                          reply: str) -> None:
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None and plan.reply == reply
+
+
+def test_side24_a_reminder_said_in_the_negative_is_no_denial() -> None:
+    from dreamer.sidekick.planner.language.negated import denied
+
+    assert denied("don't forget to add milk") is None and denied("don't let me forget the bins") is None
+    assert denied("don't worry about it") is None and denied("never mind") is None
+    assert denied("don't add eggs") == ("add eggs", [])

@@ -19,9 +19,11 @@ THANKS = re.compile(rf"^(?:{_ACK_WORDS}\W*)*+(?:thanks?(?: you)?(?: (?:so|very) 
                     r"much appreciated|appreciate it)(?:\s+(?:sidekick|buddy|mate))?\s*[!.,]*\s*$", re.I)
 # "ok", "cool", "got it": the user has read the answer; nothing to thank them for.
 ACK = re.compile(rf"^(?:{_ACK_WORDS}\W*)++(?:\s*(?:sidekick|buddy|mate))?\s*$", re.I)
-DONE = re.compile(r"^(?:(?:ok(?:ay)?|no)\W+)?(?:that's all|that is all|all good|nothing else|that's it|that is it)"
+DONE = re.compile(r"^(?:(?:ok(?:ay)?|no)\W+)?(?:that's all|that is all|all good|nothing else|that's it|that is it"
+                  r"|never ?mind|nvm|forget it|don't worry(?: about it)?|dont worry(?: about it)?|no worries)"
                   r"(?: for now)?\W*$", re.I)
-BYE = re.compile(r"^(?:bye|goodbye|good night|see you(?: later)?|see ya|later|ciao|that's it for now)\W*$", re.I)
+BYE = re.compile(r"^(?:bye|goodbye|good night|see you(?: later)?|see ya|later|ciao|that's it for now|have a good one"
+                 r"|have a (?:good|nice|great) (?:day|evening|night|weekend)|take care|catch you later|ttyl)\W*$", re.I)
 HOW_ARE_YOU = re.compile(r"^(?:hi\W+|hey\W+)?how (?:are you|are things|is it going|do you do)(?: today)?\W*$", re.I)
 WHO = re.compile(r"^(?:who|what) are you\W*$", re.I)
 MAX_SMALL_TALK_CHARS = 300  # tests/security/test_regex_backtracking.py fuzzes these patterns at this length

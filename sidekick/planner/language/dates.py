@@ -211,7 +211,7 @@ def _day(words: list[str], i: int, today: date) -> tuple[date, int] | None:
     return _calendar_date(words, i, today)
 
 
-def _calendar_date(words: list[str], i: int, today: date) -> tuple[date, int] | None:
+def _calendar_date(words: list[str], i: int, today: date, after_the: bool = False) -> tuple[date, int] | None:
     """"march 14", "14 march", "14th of march", "the 14th", with an optional year."""
     w = words[i]
     nxt = words[i + 1] if i + 1 < len(words) else ""
@@ -222,7 +222,7 @@ def _calendar_date(words: list[str], i: int, today: date) -> tuple[date, int] | 
         if day is not None:
             month, j = MONTHS[w], i + 2
     elif w == "the" and _day_number(nxt) is not None:
-        return _calendar_date(words, i + 1, today)
+        return _calendar_date(words, i + 1, today, after_the=True)
     elif _day_number(w) is not None:
         day = _day_number(w)
         k = i + 1
@@ -230,8 +230,10 @@ def _calendar_date(words: list[str], i: int, today: date) -> tuple[date, int] | 
             k += 1
         if k < len(words) and words[k] in MONTHS:
             month, j = MONTHS[words[k]], k + 1
-        elif w[-2:] in ("st", "nd", "rd", "th") or w in ORDINALS:
-            # "the 14th": this month's, or next month's once it has passed.
+        elif (w[-2:] in ("st", "nd", "rd", "th") and w[0].isdigit()) or (w in ORDINALS and (
+                after_the or nxt in _AFTER_A_DAY)):
+            # "the 14th", "on 14th", "the first": this month's, or next month's once it has passed. An
+            # ordinal word before another word qualifies it ("first time cooking"): no day.
             month, j = today.month, i + 1
             try:
                 candidate = date(today.year, month, day)
@@ -257,6 +259,11 @@ def _calendar_date(words: list[str], i: int, today: date) -> tuple[date, int] | 
         except ValueError:
             return None
     return found, j
+
+
+# What may follow a day said as an ordinal word ("the third at 5", "on the second please").
+_AFTER_A_DAY = frozenset({"", "at", "for", "please", "pls", "on", "in", "from", "to", "and", "then", "morning",
+                          "afternoon", "evening", "night", "tonight", "?", ",", "."})
 
 
 def _day_number(word: str) -> int | None:

@@ -27,7 +27,7 @@ _AMOUNT_HEAD = re.compile(
 )
 # Said after it: where it is, and that it must be used.
 _WHERE_TAIL = re.compile(
-    r"\s+(?:(?:sitting |lying )?(?:in|at) (?:the |my |our )?(?:fridge|freezer|cupboard|cupboards|pantry|larder"
+    r"(?<=\s)(?:(?:sitting |lying )?(?:in|at) (?:the |my |our )?(?:fridge|freezer|cupboard|cupboards|pantry|larder"
     r"|house|home|kitchen)|(?:that|which) (?:needs?|has|have) (?:to be )?(?:using|used) up|(?:that|which) (?:is|are)"
     r" (?:about to go off|going off|on (?:its|their) way out)|to use up|to get rid of|to finish|left ?over|leftover"
     r"|lying around|going spare|going off|kicking around|to cook|to spare)$",
@@ -43,8 +43,9 @@ _NOT_A_THING = re.compile(
 _TIME = re.compile(r"^(?:about |around |like )?(\d{1,3}) ?(?:min|mins|minutes|minute)\b", re.IGNORECASE)
 _HALF_HOUR = re.compile(r"^(?:about |around |like )?(?:half an hour|30 minutes)\b", re.IGNORECASE)
 _AN_HOUR = re.compile(r"^(?:about |around |like )?an hour\b", re.IGNORECASE)
-_CLAUSES = re.compile(r"\s*[,;]\s*|\s+[-–—]\s+|\s*[.?!]+\s+")
+_CLAUSES = re.compile(r"[,;]|\s[-–—]\s|[.?!]+\s")  # pieces are stripped after: no \s* around (backtracking)
 MAX_THING_WORDS = 5  # a thing one has is a few words; more is a story, not an ingredient
+MAX_TAIL_WORDS = 6  # ... and where it is or why it must go ("that needs to be used up")
 
 
 # "recipes that use shrimp", "something to make using up chickpeas": using a thing is cooking with it,
@@ -66,7 +67,7 @@ def using_as_with(text: str) -> str | None:
 def with_what_is_had(text: str) -> str | None:
     """The question with the thing the other clause says the user has ("what could I cook with eggs"),
     or None when the text is not one clause about having and one other clause."""
-    clauses = [c for c in _CLAUSES.split(text.strip()) if c]
+    clauses = [c.strip() for c in _CLAUSES.split(text.strip()) if c.strip()]
     if len(clauses) != 2:
         return None
     for having, question in (clauses, clauses[::-1]):
@@ -91,9 +92,13 @@ def _had(clause: str) -> str | None:
     minutes = _minutes(what)
     if minutes is not None:
         return f"in {minutes} minutes"
+    if len(what.split()) > MAX_THING_WORDS + MAX_TAIL_WORDS:
+        return None  # a story, not a thing in hand
     changed = True
     while changed:
-        cut = _WHERE_TAIL.sub("", _AMOUNT_HEAD.sub("", what)).strip()
+        what_left = _AMOUNT_HEAD.sub("", what)
+        tail = _WHERE_TAIL.search(what_left)
+        cut = (what_left[: tail.start()] if tail else what_left).strip()
         changed, what = cut != what and bool(cut), cut or what
     if not what or len(what.split()) > MAX_THING_WORDS or not re.search(r"[a-z]", what, re.IGNORECASE):
         return None

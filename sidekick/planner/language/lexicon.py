@@ -74,9 +74,9 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("bought", "picked up", "purchased", "grabbed"),
     ("remove", "delete", "erase", "drop", "take off", "cross off", "strike", "scratch",
      "get rid of", "take out", "cross out", "tick off", "check off", "scrap", "ditch", "nix", "scratch off",
-     "knock off", "strike off"),
+     "knock off", "strike off", "bin off"),
     ("schedule", "pencil in", "set up", "book in", "line up", "slot in"),
-    ("move", "change", "rearrange"),
+    ("move", "change", "rearrange", "rebook", "reschedule"),
     ("watch", "monitor", "keep an eye", "keep tabs on", "keep track of"),  # phrases of at most 3 words
     ("notify", "let me know", "give me a heads up"),
     # "notes mentioning Mia" introduces a topic; "when the page mentions X" says what it says.
@@ -96,7 +96,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("supermarket", "shop", "shops", "grocer", "grocers", "tesco", "sainsburys", "sainsbury", "asda", "aldi", "lidl",
      "waitrose", "morrisons", "walmart", "costco", "kroger", "safeway", "publix", "wegmans"),
     ("dinner", "supper", "evening meal"),
-    ("cook", "make", "prepare", "prep", "fix", "whip up", "rustle up"),
+    ("cook", "make", "prepare", "prep", "fix", "whip up", "rustle up", "knock up"),
     ("happening", "going on", "taking place"),
     ("note", "memo", "jot down", "write down", "note down", "jot", "notes", "memos", "jot this", "make a memo",
      "written down", "wrote down", "jotted down", "noted down"),
@@ -115,12 +115,13 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("tag", "label", "hashtag"),
     ("recent", "latest", "last", "newest", "most recent"),
     ("need", "want", "require"),
-    ("briefing", "summary", "rundown", "overview", "brief", "digest"),
+    ("briefing", "summary", "rundown", "overview", "brief", "digest", "lowdown"),
+    ("vegetarian", "veggie", "meat-free", "meatless"),
     ("everything", "all", "all items", "every item"),
     ("tomorrow", "tmrw", "tmr", "tmw"),
     ("today", "2day"),
     ("recipe", "dish", "meal"),
-    ("plan", "organise", "organize", "sort out", "decide", "figure out", "work out"),
+    ("plan", "organise", "organize", "sort out", "decide", "figure out", "work out", "sort us out", "sort me out"),
     ("pick", "choose", "select"),
     ("what", "which"),
     ("to", "until", "till", "til"),
@@ -195,4 +196,13 @@ TASK_VERBS: frozenset[str] = frozenset(
     shovel rake weed prune vote unload arrange chase ask tell remind learn mend sew unpack declutter deliver
     pay email ring
     """.split()
+)
+# Verbs that also open things' names ("water crackers", "post-it notes", "book of stamps"): a chore only
+# when a determiner follows ("water the tomatoes", "book the MOT", "post the birthday card").
+TASK_VERBS_BEFORE_DETERMINER: frozenset[str] = frozenset(
+    "water post book clean paint iron walk feed wash pack print empty clear sort take pick drop move check order "
+    "text call top service hoover vacuum mop dust polish return charge file fill change hand wrap".split()
+)
+DETERMINERS: frozenset[str] = frozenset(
+    "the my our a an his her their your this that these those some all".split()
 )

@@ -45,7 +45,7 @@ DOMAINS: dict[str, Domain] = {
     "rides": Domain(("taxis, ubers and ride hailing", "a ride or a lift to somewhere"), ("taxi", "uber", "lyft", "cab")),
     "tickets and reservations": Domain(
         ("tickets for concerts, gigs, shows, theatre, cinema and sports matches", "booking a table at a restaurant"),
-        ("ticket", "concert", "gig", "cinema", "theatre", "movie", "film"),
+        ("ticket", "concert", "gig", "cinema", "theatre", "movie", "film", "restaurant", "reservation"),
     ),
     "timers and alarms": Domain(("timers, stopwatches and countdowns", "alarm clocks, alarms and wake-up calls"),
                                 ("timer", "alarm", "stopwatch", "countdown", "wake")),
@@ -79,7 +79,8 @@ DOMAINS: dict[str, Domain] = {
                      ("sleep", "calorie", "workout")),
     "orders and deliveries": Domain(("ordering things online", "parcels, packages and deliveries",
                                      "takeaway food delivery"), ("parcel", "package", "delivery", "takeaway", "delivered", "deliver",
-                                                               "courier")),
+                                                               "courier", "deliveroo", "ubereats", "doordash",
+                                                               "grubhub", "swiggy", "zomato")),
     # A question of a measure (lexicon: "how long" is one word) asks for a fact no starter function gives;
     # an agent whose examples ask it ("how long until my next meeting") speaks it, and it then names nothing here.
     "dates": Domain(("the time and today's date", "how long until a holiday or a date"),

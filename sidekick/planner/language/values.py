@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.sidekick.planner.language.dates import parse_moment, spoken_minutes
-from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
+from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS, SYNONYMS
 from dreamer.sidekick.planner.language.slots import QUANTITY, without_quotes
 
 # Politeness and hedges that open a request: never the value.
@@ -40,6 +40,9 @@ _STATE_HEAD = (
     r"|(?:(?:i'm|i am|we're|we are) )?(?:a bit |bit |running |getting |quite )?short (?:on|of)"
     # who wants it, said before it: "the kids want juice boxes", "my son needs glue sticks"
     r"|(?:the |my |our )?[\w'-]+ (?:want|wants|asked for|asks for|keep asking for|keeps asking for)"
+    r"|(?:the |my |our )?[\w'-]+ (?:needs|wants|asked|told) me to (?:pick up|get|buy|grab)(?: some| more)?"
+    # the copula left out: "we out of hot cheetos", "we low on rice"
+    r"|(?:i|we|y'all|yall) (?:all |almost |nearly )?(?:out of|outta|low on)"
     # what it is for, said before who needs it: "for the lunchboxes we need ..."
     r"|for (?:the |my |our )?[\w-]+(?: [\w-]+)?,?(?= (?:we|i) (?:need|want|have|'ve|'re|are))"
     # the same once a pattern took "for the" as its own words: "lunchboxes we need applesauce pouches"
@@ -66,7 +69,7 @@ _STATE_HEAD = (
     # what a search is about: "my notes re pension"
     r"|re:?|regarding"
     r"|(?:(?:what's|what is|what are|whats) )?(?:any|some|a) (?:good|nice|tasty|great|decent)"
-    r"|(?:i|we) (?:feel like|fancy|want|would like|'d like) (?:cooking|making|eating|having|some|a|an)?"
+    r"|(?:i|we) (?:feel like|fancy|want|would like|'d like|'d love|would love|love) (?:cooking|making|eating|having|some|a|an)?"
     # hedges and reports around what is needed: "reckon we need ...", "it appears we have exhausted our
     # supply of ...", "we require ..."
     r"|(?:i|we) (?:reckon|think|guess|suppose)(?: that)?|reckon|it (?:appears|seems)(?: that)?"
@@ -86,7 +89,12 @@ _STATE_HEAD = (
     r"|(?:and )?(?:tell|let|notify|alert|ping) me (?:know )?(?:when|if|once) (?:it|the page|the site|that page|this page)"
     r" (?:says|mentions|contains|has|shows|lists)"
     # why it is going: "I can't make the dentist, cancel it"
-    r"|(?:i|we) (?:can't|cannot|can not|won't|will not|couldn't) (?:make it to|make|go to|attend|do))"
+    r"|(?:i|we) (?:can't|cannot|can not|won't|will not|couldn't) (?:make it to|make|go to|attend|do)"
+    r"|(?:i'm|i am|we're|we are|im) not (?:going|coming|gonna go|able to make it)(?: to)?"
+    # what a search is for, said around it: "search my notes for anything on MOT"
+    r"|(?:anything|everything|something|stuff|whatever|notes?) (?:on|about|regarding|to do with|related to|re|mentioning)"
+    # that it is no longer needed: "we don't need rocket after all"
+    r"|(?:(?:i|we) )?(?:don't|dont|do not|no longer) need(?: any| the)?(?: more)?)"
 )
 _HEAD = re.compile(rf"^(?:{_POLITE_HEAD}|{_STATE_HEAD}) ", re.IGNORECASE)
 _PLACES = r"(?:list|calendar|schedule|agenda|diary|planner|notes|to-do list|todo list|tasks|grocerylist|shoppinglist|todolist)"
@@ -98,7 +106,7 @@ _TAIL = re.compile(
     r"|on (?:the|my|our) way (?:home|back|in|out)"
     r"|(?:to|on|onto|in|into|from|off) (?:the |my |our )?(?:[\w-]+ )?"
     rf"{_PLACES}"
-    r"|already|now|right now|rn|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap|after all"
+    r"|already|now|right now|rn|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap|after all|after|fr|fr fr|for real|no cap"
     # where it has to go, said after it ("squash needs to go [on the list]"), and a copula left dangling
     # once the place went ("make sure eggs is [on the list]")
     r"|(?:needs|need|has|have|ought|got) to go|should go|goes|(?:is|are)"
@@ -120,7 +128,8 @@ _TAIL = re.compile(
 )
 # "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some) (?!(?:" + "|".join(sorted(QUANTITY)) + r")\b)", re.IGNORECASE)
-_ITEM_TAIL = re.compile(r" (?:off|off of)$", re.IGNORECASE)  # "scratch eggs off the list": not "eggs off"
+# "scratch eggs off the list": not "eggs off"; "put cordial down on the list": not "cordial down"
+_ITEM_TAIL = re.compile(r" (?:off|off of|down)$", re.IGNORECASE)
 # Putting an item on, said around it and left on an item read out of a follow-up ("chuck limes on too");
 # the verb only with its particle, so "pop tarts" and "stick of butter" stay items.
 _PUT_VERBS = frozenset({"chuck", "pop", "stick", "bung", "throw", "toss", "put", "add", "write", "jot"})
@@ -128,7 +137,9 @@ _PUT_PARTICLES = frozenset({"on", "in", "down"})
 # Buying it, said before it: "i need buy rice" once "i need" went.
 _ITEM_HEAD = re.compile(r"^(?:to )?(?:buy|purchase|pick up|grab|get some|get more) (?=\S)", re.IGNORECASE)
 # An item that is a command about another item ("add it", "take them off"): no item.
-_COMMAND_ITEM = re.compile(r"^(?:\w+ )(?:it|them|that|this|those|these)(?: \w+)?$", re.IGNORECASE)
+_COMMAND_ITEM = re.compile(
+    r"^(?:(?:you can|can you|could you|you could|please|pls|just|so) )?(?:\w+ )(?:it|them|that|this|those|these)(?: \w+)?$",
+    re.IGNORECASE)
 
 
 def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
@@ -317,7 +328,12 @@ _POLITE_OPENING = re.compile(
     # British endearments that ask a favour: "be a love and put crumpets on the list"
     r"|be an? (?:love|dear|star|darling|doll|angel|gem|sweetheart) and|do me a favou?r and"
     # chat-speak that says how, never what: "ngl we need hot cheetos", "tbh add oat milk"
-    r"|ngl|tbh|tbf|lowkey|highkey|honestly|literally"
+    r"|ngl|tbh|tbf|lowkey|highkey|honestly|literally|no cap|deadass|istg|ong|fr fr|bruh|yo"
+    # Indian English for "do what is needed": "please do the needful and add curd"
+    r"|(?:please |kindly )?do the needful(?: and)?"
+    # a letter's salutation: "Dear Sidekick,", "Hello there,"
+    r"|dear \w+|hello there|hi there"
+    r"|would you mind|do you mind|if you don't mind|mind and|mind you|mind(?= \w+ing\b)|(?:i'd|i would|we'd|we would) love(?: to)?"
     r"|could you please|can you please|could you|can you|would you|will you"
     # a favour asked as a question: "would it be possible to add ...", "could I trouble you to put ..."
     r"|(?:would|will) it be possible to|is it possible to|is there any way (?:you could|to)"
@@ -341,7 +357,12 @@ _POLITE_CLOSING = re.compile(
     # Irish English closes a request with "so": "add barry's tea to the shopping list so"
     r"| so$"
     # why now, said after: "jam as well while you're at it", "pretzels please, I forgot it"
-    r"|,? while you'?re at it|, ?i (?:forgot|nearly forgot|almost forgot)(?: it| them| that)?$",
+    r"|,? while you'?re at it|, ?i (?:forgot|nearly forgot|almost forgot)(?: it| them| that)?$"
+    # a letter's sign-off, with the writer's name: "Yours sincerely, Margaret", "Kind regards, Tom"
+    r"|[.,]? (?:yours (?:sincerely|faithfully|truly)|(?:kind |best |warm |warmest )?regards|best wishes|many thanks"
+    r"|with thanks|thanking you|sincerely)(?:,? [\w.'-]+(?: [\w.'-]+)?)?$"
+    # "for real", said after: "need more takis fr"
+    r"| (?:fr|fr fr|for real|no cap|ong)$",
     re.IGNORECASE)
 
 
@@ -378,6 +399,9 @@ def without_politeness(text: str) -> str:
     return cut if _says_something(cut) else text
 
 
+_SAME_AS: dict[str, tuple[str, ...]] = {word: group for group in SYNONYMS for word in group}
+
+
 def fill_typical(args: dict[str, Any], slots: Mapping[str, Any], said: str) -> None:
     """Fill, in place, a parameter the fit left empty with a typical value of it the request says
     anywhere outside the other values: "recommend a mexican dish" fitted as "suggest a recipe" is
@@ -389,7 +413,8 @@ def fill_typical(args: dict[str, Any], slots: Mapping[str, Any], said: str) -> N
             continue
         for choice in sorted(slot.choices, key=len, reverse=True):
             word = choice.casefold()
-            if _said_alone(word, low) and not _said_alone(word, taken):
+            # the choice, or a word that means it everywhere ("veggie" for "vegetarian")
+            if any(_said_alone(w, low) and not _said_alone(w, taken) for w in _SAME_AS.get(word, (word,))):
                 args[name] = word
                 break
 

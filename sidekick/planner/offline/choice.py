@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from dreamer.sidekick.planner.language.lexicon import TASK_VERBS
+from dreamer.sidekick.planner.language.lexicon import DETERMINERS, TASK_VERBS, TASK_VERBS_BEFORE_DETERMINER
 from dreamer.sidekick.planner.offline.index import Index, Pattern
 from dreamer.sidekick.planner.offline.match import Match, align
 from dreamer.sidekick.planner.offline.request import Request
@@ -131,7 +131,8 @@ def holds_chores(index: Index, name: str) -> bool:
 def opens_with_task(value: str) -> bool:
     """The value opens with a verb of a chore ("defrost the turkey"), not a thing's name."""
     words = value.casefold().split()
-    return len(words) >= 2 and words[0] in TASK_VERBS
+    return len(words) >= 2 and (words[0] in TASK_VERBS or (
+        words[0] in TASK_VERBS_BEFORE_DETERMINER and (words[1] in DETERMINERS or words[1].endswith("'s"))))
 
 
 def _several_things(index: Index, m: Match) -> bool:

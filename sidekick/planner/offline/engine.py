@@ -35,6 +35,8 @@ from dreamer.sidekick.planner.language.dates import says_my_day
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
 from dreamer.sidekick.planner.language.chatter import chatter_reply
 from dreamer.sidekick.planner.language.embedded import unwrapped_question
+from dreamer.sidekick.planner.language.negated import denied, wont
+from dreamer.sidekick.planner.language.selfcorrect import corrected, split_correction
 from dreamer.sidekick.planner.language.having import using_as_with, with_what_is_had, without_placeholder
 from dreamer.sidekick.planner.language.labels import labelled_entry, list_tag_entry, verb_labelled
 from dreamer.sidekick.planner.language.addressed import Addressed, addressed_to, topic
@@ -159,6 +161,20 @@ class OfflinePlanner:
             read = self._plan_text(question, index, context)
             if read.steps and read.pending is None:
                 return read
+        negative = denied(text)
+        if negative is not None:
+            # "don't put bread on the list": nothing is done, unless what to do instead is said after it
+            # ("don't add bread, add rolls instead").
+            what, after = negative
+            if after:
+                read = self._plan_text(", ".join(after), index, context)
+                if read.steps and _sure(read):
+                    return read
+            if self._plan_text(what, index, context).steps:
+                return Plan(reply=wont(what))
+        fixed = self._self_corrected(text, index, context)
+        if fixed is not None:
+            return fixed
         plan = self._plan_text(text, index, context)
         held = without_placeholder(text)
         if held is not None:
@@ -209,19 +225,59 @@ class OfflinePlanner:
                 return read
         return plan
 
+    def _self_corrected(self, text: str, index: Index, context: PlanContext) -> Plan | None:
+        """"add eggs, no wait, two dozen eggs": the correction replaces the thing said last before it; a
+        correction that is a request of its own ("add eggs, no wait, take eggs off") is that request."""
+        parts = split_correction(text)
+        if parts is None:
+            return None
+        before, after = parts
+        alone = self._plan_text(after, index, context)
+        if alone.steps and _sure(alone) and len(alone.steps) == 1 and index.lex.is_known(after.split()[0].casefold()):
+            return alone
+        first = self._plan_text(before, index, context)
+        if len(first.steps) != 1:
+            return None
+        values = [v for v in first.steps[0].args.values() if isinstance(v, (list, str))]
+        value = next((v for v in reversed(values) if v), None)
+        if isinstance(value, list):
+            last = value[-1]  # a list's last item
+        elif isinstance(value, str):
+            # a text's last words, as many as the correction has: "the code is 4471, sorry, 4472"
+            size = len(after.split(",")[0].split())
+            last = " ".join(value.split()[-size:]) if size < len(value.split()) else value
+        else:
+            return None
+        if not isinstance(last, str):
+            return None
+        rewritten = corrected(before, last, after)
+        if rewritten is None:
+            return None
+        read = self._plan_text(rewritten, index, context)
+        return read if read.steps and read.steps[0].name == first.steps[0].name else None
+
     def _as_chore(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
         """"tick off defrost the turkey": a chore put in a list of things ("defrost the turkey" opens with a
         verb no thing's name opens with) is the to-do list's, where chores are kept: read again with that
         list named, and taken when a function that keeps chores does it with the same words."""
-        if len(plan.steps) != 1 or holds_chores(index, plan.steps[0].name):
+        chore: str | None = None  # the chore, when the plan put it in a list of things
+        if len(plan.steps) == 1 and not holds_chores(index, plan.steps[0].name):
+            items = [v for v in plan.steps[0].args.values() if isinstance(v, list)]
+            if len(items) != 1 or len(items[0]) != 1 or not isinstance(items[0][0], str) \
+                    or not opens_with_task(items[0][0]):
+                return None
+            chore = items[0][0].casefold()
+        elif plan.steps:
             return None
-        items = [v for v in plan.steps[0].args.values() if isinstance(v, list)]
-        if len(items) != 1 or len(items[0]) != 1 or not isinstance(items[0][0], str) or not opens_with_task(items[0][0]):
-            return None
-        for place in (" from my to-do list", " to my to-do list"):
+        # (no plan at all: "tick off wash the car" read as a car wash, a service no agent offers; then only
+        # a chore ticked off, a verb or two before it: "I want to order a pizza" is no chore to do)
+        places = (" from my to-do list", " to my to-do list") if chore is not None else (" from my to-do list",)
+        for place in places:
             read = self._plan_text(text + place, index, context)
             if len(read.steps) == 1 and read.pending is None and holds_chores(index, read.steps[0].name) and any(
-                    isinstance(v, str) and v.casefold() == items[0][0].casefold() for v in read.steps[0].args.values()):
+                    isinstance(v, str) and (v.casefold() == chore if chore is not None else (
+                        opens_with_task(v) and _lead_before(text, v) is not None))
+                    for v in read.steps[0].args.values()):
                 return read
         return None
 
@@ -252,6 +308,8 @@ class OfflinePlanner:
                             for x in (v if isinstance(v, list) else [v])).casefold()
             if not _sure(plan) or any(p.casefold() in said for p in before if not _interjection(p)) or any(
                     _interjection(p) and p.casefold() in said.split() for p in before):
+                if len(read.steps) == 1 and read.pending is None:  # a typical value said before still counts ("in the mood for thai, ...")
+                    return replace(read, steps=(_with_typical(index, read.steps[0], ", ".join(before)),))
                 return read
             return None
         return None
@@ -280,7 +338,9 @@ class OfflinePlanner:
                 continue
             if plan.pending is not None or len(plan.steps) != 1 or (
                     _reads(index, read.steps[0]) and _aside_leaked(read.steps[0], plan.steps[0], clause)):
-                return read  # (what is written down keeps every clause: "buy the blue paint, colour code 30BB")
+                # (what is written down keeps every clause: "buy the blue paint, colour code 30BB")
+                # A typical value the aside holds still counts: "I'm in the mood for thai, any recipes".
+                return replace(read, steps=(_with_typical(index, read.steps[0], clause),))
         return None
 
     def _plan_text(self, text: str, index: Index, context: PlanContext) -> Plan:
@@ -351,7 +411,7 @@ def _asked_of(readers: Sequence[Tool], named: Addressed) -> Step | None:
     return None
 
 
-_PREAMBLE_SPLIT = re.compile(r"[,;]|\.{2,}|…|\s[-–—]\s")
+_PREAMBLE_SPLIT = re.compile(r"[,;]|\.{2,}|…|\s[-–—]\s|(?<=\w)[.?!]+\s+")
 MAX_PREAMBLE_PIECES = 5
 # Words said alone before a request that are never its item: "sorry, ...", "ok, ...", "grand, ...".
 _INTERJECTIONS = frozenset(
@@ -383,6 +443,26 @@ _ONESELF = ("i'm ", "im ", "i am ", "i've ", "ive ", "i have never ", "i was ", 
 
 def _about_oneself(clause: str) -> bool:
     return clause.casefold().replace("\u2019", "'").startswith(_ONESELF)
+
+
+MAX_CHORE_LEAD = 2  # "tick off", "cross off": the words before a chore that no plan read
+
+
+def _lead_before(text: str, value: str) -> str | None:
+    """The words before `value` in `text` when there are one to MAX_CHORE_LEAD of them."""
+    at = text.casefold().find(value.casefold())
+    lead = text[:at].split() if at > 0 else []
+    return " ".join(lead) if 1 <= len(lead) <= MAX_CHORE_LEAD else None
+
+
+def _with_typical(index: Index, step: Step, said: str) -> Step:
+    """The step with its empty parameters that take typical values filled from `said`, if it holds one."""
+    info = next((i for i in index.tools if i.tool.name == step.name), None)
+    if info is None:
+        return step
+    args = dict(step.args)
+    fill_typical(args, info.slots, said)
+    return step if args == dict(step.args) else replace(step, args=args)
 
 
 def _reads(index: Index, step: Step) -> bool:
