@@ -63,7 +63,7 @@ def _latest_list(state: DialogueState) -> list[str] | None:
 
 
 _ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6}
-_AROUND_ORDINAL = POINTING | {"number", "no", "recipe", "idea", "option", "one"}
+_AROUND_ORDINAL = POINTING | {"number", "no", "recipe", "idea", "option", "one", "choice", "pick", "ideas", "options"}
 
 
 def _nth_list(state: DialogueState, value: Any) -> list[str] | None:

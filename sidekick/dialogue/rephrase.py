@@ -66,6 +66,8 @@ WRONG = frozenset({("wrong", "time"), ("wrong", "day"), ("wrong", "date"), ("tha
 # "number two", "#2": the numeral the ordinal readers know.
 NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
                 "nine": "9", "ten": "10"}
+# Words a place in a list shown is said after: "number two", "option two", "choice 3", "idea two".
+PLACE_NOUNS = frozenset({"number", "option", "choice", "no", "idea", "recipe", "item", "pick"})
 # The old and the new value of a correction that names both: "change A to B", "B instead of A".
 MAX_VALUE_WORDS = 4
 
@@ -230,7 +232,7 @@ def rephrase(text: str) -> str:
         skip = 3 if low[2] in ("it's", "its") else 4
         return " ".join(["actually,", "make", "it", *words[skip:]]) + end
     numbered = [_numbered(w) for w in words]
-    numbered = [NUMBER_WORDS.get(w.casefold(), w) if i and numbered[i - 1].casefold() == "number" else w
+    numbered = [NUMBER_WORDS.get(w.casefold(), w) if i and numbered[i - 1].casefold().rstrip(".") in PLACE_NOUNS else w
                 for i, w in enumerate(numbered)]
     renumbered = numbered != words
     words = numbered

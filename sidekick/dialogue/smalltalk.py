@@ -29,6 +29,7 @@ from dreamer.sidekick.planner.offline.templates import expand
 HELP = re.compile(
     r"^(?:so\W+|ok\W+|and\W+)?(?:help|help me|\?|what (?:can|could) (?:you|i) do(?: (?:for me|here|with you))?|"
     r"what (?:are|do) you (?:able to do|do|good at|know how to do)|what can i ask(?: you)?(?: to do)?|"
+    r"what (?:are|were) you able to (?:do|help (?:me )?with)|what (?:can|could) you assist (?:me )?with|"
     r"what (?:agents|skills|things) do (?:i|you) have|how (?:do i use|does this work)(?: you)?|"
     r"what (?:do|can) you help (?:me )?with|show me what you can do|list (?:your|my) (?:agents|skills)|"
     r"what are my options|commands|what are your (?:features|capabilities|abilities|skills|functions|powers)|"

@@ -29,7 +29,7 @@ UNDO = re.compile(
     # deleting what was just made, pointed at with a pronoun only: "disregard that; remove it"
     r"|(?:please\s+|kindly\s+)?(?:disregard|remove|delete|ditch|bin) (?:that|it|this)(?: one| note| event| item| entry)?"
     r"|(?:please\s+|kindly\s+)?take (?:that|it|those|them) (?:off|out|back)(?: off| out)?(?: again)?"
-    r"|(?:put|add|bring) (?:that|it|them|those|this) back|never mind that|i didn't mean that|i did not mean that"
+    r"|(?:put|add|bring|make|get) (?:that|it|them|those|this) back|never mind that|i didn't mean that|i did not mean that"
     r"|that was a mistake|change (?:it|that) back|scratch that|scrap that|forget that|bin that|ditch that)"
     r"(?:[\s,]+(?:again|please|pls|plz|now|for me|lol|thanks|then)){0,3}[\s.!?]*$",
     re.IGNORECASE,
@@ -52,7 +52,10 @@ _REMORSE = (
     r"i (?:didn'?t|did not|don'?t|do not) (?:want|need|mean) (?:it|that|them|those|this)(?: after all)?|"
     # owning the mistake: "I added it by mistake", "that was an error", "I made an error"
     r"i (?:added|saved|put|made|did) (?:it|that|this|them) by (?:mistake|accident)|(?:that|it) was (?:an error|a mistake|by mistake|wrong)|"
-    r"i made (?:an error|a mistake)|my error|nah|nope|hang on|hold on|kindly|please|ach|och|eh|meh|aw|welp|yikes|lol)"
+    r"i made (?:an error|a mistake)|my error|nah|nope|hang on|hold on|kindly|please|ach|och|eh|meh|aw|welp|yikes|lol|"
+    # that what was marked done is not: "I haven't actually", "is not finished", "not done yet"
+    r"i (?:haven'?t|have not|didn'?t|did not)(?: (?:actually|really|done it|finished it|yet|done that))?(?: yet)?|"
+    r"(?:it'?s |it is |is |that'?s )?not (?:done|finished|complete|completed|ready)(?: yet)?|not yet)"
 )
 # ... said to someone ("my bad y'all") or with a word on how it happened ("oops my kid hit send").
 _TO_WHOM = r"(?:\s+(?:y'all|guys|mate|love|hon|pet))?"

@@ -62,6 +62,8 @@ _POLITE_START = re.compile(
 _REMEMBER_END = re.compile(
     r"(?:,\s*(?:so\s+|and\s+)?(?:please\s+)?|\s(?:so|and|please)\s+)(?:remember(?:\s+that|\s+this|\s+it)?|keep\s+(?:that|this|it)\s+in\s+mind"
     r"|by\s+the\s+way|btw|for\s+future\s+reference|fyi)$"
+    # said after the fact with no comma: "I'm a vegetarian by the way"
+    r"|\s(?:by\s+the\s+way|btw|fyi)$"
 )
 # One polite word at the end, taken off again and again (_tidy): the single pattern
 # `(?:\s*[,.]?\s*(?:please|thanks|thank you))+$` backtracked exponentially ("x please please ... y").

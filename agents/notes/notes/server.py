@@ -372,6 +372,7 @@ def add_todo(ctx: Context, text: str) -> dict:
         "anything on my (to-do|todo) list",
         "do I have any (tasks|to-dos|todos)",
         "what do I (have|need) to get done",
+        "what have I got [left] to do",
     ],
 )
 def todos(ctx: Context) -> dict:

@@ -94,7 +94,8 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     # Where groceries are bought, by kind or by the chain's name ("anything we need from tesco"); not "store",
     # which is the verb "save" too, nor "target", a word of its own.
     ("supermarket", "shop", "shops", "grocer", "grocers", "tesco", "sainsburys", "sainsbury", "asda", "aldi", "lidl",
-     "waitrose", "morrisons", "walmart", "costco", "kroger", "safeway", "publix", "wegmans"),
+     "waitrose", "morrisons", "walmart", "costco", "kroger", "safeway", "publix", "wegmans", "woolies", "woolworths",
+     "coles", "iga", "heb", "meijer", "dmart", "bigbasket", "big bazaar", "reliance fresh", "spar", "co-op"),
     ("dinner", "supper", "evening meal"),
     ("cook", "make", "prepare", "prep", "fix", "whip up", "rustle up", "knock up"),
     ("happening", "going on", "taking place"),
