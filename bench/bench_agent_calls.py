@@ -19,7 +19,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -28,39 +27,25 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[0] / "tests" / "e2e"))
 sys.path.insert(0, str(HERE))
 
-import kernelproc  # noqa: E402
-from bench_side_by_side import cpu as process_cpu, ms  # noqa: E402
+from bench_side_by_side import cpu as process_cpu, kernels_for, ms, options  # noqa: E402
 
 PLAN = "/v1/agents/recipes/functions/plan_dinner"
 
 
 def main() -> None:
-    specs = [a for a in sys.argv[1:] if "=" in a]
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 6
-    n = int(sys.argv[sys.argv.index("--n") + 1]) if "--n" in sys.argv else 200
-    home = tempfile.mkdtemp()
-    real = sys.executable
-    kernels: dict[str, kernelproc.KernelProc] = {}
+    specs, rounds, n = options()
     loads = [os.getloadavg()[0]]
     added: dict[str, list[float]] = defaultdict(list)
     plain_p50: dict[str, list[float]] = defaultdict(list)
     nested_p50: dict[str, list[float]] = defaultdict(list)
     cpu_added: dict[str, list[float]] = defaultdict(list)
-    try:
-        for spec in specs:
-            name, _, rest = spec.partition("=")
-            python, _, env = rest.partition(":")
-            sys.executable = python  # start_kernel runs `sys.executable -m dreamer.host.server`
-            kernels[name] = kernelproc.start_kernel(
-                Path(home) / name, {"DREAMER_LOG_LEVEL": "error", **(json.loads(env) if env else {})}
-            )
-        sys.executable = real
+    with kernels_for(specs) as kernels:
         clients = {name: k.client() for name, k in kernels.items()}
 
         def call(name: str, nested: bool) -> float:
-            started = time.perf_counter()
+            began = time.perf_counter()
             r = clients[name].post(PLAN, json={"args": {"add_to_grocery_list": nested}})
-            took = time.perf_counter() - started
+            took = time.perf_counter() - began
             assert r.status_code == 200, r.text
             return took
 
@@ -84,10 +69,6 @@ def main() -> None:
                 added[name].append(nest - plain)
                 cpu_added[name].append((spent[True] - spent[False]) / n)
             loads.append(os.getloadavg()[0])
-    finally:
-        sys.executable = real
-        for k in kernels.values():
-            k.stop()
     med = statistics.median
     out: dict[str, object] = {}
     for name in kernels:
