@@ -25,7 +25,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -34,10 +33,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[0] / "tests" / "e2e"))
 sys.path.insert(0, str(HERE))
 
-import kernelproc  # noqa: E402
 from loadgen import run as loadrun  # noqa: E402
 # The whole process's CPU, percentiles and milliseconds, as the side-by-side bench reads them.
-from bench_side_by_side import cpu as process_cpu, ms, pct  # noqa: E402
+from bench_side_by_side import cpu as process_cpu, ms, kernels_for, options, pct  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 CALL = "/v1/agents/grocery/functions/list_items"
@@ -60,12 +58,7 @@ def thread_cpu(pid: int) -> dict[str, float]:
 
 
 def main() -> None:
-    specs = [a for a in sys.argv[1:] if "=" in a]
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 6
-    n = int(sys.argv[sys.argv.index("--n") + 1]) if "--n" in sys.argv else 200
-    home = tempfile.mkdtemp()
-    real = sys.executable
-    kernels: dict[str, kernelproc.KernelProc] = {}
+    specs, rounds, n = options()
     loads = [os.getloadavg()[0]]
     warm: dict[str, list[float]] = defaultdict(list)
     health: dict[str, list[float]] = defaultdict(list)
@@ -74,15 +67,7 @@ def main() -> None:
     tput: dict[str, list[float]] = defaultdict(list)
     tp_cpu: dict[str, list[float]] = defaultdict(list)
     errors: dict[str, int] = defaultdict(int)
-    try:
-        for spec in specs:
-            name, _, rest = spec.partition("=")
-            python, _, env = rest.partition(":")
-            sys.executable = python  # start_kernel runs `sys.executable -m dreamer.host.server`
-            kernels[name] = kernelproc.start_kernel(
-                Path(home) / name, {"DREAMER_LOG_LEVEL": "error", **(json.loads(env) if env else {})}
-            )
-        sys.executable = real
+    with kernels_for(specs) as kernels:
         clients = {name: k.client() for name, k in kernels.items()}
         for c in clients.values():
             for _ in range(30):
@@ -119,10 +104,6 @@ def main() -> None:
                 tput[name].append(n * 10 / res.elapsed_s)
                 errors[name] += res.errors
             loads.append(os.getloadavg()[0])
-    finally:
-        sys.executable = real
-        for k in kernels.values():
-            k.stop()
     med = statistics.median
     out: dict[str, object] = {}
     for name in kernels:

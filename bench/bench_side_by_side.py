@@ -16,12 +16,14 @@ calls from 16 lean clients (bench/loadgen.py). Prints medians over the rounds as
 """
 
 import asyncio
+import contextlib
 import json
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -30,6 +32,36 @@ sys.path.insert(0, str(HERE))
 
 import kernelproc  # noqa: E402
 from loadgen import run as loadrun  # noqa: E402
+
+def options() -> tuple[list[str], int, int]:
+    """The kernels (NAME=PYTHON[:ENV_JSON]), --rounds and --n of the command line."""
+    specs = [a for a in sys.argv[1:] if "=" in a]
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 6
+    n = int(sys.argv[sys.argv.index("--n") + 1]) if "--n" in sys.argv else 200
+    return specs, rounds, n
+
+
+@contextlib.contextmanager
+def kernels_for(specs: list[str]) -> Iterator[dict[str, kernelproc.KernelProc]]:
+    """A kernel for each NAME=PYTHON[:ENV_JSON], each with a home of its own; stopped at the end."""
+    home = tempfile.mkdtemp()
+    real = sys.executable
+    kernels: dict[str, kernelproc.KernelProc] = {}
+    try:
+        for spec in specs:
+            name, _, rest = spec.partition("=")
+            python, _, env = rest.partition(":")
+            sys.executable = python  # start_kernel runs `sys.executable -m dreamer.host.server`
+            kernels[name] = kernelproc.start_kernel(
+                Path(home) / name, {"DREAMER_LOG_LEVEL": "error", **(json.loads(env) if env else {})}
+            )
+        sys.executable = real
+        yield kernels
+    finally:
+        sys.executable = real
+        for k in kernels.values():
+            k.stop()
+
 
 def cpu(pid: int) -> float:
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
@@ -46,23 +78,10 @@ def ms(seconds: float) -> float:
 
 
 def main() -> None:
-    specs = [a for a in sys.argv[1:] if "=" in a]
-    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 6
-    n = int(sys.argv[sys.argv.index("--n") + 1]) if "--n" in sys.argv else 200
-    kernels: dict[str, kernelproc.KernelProc] = {}
-    home = tempfile.mkdtemp()
-    real = sys.executable
+    specs, rounds, n = options()
     loads = [os.getloadavg()[0]]
     data: dict[str, dict[str, list[float]]] = {}
-    try:
-        for spec in specs:
-            name, _, rest = spec.partition("=")
-            python, _, env = rest.partition(":")
-            sys.executable = python  # start_kernel runs `sys.executable -m dreamer.host.server`
-            kernels[name] = kernelproc.start_kernel(
-                Path(home) / name, {"DREAMER_LOG_LEVEL": "error", **(json.loads(env) if env else {})}
-            )
-        sys.executable = real
+    with kernels_for(specs) as kernels:
         keys = ("warm", "cpu", "health", "plain", "nested", "tput", "tp_p50", "tp_p99", "tp_cpu", "errors")
         data = {name: {key: [] for key in keys} for name in kernels}
         clients = {name: k.client() for name, k in kernels.items()}
@@ -100,10 +119,6 @@ def main() -> None:
                 d["tp_p50"].append(statistics.median(res.latencies_s))
                 d["tp_p99"].append(pct(res.latencies_s, 99))
             loads.append(os.getloadavg()[0])
-    finally:
-        sys.executable = real
-        for k in kernels.values():
-            k.stop()
     out: dict[str, object] = {}
     med = statistics.median
     for name, d in data.items():

@@ -26,6 +26,7 @@ import logging
 import resource
 import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,7 +85,7 @@ def guarded_protocol(limits: ConnectionLimits, max_connections: int) -> type[Htt
 
         # uvicorn's HttpToolsProtocol narrows asyncio's BaseTransport to Transport; this override keeps its signature.
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
+            super().connection_made(OneWrite(transport, self.loop))
             live.add(self)
             if len(live) > max_connections:
                 if waiting:
@@ -158,6 +159,98 @@ def guarded_protocol(limits: ConnectionLimits, max_connections: int) -> type[Htt
                 self.transport.close()
 
     return GuardedProtocol
+
+
+# A write this size or smaller waits for the next one (see OneWrite); a larger one leaves at once.
+HOLD_AT_MOST = 64 * 1024
+
+
+class OneWrite(asyncio.Transport):
+    """A connection's transport, through which a small response leaves in one write.
+
+    uvicorn writes a response's status line and headers as soon as the app starts the
+    response, and its body with the next message: two send calls, two segments, and two
+    wake-ups of the client for one small answer. Here a small write waits for the next one
+    (joined to it), or for the end of the current turn of the event loop, whichever comes
+    first; so nothing waits longer than the code that wrote it keeps running, and the order
+    of the bytes is unchanged. Closing sends what waits first; aborting drops it, as an
+    abort drops the transport's own buffer.
+    """
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self._transport = transport
+        self._loop = loop
+        self._held: bytes | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            if len(data) <= HOLD_AT_MOST:
+                self._transport.write(held + bytes(data))
+                return
+            self._transport.write(held)
+        if len(data) > HOLD_AT_MOST or self._transport.is_closing():
+            self._transport.write(data)
+            return
+        self._held = bytes(data)
+        self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            self._transport.write(held)
+
+    def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
+        self.write(b"".join(list_of_data))
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def write_eof(self) -> None:
+        self._flush()
+        self._transport.write_eof()
+
+    def abort(self) -> None:
+        self._held = None
+        self._transport.abort()
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + len(self._held or b"")
+
+    # -- the rest is the transport's own ------------------------------------------------
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self._transport.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self._transport.get_protocol()
+
+    def is_reading(self) -> bool:
+        return self._transport.is_reading()
+
+    def pause_reading(self) -> None:
+        self._transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._transport.resume_reading()
+
+    def can_write_eof(self) -> bool:
+        return self._transport.can_write_eof()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self._transport.set_write_buffer_limits(high, low)
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self._transport.get_write_buffer_limits()
 
 
 _last_warning = 0.0

@@ -8,9 +8,10 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from dreamer.contracts.http import install_handlers
-from dreamer.kernel.api.lean_call import lean_call_route
+from dreamer.kernel.api.lean_call import CallFirst, lean_call_route
 from dreamer.kernel.api.limits import BodyLimit
 from dreamer.kernel.api.placement import PlaceUsers
 from dreamer.kernel.api.routes import (
@@ -24,6 +25,18 @@ from dreamer.kernel.config import Settings, load_settings
 from dreamer.kernel.core import Kernel
 from dreamer.kernel.ports import AppMount
 from dreamer.kernel.tools.gateway import Gateway
+
+
+class KernelApp(FastAPI):
+    """FastAPI with the call in front of its middleware stack (kernel/api/lean_call.py)."""
+
+    call_first_bytes: int | None = None  # the JSON body limit; None: every request takes the whole stack
+
+    def build_middleware_stack(self) -> ASGIApp:
+        stack = super().build_middleware_stack()
+        if self.call_first_bytes is None:
+            return stack
+        return CallFirst(stack, self.exception_handlers, json_bytes=self.call_first_bytes)
 
 
 def create_app(
@@ -54,20 +67,23 @@ def create_app(
         finally:
             await kernel.stop()
 
-    app = FastAPI(
+    app = KernelApp(
         title="dreamer kernel",
         version=system.VERSION,
         description="The HTTP API of a dreamer installation: agents, permissions, invocations, audit.",
         lifespan=lifespan,
     )
     install_handlers(app)
-    app.add_middleware(
-        BodyLimit, json_bytes=settings.limits.max_message_bytes // 2, upload_bytes=settings.max_bundle_bytes
-    )
+    json_bytes = settings.limits.max_message_bytes // 2
+    app.add_middleware(BodyLimit, json_bytes=json_bytes, upload_bytes=settings.max_bundle_bytes)
     if settings.node:
         # A cluster node serves each user under a lease or forwards to the node that holds it;
         # a single kernel never builds this (kernel/cluster/placement.py).
         app.add_middleware(PlaceUsers)
+    else:
+        # A single kernel answers a call in one layer in front of the stack; a node does not,
+        # since its placement layer must see every call first.
+        app.call_first_bytes = json_bytes
     for module in (system, agents, permissions, invocations, audit, doctor, chat, data, sessions, tokens, feed, triggers, hooks, gallery,
                    tools, traces, nodes):
         app.include_router(module.router)

@@ -33,10 +33,8 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         limit = self.upload_bytes if scope["path"] in UPLOAD_PATHS else self.json_bytes
-        headers = dict(scope.get("headers") or [])
-        declared = headers.get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > limit:
-            await _refuse(send, limit)
+        if declared_too_large(scope, limit):
+            await refuse(send, limit)
             return
         seen = 0
         started = False
@@ -59,14 +57,20 @@ class BodyLimit:
             await self.app(scope, counted, tracked)
         except BodyTooLarge:
             if not started:
-                await _refuse(send, limit)
+                await refuse(send, limit)
+
+
+def declared_too_large(scope: Scope, limit: int) -> bool:
+    """The request says its body is larger than `limit` (its last Content-Length)."""
+    declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+    return declared.isdigit() and int(declared) > limit
 
 
 def _message(limit: int) -> str:
     return f"the request body is larger than {limit // 1024} KiB"
 
 
-async def _refuse(send: Send, limit: int) -> None:
+async def refuse(send: Send, limit: int) -> None:
     body = json.dumps({"error": {"code": "payload_too_large", "message": _message(limit)}}).encode()
     await send({"type": "http.response.start", "status": 413,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})

@@ -163,7 +163,7 @@ _INSERT = HotStatement(insert(_AUDIT), (
     "seq", "at", "prev_hash", "hash", "user_id", "actor", "action", "target", "scope", "decision", "detail",
     "invocation_id",
 ))
-_LAST = select(_AUDIT.c.seq, _AUDIT.c.hash).order_by(_AUDIT.c.seq.desc()).limit(1)
+_LAST = HotStatement(select(_AUDIT.c.seq, _AUDIT.c.hash).order_by(_AUDIT.c.seq.desc()).limit(1), ())
 _SQLITE_LOCK = text("UPDATE audit_log SET seq = seq WHERE 0 = 1")
 _PG_LOCK = text("SELECT pg_advisory_xact_lock(:key)")
 
@@ -227,9 +227,11 @@ def append_entry(
     if not (write_locked and conn.dialect.name == "sqlite"):
         _lock_chain(conn)
     with _append_lock:
-        last = conn.execute(_LAST).first()
-        seq = 1 if last is None else last.seq + 1
-        prev_hash = GENESIS_HASH if last is None else last.hash
+        # On the cursor (kernel/store/hot.py): through Connection.execute this read cost more
+        # than the insert that follows it.
+        last = _LAST.first(conn)
+        seq = 1 if last is None else int(last[0]) + 1
+        prev_hash = GENESIS_HASH if last is None else str(last[1])
         # Microseconds survive both backends; nothing finer is stored.
         at = datetime.now(timezone.utc)
         digest = compute_hash(prev_hash, seq=seq, at=at, **fields)

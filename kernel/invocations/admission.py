@@ -30,6 +30,11 @@ from dreamer.kernel.store.models import Invocation
 from dreamer.kernel.store.writer import GroupWriter
 from dreamer.kernel.users.quotas import exceeded
 
+# How long an allowed call's admission may wait to share the transaction of the call's end
+# (decision 0053). It bounds the crash window in which the call may have changed its own
+# data folder with no record of it; a syscall ends the wait at once.
+ADMISSION_DEFERRED_AT_MOST_S = 0.02
+
 
 def unconfirmed(target: str, kind: str) -> DreamerError:
     """The one refusal of a confirm=True function called without the user's confirmation."""
@@ -46,6 +51,7 @@ class Admission:
         self.store = store
         self.cache = cache
         self.writer = writer
+        self.deferred_at_most_s = ADMISSION_DEFERRED_AT_MOST_S
 
     async def admit(
         self, who: Principal, run: Run, agent: str, function: str, args: dict[str, Any], caller: Caller,
@@ -111,7 +117,9 @@ class Admission:
             # and "queued" is an answer, so it is durable before it is said.
             await self.writer.write(job)
         else:
-            run.admitted = self.writer.queue(job)
+            # Written with the call's end, in one transaction, unless a syscall or the
+            # bound comes first (decision 0053); the answer waits for it either way.
+            run.defer_admission(self.writer, job, self.deferred_at_most_s)
 
     def _queue_if_background(self, who: Principal, run: Run, agent: str, spec: FunctionSpec, caller: Caller) -> None:
         # Triggered runs are always background invocations, whatever the function says.

@@ -25,7 +25,7 @@ from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.admission import Admission, check_text
 from dreamer.kernel.invocations.principal import Caller, Principal
-from dreamer.kernel.invocations.records import Outcome, QueuedRun, Run, end_job, logs_job, new_invocation_id
+from dreamer.kernel.invocations.records import Outcome, QueuedRun, Run, after, end_job, logs_job, new_invocation_id
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
 from dreamer.kernel.permissions.folders import bounds_for
 from dreamer.kernel.posts.signal import FeedSignal
@@ -81,7 +81,10 @@ class Invoker:
         check_text(args)
         run = Run(id=new_invocation_id(), trigger=caller.trigger)
         started = time.monotonic()
-        with self.writer.serving(), self.tracer.start_as_current_span(
+        # A call from an agent is part of its caller's chain, which is counted already and
+        # waits for it: at load 1 its commits stay on the loop like the chain's others (0052).
+        serving = contextlib.nullcontext() if caller.kind == "agent" else self.writer.serving()
+        with serving, self.tracer.start_as_current_span(
             f"invoke_agent {agent}",
             attributes={
                 "gen_ai.operation.name": "invoke_agent",
@@ -216,12 +219,12 @@ class Invoker:
                 # The runner decides: cancelled by the user, or re-queued by its retry policy.
                 self.writer.submit(logs_job(run))
             else:
-                self.writer.submit(
-                    end_job(
-                        run, "failed", None, DreamerError("internal", f"interrupted: {type(exc).__name__}"),
-                        self.settings.retry_delay_s,
-                    )
+                end = end_job(
+                    run, "failed", None, DreamerError("internal", f"interrupted: {type(exc).__name__}"),
+                    self.settings.retry_delay_s,
                 )
+                admission = run.take_admission()
+                self.writer.submit(end if admission is None else after(admission, end))
             raise
         await self._record_end(run, "succeeded", value, None)
         return Outcome(value=value, invocation_id=run.id)
@@ -313,7 +316,23 @@ class Invoker:
     # -- bookkeeping ----------------------------------------------------------------------
 
     async def _record_end(self, run: Run, status: str, value: Any, error: DreamerError | None) -> None:
-        await self.writer.write(end_job(run, status, value, error, self.settings.retry_delay_s))
+        end = end_job(run, status, value, error, self.settings.retry_delay_s)
+        admission = run.take_admission()
+        if admission is None:
+            await self.writer.write(end)
+            return
+        # One transaction for the admission and the end (decision 0053). Queued, not written
+        # by `write`: it records a call that ran, so it is written even if this request is
+        # cancelled while it waits; the answer waits for it through `durable`.
+        run.admitted = self.writer.queue(after(admission, end))
+        try:
+            await run.durable()
+        except Exception:
+            # The end failed for a reason of its own and took the admission with it: the
+            # admission is a decision the log keeps, so it is written alone before the failure is said.
+            run.admitted = self.writer.queue(admission)
+            await run.durable()
+            raise
 
 
 def _retrying(run: Run, error: DreamerError | None = None) -> bool:

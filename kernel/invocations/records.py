@@ -25,6 +25,7 @@ from dreamer.kernel.store.hot import HotStatement
 from dreamer.kernel.store.models import Invocation, InvocationLog
 from dreamer.kernel.store.tables import rowcount, table
 from dreamer.kernel.store.text import storable_text
+from dreamer.kernel.store.writer import GroupWriter
 
 
 @dataclass
@@ -49,9 +50,36 @@ class Run:
     # The admission's commit when it was queued, not awaited (decision 0051): the answer
     # and every syscall wait for it, so nothing is said or done on an unrecorded admission.
     admitted: asyncio.Future[None] | None = None
+    # The admission's transaction while it waits to be written in the same transaction as
+    # the call's end (decision 0053), with the writer it goes to and the timer that bounds the wait.
+    deferred: Callable[[Connection], None] | None = None
+    _writer: GroupWriter | None = None
+    _bound: asyncio.TimerHandle | None = None
+
+    def defer_admission(self, writer: GroupWriter, job: Callable[[Connection], None], within_s: float) -> None:
+        """Hold the admission's transaction for the call's end (decision 0053); it is queued
+        alone at the first syscall, or once the call has run `within_s`, whichever comes first."""
+        self.deferred, self._writer = job, writer
+        self._bound = asyncio.get_running_loop().call_later(within_s, self.write_admission)
+
+    def write_admission(self) -> None:
+        """Queue a deferred admission on its own (not awaited: `durable` waits for it)."""
+        job = self.take_admission()
+        if job is not None:
+            assert self._writer is not None
+            self.admitted = self._writer.queue(job)
+
+    def take_admission(self) -> Callable[[Connection], None] | None:
+        """The deferred admission, now the caller's to write; None if it was queued already."""
+        job, self.deferred = self.deferred, None
+        if self._bound is not None:
+            self._bound.cancel()
+            self._bound = None
+        return job
 
     async def durable(self) -> None:
         """Wait until the admission is committed; raises if it could not be."""
+        self.write_admission()
         if self.admitted is not None:
             # Shielded: a cancelled caller must not cancel the commit of a call that ran.
             await asyncio.shield(self.admitted)
@@ -142,6 +170,16 @@ def end_job(
         write_logs(conn)
 
     return finish
+
+
+def after(first: Callable[[Connection], None], then: Callable[[Connection], None]) -> Callable[[Connection], None]:
+    """Both jobs in one transaction, `first` first."""
+
+    def both(conn: Connection) -> None:
+        first(conn)
+        then(conn)
+
+    return both
 
 
 def logs_job(run: Run) -> Callable[[Connection], None]:

@@ -77,12 +77,22 @@ class HotStatement:
 
     def execute(self, conn: Connection, params: dict[str, Any] | Sequence[dict[str, Any]]) -> None:
         """Run with one set of parameters, or with several (executemany)."""
-        dialect = conn.dialect
-        compiled = self._compile(dialect)
+        compiled = self._compile(conn.dialect)
         many = not isinstance(params, dict)
         rows = [self._bind(compiled, p) for p in params] if many else [self._bind(compiled, params)]  # type: ignore[arg-type]
-        if not rows:
-            return
+        if rows:
+            self._run(conn, compiled, rows, many=many)
+
+    def first(self, conn: Connection, params: dict[str, Any] | None = None) -> tuple[Any, ...] | None:
+        """Run a query; its first row as the driver returns it, or None. No result processing:
+        only for columns whose driver values are already what the caller reads (integers, text)."""
+        compiled = self._compile(conn.dialect)
+        return self._run(conn, compiled, [self._bind(compiled, params or {})], fetch=True)
+
+    @staticmethod
+    def _run(conn: Connection, compiled: _Compiled, rows: list[Any], *, many: bool = False,
+             fetch: bool = False) -> tuple[Any, ...] | None:
+        dialect = conn.dialect
         dbapi_conn = conn.connection.dbapi_connection
         assert dbapi_conn is not None
         cursor = dbapi_conn.cursor()
@@ -91,6 +101,8 @@ class HotStatement:
                 cursor.executemany(compiled.sql, rows)
             else:
                 cursor.execute(compiled.sql, rows[0])
+            found: tuple[Any, ...] | None = cursor.fetchone() if fetch else None
+            return found
         except dialect.loaded_dbapi.Error as error:
             raise DBAPIError.instance(
                 compiled.sql, rows[0], error, dialect.loaded_dbapi.Error, dialect=dialect

@@ -146,7 +146,8 @@ class Invocation(Base):
     # "user" for a direct call, else the calling agent's name.
     caller: Mapped[str] = mapped_column(String(64))
     parent_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
-    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    # No index of its own: ix_invocations_queue below starts with status (migration 0020).
+    status: Mapped[str] = mapped_column(String(16), default="queued")
     result: Mapped[object | None] = mapped_column(JSON, nullable=True)
     error_code: Mapped[str | None] = mapped_column(String(32), nullable=True)
     error_message: Mapped[str | None] = mapped_column(Text, nullable=True)

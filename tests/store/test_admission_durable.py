@@ -4,6 +4,10 @@ makes) waits for the admission's commit, and a refusal is committed before it is
 
 The writer thread is held on a gate, so every commit waits: the call runs, and its answer
 must not come back until the gate opens and the audit row is in the store.
+
+Decision 0053: a short call's admission is written in one transaction with its end; one
+that outlasts the bound, or makes a syscall, has it written alone first; an end that
+cannot be written does not take the admission with it.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ from sqlalchemy import insert, select
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.config import load_settings
 from dreamer.kernel.install.cache import InstallCache
+from dreamer.kernel.invocations import invoker as invoker_module
 from dreamer.kernel.invocations.invoker import Invoker
 from dreamer.kernel.invocations.principal import Caller, Principal
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.store.models import AuditEntry, User
+from dreamer.kernel.store.models import AuditEntry, Invocation, User
 from dreamer.kernel.store.writer import GroupWriter
 
 
@@ -37,9 +42,12 @@ class _Worker:
         self.ran = asyncio.Event()
         self.syscall: tuple[str, dict[str, Any]] | None = None
         self.syscall_done = asyncio.Event()
+        self.release: asyncio.Event | None = None  # when set: answers only once released
 
     async def request(self, method: str, params: dict[str, Any], *, syscalls: Any, **_: Any) -> dict[str, Any]:
         self.ran.set()
+        if self.release is not None:
+            await self.release.wait()
         if self.syscall is not None:
             try:
                 await syscalls(*self.syscall)
@@ -176,3 +184,98 @@ def test_a_refusal_is_committed_before_it_is_said(store: Store, tmp_path: Path) 
     finally:
         invoker.writer.close()
     assert not worker.ran.is_set()
+
+
+def _invocations(store: Store) -> list[tuple[str, str]]:
+    with store.session() as s:
+        return [(i.function, i.status) for i in s.scalars(select(Invocation))]
+
+
+def test_a_short_calls_admission_and_end_are_one_transaction(store: Store, tmp_path: Path) -> None:
+    invoker, worker, ada = _world(store, tmp_path)
+
+    async def main() -> int:
+        await invoker.invoke(ada, "notes", "read", {}, Caller("user"))  # the writer's first use
+        before = invoker.writer.batches
+        outcome = await invoker.invoke(ada, "notes", "read", {}, Caller("user"))
+        assert outcome.value == "done"
+        return invoker.writer.batches - before
+
+    try:
+        assert asyncio.run(main()) == 1
+    finally:
+        invoker.writer.close()
+    assert _audit(store) == [("functions.call", "notes.read", "allow")] * 2
+    assert _invocations(store) == [("read", "succeeded")] * 2
+
+
+def test_a_call_that_outlasts_the_bound_has_its_admission_on_record_while_it_runs(
+    store: Store, tmp_path: Path
+) -> None:
+    invoker, worker, ada = _world(store, tmp_path)
+    worker.release = asyncio.Event()
+
+    async def main() -> None:
+        call = asyncio.ensure_future(invoker.invoke(ada, "notes", "read", {}, Caller("user")))
+        await asyncio.wait_for(worker.ran.wait(), 5)
+        for _ in range(500):  # the bound is far shorter than these 5 s
+            if _audit(store):
+                break
+            await asyncio.sleep(0.01)
+        assert not call.done()
+        assert _audit(store) == [("functions.call", "notes.read", "allow")]
+        assert _invocations(store) == [("read", "running")]
+        worker.release.set()  # type: ignore[union-attr]
+        await asyncio.wait_for(call, 10)
+
+    try:
+        asyncio.run(main())
+    finally:
+        invoker.writer.close()
+    assert _invocations(store) == [("read", "succeeded")]
+
+
+def test_an_end_that_cannot_be_written_leaves_the_admission_on_record(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    invoker, worker, ada = _world(store, tmp_path)
+
+    def unwritable(*args: Any) -> Any:
+        def job(conn: Any) -> None:
+            raise RuntimeError("the end cannot be written")
+
+        return job
+
+    monkeypatch.setattr(invoker_module, "end_job", unwritable)
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match="cannot be written"):
+            await invoker.invoke(ada, "notes", "read", {}, Caller("user"))
+
+    try:
+        asyncio.run(main())
+    finally:
+        invoker.writer.close()
+    assert _audit(store) == [("functions.call", "notes.read", "allow")]
+    assert _invocations(store) == [("read", "running")]  # as a crash would leave it: marked at the next start
+
+
+def test_a_call_cancelled_while_it_runs_keeps_its_admission_and_its_end(store: Store, tmp_path: Path) -> None:
+    invoker, worker, ada = _world(store, tmp_path)
+    worker.release = asyncio.Event()
+    # Longer than the test: the admission is still held when the request is cancelled.
+    invoker.admission.deferred_at_most_s = 60.0
+
+    async def main() -> None:
+        call = asyncio.ensure_future(invoker.invoke(ada, "notes", "read", {}, Caller("user")))
+        await asyncio.wait_for(worker.ran.wait(), 5)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    try:
+        asyncio.run(main())
+    finally:
+        invoker.writer.close()  # writes what was queued
+    assert _audit(store) == [("functions.call", "notes.read", "allow")]
+    assert _invocations(store) == [("read", "failed")]

@@ -13,6 +13,7 @@ from sqlalchemy import Connection, func, insert, select
 from dreamer.kernel.audit.log import append, verify
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import AuditEntry, User
+from dreamer.kernel.store import writer as writer_module
 from dreamer.kernel.store.writer import GroupWriter
 
 
@@ -177,3 +178,35 @@ def test_an_idle_write_does_not_wait_on_another_connections_lock(store: Store) -
         other.close()
         writer.close()
     assert seen == ["dreamer-store-writer"] and "lockwait" in _names(sqlite_store)
+
+
+def test_the_callers_commits_leave_wal_checkpoints_to_the_thread(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkpoint copies the WAL into the database and fsyncs both: milliseconds that must
+    not land on the event loop when its own commit passes SQLite's threshold. The callers'
+    connection never checkpoints; every CHECKPOINT_EVERY of its commits the thread does."""
+    if not store.is_sqlite:
+        pytest.skip("PostgreSQL has no WAL checkpoints of this kind, and commits on the thread")
+    writer = GroupWriter(store)
+    checkpoints: list[str] = []
+    checkpoint = writer_module._checkpoint
+
+    def recorded(conn: Connection) -> None:
+        checkpoints.append(threading.current_thread().name)
+        checkpoint(conn)
+
+    monkeypatch.setattr(writer_module, "_checkpoint", recorded)
+
+    async def main() -> int:
+        for i in range(writer_module.CHECKPOINT_EVERY * 3):
+            await writer.write(_add_user(f"u{i}"))
+        return int(writer._own_connection().exec_driver_sql("PRAGMA wal_autocheckpoint").scalar_one())
+
+    try:
+        assert asyncio.run(main()) == 0
+    finally:
+        writer.close()
+    # A write that finds a checkpoint still queued goes to the thread and is not counted: two or three.
+    assert len(checkpoints) >= 2 and set(checkpoints) == {"dreamer-store-writer"}
+    assert len(_names(store)) == writer_module.CHECKPOINT_EVERY * 3

@@ -1,0 +1,79 @@
+"""The kernel's own work for a call, in-process: `Invoker.invoke` with a worker that answers
+at once (tests/store/test_admission_durable.py's), on a file SQLite store. No HTTP, no
+process hop, no other tenant's noise in the figure: the admission, the records and their
+commits, measured in CPU time over blocks of calls; and the commits the event loop made,
+their median, p99 and mean wall time (a WAL checkpoint on the loop shows in the p99).
+
+    .venv/bin/python bench/bench_invoke.py
+    PYTHONPATH=/tmp/variants/base .venv/bin/python bench/bench_invoke.py   # another copy of the code
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy.engine.default as sqlalchemy_default
+
+import dreamer
+
+ROOT = Path(next(iter(dreamer.__path__)))  # the checkout being measured
+sys.path.insert(0, str(ROOT / "tests" / "store"))
+
+import test_admission_durable as world  # noqa: E402
+
+from dreamer.kernel.invocations.principal import Caller  # noqa: E402
+from dreamer.kernel.store.db import Store  # noqa: E402
+
+
+def main() -> None:
+    blocks, n = 5, 1000
+    home = Path(tempfile.mkdtemp())
+    store = Store(f"sqlite:///{home / 'kernel.db'}")
+    store.migrate()
+    invoker, _, ada = world._world(store, home)
+    commits: list[float] = []
+    plain_commit = sqlalchemy_default.DefaultDialect.do_commit
+
+    def timed(self: Any, conn: Any) -> None:
+        started = time.perf_counter()
+        plain_commit(self, conn)
+        commits.append(time.perf_counter() - started)
+
+    async def run() -> dict[str, Any]:
+        for _ in range(300):
+            await invoker.invoke(ada, "notes", "read", {}, Caller("user"))
+        cpu = []
+        batches = invoker.writer.batches
+        sqlalchemy_default.DefaultDialect.do_commit = timed  # type: ignore[method-assign]
+        for _ in range(blocks):
+            started = time.process_time()
+            for _ in range(n):
+                await invoker.invoke(ada, "notes", "read", {}, Caller("user"))
+            cpu.append((time.process_time() - started) / n * 1e6)
+        ordered = sorted(commits)
+        return {
+            "code": str(ROOT),
+            "cpu_us_per_invoke_median_of_blocks": round(statistics.median(cpu)),
+            "commits_per_call": round((invoker.writer.batches - batches) / (blocks * n), 2),
+            "commit_wall_us": {"median": round(ordered[len(ordered) // 2] * 1e6),
+                               "p99": round(ordered[int(len(ordered) * 0.99)] * 1e6),
+                               "mean": round(sum(ordered) / len(ordered) * 1e6)},
+        }
+
+    try:
+        print(json.dumps(asyncio.run(run())))
+    finally:
+        sqlalchemy_default.DefaultDialect.do_commit = plain_commit  # type: ignore[method-assign]
+        invoker.writer.close()
+        store.dispose()
+
+
+if __name__ == "__main__":
+    main()
