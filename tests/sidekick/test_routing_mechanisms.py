@@ -671,6 +671,15 @@ def test_side24_having_and_placeholder_rewrites_leave_other_text_alone() -> None
     ("plan a meat-free dinner for tomorrow", "recipes.plan_dinner", {"diet": "vegetarian"}),
     # a word ordinal before another word is no day
     ("first time baking, how do I make banana bread", "recipes.get_recipe", {"name": "banana bread"}),
+    # a question put as a command, on the HR data's words
+    ("show attrition by department for this year", "sql-explorer.ask", {}),
+    # one dish's recipe, without an article or with "of"
+    ("send me recipe of masala dosa", "recipes.get_recipe", {"name": "masala dosa"}),
+    ("we were hoping you could show what's on the shopping list", "grocery.list_items", {}),
+    ("I am wanting a recipe for pongal", "recipes.get_recipe", {"name": "pongal"}),
+    # a thing's name never turns into a day, and fillers are no part of an item
+    ("add cereal and um yogurt tubes", "grocery.add_items", {"items": ["cereal", "yogurt tubes"]}),
+    ("suggest something with halloumi for lunch", "recipes.suggest", {"ingredient": "halloumi"}),
 ])
 def test_side24_more_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                                args: dict) -> None:
@@ -694,3 +703,11 @@ def test_side24_a_reminder_said_in_the_negative_is_no_denial() -> None:
     assert denied("don't forget to add milk") is None and denied("don't let me forget the bins") is None
     assert denied("don't worry about it") is None and denied("never mind") is None
     assert denied("don't add eggs") == ("add eggs", [])
+
+
+def test_side24_a_yes_no_question_about_a_thing_changes_nothing(tools: list[Tool], context: PlanContext) -> None:
+    # "is the X on my calendar" opens as a question: no function that changes something answers it
+    for text in ("is the vet on my calendar", "are the crackers on the list", "is cheese on the list?"):
+        plan = _plan(tools, context, text)
+        assert not any(s.name.endswith(("remove_event", "add_items", "remove_items", "add_event")) for s in plan.steps), (
+            text, plan.steps)

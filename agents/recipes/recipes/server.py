@@ -207,6 +207,9 @@ def suggest(
         # no dishes, and "what do I need to cook X" reads as "I want to cook something with salmon")
         "(pull|bring) up the (recipe|method) for {name}", "walk me through (making|cooking|the recipe for) {name}",
         "[the] recipe of {name}", "{name}, (ingredients|steps|method) and (method|steps|ingredients)",
+        # one dish's recipe asked for with "of" or without an article (Indian and second-language
+        # English): "give me recipe of aloo paratha", "send the recipe of rajma"
+        "(give|send|tell|share) [me] [the|a] recipe (of|for) {name}",
         "how do (I|you|we) (make|cook|prepare) {name} then",
     ],
 )

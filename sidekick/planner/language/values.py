@@ -106,7 +106,9 @@ _TAIL = re.compile(
     r"|on (?:the|my|our) way (?:home|back|in|out)"
     r"|(?:to|on|onto|in|into|from|off) (?:the |my |our )?(?:[\w-]+ )?"
     rf"{_PLACES}"
-    r"|already|now|right now|rn|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap|after all|after|fr|fr fr|for real|no cap"
+    r"|already|now|right now|rn|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap|after all|after|fr|fr fr|for real|no cap|oh|uh|um|erm|like"
+    # what the meal is for: "something with paneer for dinner"
+    r"|for (?:dinner|lunch|breakfast|supper|tonight|tea tonight)"
     # where it has to go, said after it ("squash needs to go [on the list]"), and a copula left dangling
     # once the place went ("make sure eggs is [on the list]")
     r"|(?:needs|need|has|have|ought|got) to go|should go|goes|(?:is|are)"
@@ -333,6 +335,7 @@ _POLITE_OPENING = re.compile(
     r"|(?:please |kindly )?do the needful(?: and)?"
     # a letter's salutation: "Dear Sidekick,", "Hello there,"
     r"|dear \w+|hello there|hi there"
+    r"|(?:i|we) (?:was|were|am|are) hoping (?:that )?you (?:could|would|can|will)|(?:i'm|im|i am|we're|we are) (?:needing|wanting)(?: to)?"
     r"|would you mind|do you mind|if you don't mind|mind and|mind you|mind(?= \w+ing\b)|(?:i'd|i would|we'd|we would) love(?: to)?"
     r"|could you please|can you please|could you|can you|would you|will you"
     # a favour asked as a question: "would it be possible to add ...", "could I trouble you to put ..."

@@ -71,7 +71,10 @@ class Lexicon:
                     self.phrases.setdefault(key, head)
         # Typos are corrected towards words of at least four letters: shorter ones
         # are one keystroke from too many others ("ad" could be "add" or "and").
-        self._choices: list[str] = sorted(w for w in surface if len(w) >= 4 and w.isalpha())
+        # Nor towards a shortened day name ("tubes" is one letter from "tues"): a typo of a day is of
+        # its whole name ("wendsday"), and a thing's name must never turn into a date.
+        self._choices: list[str] = sorted(w for w in surface if len(w) >= 4 and w.isalpha()
+                                          and not (w in dates.WEEKDAYS and len(w) < 6))
         self.fillers: frozenset[str] = frozenset(self.canon_word(w) for w in FILLERS)
         self.negations: frozenset[str] = frozenset(self.canon_word(w) for w in NEGATIONS)
         self.pronouns: frozenset[str] = frozenset(self.canon_word(w) for w in PRONOUNS)

@@ -569,17 +569,29 @@ def _asked_whole(index: Index, req: Request, a: int, b: int, closeness: Closenes
     for n, info in enumerate(index.tools):
         if not any(_takes_whole(info.tool, name) for name in info.tool.properties):
             continue
-        if closeness.ok and (closeness.outside >= closeness.by_tool[n] or closeness.best()[0] != n):
-            continue  # meaning must not put the request elsewhere: nearer a domain no agent serves, or another function
         said = {w for w in domain_words(index, req, info.tool.agent, a, b) if w.isalpha()}  # no "top 5"
+        if closeness.ok and (closeness.outside >= closeness.by_tool[n] or (
+                closeness.best()[0] != n and len(said) < WHOLE_DOMAIN_WORDS)):
+            # meaning must not put the request nearer a domain no agent serves, nor, on one domain word
+            # alone, nearer another function ("show attrition by team" has two: they outweigh it)
+            continue
         others = any(domain_words(index, req, agent, a, b) for agent in {i.tool.agent for i in index.tools}
                      if agent != info.tool.agent)
-        if not others and (len(said) >= WHOLE_DOMAIN_WORDS or (said and req.asks)):
+        if not others and (len(said) >= WHOLE_DOMAIN_WORDS or (said and (req.asks or _shows(index, req, a)))):
             found.append(n)
     if len(found) != 1:
         return None
     fit = _fit_alone(index, req, found[0], a, b)
     return replace(_whole_request(index, req, fit), score=ACCEPT) if fit is not None else None
+
+
+_SHOWING = frozenset({"show", "list", "give", "tell", "count"})
+
+
+def _shows(index: Index, req: Request, a: int) -> bool:
+    """The request opens by asking to be shown something ("show attrition for last quarter"): a question
+    put as a command."""
+    return a < len(req.toks) and (req.toks[a].canon in _SHOWING or req.toks[a].fix in _SHOWING)
 
 
 def names_elsewhere(index: Index, req: Request, m: Match) -> bool:

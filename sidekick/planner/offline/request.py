@@ -276,7 +276,8 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
     for a, b in spoken_spans([t.fix for t in toks]):
         for t in toks[a:b]:
             t.temporal = True
-    return Request(text, toks, lex, now, cut, asks=asks_question([t.fix for t in toks[:2]]), quotes=quotes)
+    return Request(text, toks, lex, now, cut, asks=asks_question([t.fix for t in toks[:2]]) or (
+        text.rstrip().endswith("?") and bool(toks) and toks[0].fix in QUESTION_AUXILIARIES), quotes=quotes)
 
 
 def asks_question(first: list[str]) -> bool:
@@ -285,4 +286,10 @@ def asks_question(first: list[str]) -> bool:
         return False
     if first[0].split()[0] in QUESTION_WORDS:  # "how long", one word of the lexicon, opens with "how"
         return True
+    if len(first) > 1 and first[0] in _BE and first[1] in _DETERMINED:
+        return True  # "is the dentist on my calendar", "are the eggs on the list" ("do the dishes" commands)
     return len(first) > 1 and first[0] in QUESTION_AUXILIARIES and first[1] in QUESTION_SUBJECTS
+
+
+_BE = frozenset({"is", "are", "was", "were"})
+_DETERMINED = frozenset({"the", "a", "an", "our", "your", "this", "that", "these", "those", "his", "her", "their"})
