@@ -28,6 +28,10 @@ YES = frozenset({
     # in Scots and other people's first languages: "aye, go on", "ja, please do it", "sí"
     "aye", "aye go on", "ay", "ja", "jawohl", "si", "sí", "oui", "da", "yass", "yasss", "yessir", "please do it",
     "yes please do it", "do it please", "go ahead and do it", "yeah go on", "yeah do it", "sure do it",
+    # Hindi and Indian English, and how people type "ok": "haan", "ji", "kindly proceed", "okie", "okey"
+    "haan", "han", "haan ji", "ji", "ji haan", "theek hai", "thik hai", "kindly proceed", "kindly do",
+    "kindly do it", "please proceed", "okie", "okey", "okie dokie", "okey dokey", "okay dokey", "oki", "okk",
+    "yes sir", "yes maam", "yes ma'am", "yeppers", "yessss", "ya sure", "ya do it", "bet", "say less",
 })
 NO = frozenset({
     "no", "n", "nope", "nah", "no no", "do not", "don't", "dont", "cancel", "stop", "abort", "wait", "hold on",
@@ -41,6 +45,7 @@ NO = frozenset({
     # "naw, forget it", "nein, please don't", "nae chance"
     "naw", "nae", "nae chance", "nein", "non", "nop", "naur", "nah mate", "no chance", "not a chance",
     "please do not do it", "no please do not", "best not", "let us not", "maybe not",
+    "nahi", "nahin", "na", "mat karo", "no ji", "nah fam", "hard pass", "pass", "nvm", "nope nope",
 })
 # Words a clause after the yes or no may not hold: they start a request of its own.
 REQUEST_WORDS = frozenset(

@@ -60,7 +60,7 @@ REMOVE = re.compile(
 )
 REPLACE = [
     re.compile(r"^(?:(?:actually|no|sorry|oh|wait|oops|hmm)\W+)*+(?:please\s+)?(?:make\s+(?:that|it|this)|change\s+(?:that|it)\s+to|"
-               r"switch\s+(?:that|it)\s+to|replace\s+(?:that|it)\s+with|i\s+meant|i\s+mean|not\s+that,)\s+(?P<x>.+?)"
+               r"switch\s+(?:that|it)\s+to|replace\s+(?:that|it)\s+with|i\s+meant|i\s+mean|i\s+said|not\s+that,)\s+(?P<x>.+?)"
                r"(?:\s+instead)?(?:\s+please)?\s*[.!]*$", re.I),
     re.compile(r"^(?:(?:actually|no|sorry)\W+)*+(?P<x>.+?)\s+instead(?:\s+please)?\s*[.!]*$", re.I),
     # "actually almond milk", "sorry, thursday not wednesday", "no, 10am", "oops, almond milk, not regular":

@@ -240,6 +240,8 @@ def rephrase(text: str) -> str:
     while words and words[0].casefold().strip(",.") in CORRECTION_LEADS and len(words) > 1:
         lead.append(words[0].rstrip(",.") + ",")
         words = words[1:]
+    if lead and len(words) > 2 and [w.casefold() for w in words[:2]] in (["i", "said"], ["i", "meant"], ["i", "mean"]):
+        words = ["actually,", "make", "that", *words[2:]]  # "no I said soy milk": the value said again
     body = list(words)
     for polite in POLITE:  # "can you change it to X" -> "change it to X"
         if _starts(words, polite) and len(words) > len(polite) and words[len(polite)].casefold() in FOLLOW_VERBS:

@@ -102,6 +102,9 @@ def understand(
     return _fresh(text, tools, context, state, plan, learned, avoid=avoid)
 
 
+_NO_THEN = re.compile(r"^\W*(?:no|nope|nah|not that one|not that)\W+", re.IGNORECASE)
+
+
 def _with_question(
     text: str, tools: Sequence[Tool], context: PlanContext, state: DialogueState, pending: Clarification,
     plan: PlanFn | None, learned: LookupFn, avoid: AvoidFn,
@@ -118,6 +121,15 @@ def _with_question(
     kind = answer_kind(text)
     if kind == "yes" and pending.kind != "confirm":
         kind = None  # "sure" to "which did you mean?" picks nothing (resume reads a lone option's yes)
+    if kind == "no" and pending.kind == "choose":
+        # "no, calendar": no to the guess shown first, and which one instead
+        other = _NO_THEN.sub("", text, count=1).strip()
+        try:
+            chosen = resume(pending, other, context) if other and other != text.strip() else None
+        except (ValueError, KeyError, IndexError, TypeError):
+            chosen = None
+        if chosen is not None and chosen.steps:
+            return Understood(chosen, "answer", picked=_picked(pending, chosen))
     try:
         answered = resume(pending, kind or text, context)
     except (ValueError, KeyError, IndexError, TypeError):

@@ -317,3 +317,40 @@ def test_side22_an_entry_by_a_word_of_it_and_the_next_one_by_now(tools: list[Too
     shown = after(tools, {"agent": "recipes", "function": "get_recipe", "args": {"name": "risotto"},
                           "result": {"name": "Risotto", "steps": ["stir"]}})
     assert steps(read("ok now gnocchi plz", tools, shown)) == [("recipes.get_recipe", {"name": "gnocchi"})]
+
+
+def test_side24_answers_picks_and_corrections_in_other_words(tools: list[Tool]) -> None:
+    """Phrasings made up for this test (not from any dialogue file) of mechanisms added on 2026-12-06 (night)."""
+    asked = read("clear my grocery list", tools).plan
+    assert asked is not None and asked.pending is not None
+    for yes in ("haan ji", "okey dokey", "kindly do it"):
+        plan = read(yes, tools, pending=asked.pending).plan
+        assert plan is not None and [s.confirmed for s in plan.steps] == [True], yes
+    for no in ("nahin", "hard pass"):
+        seen = read(no, tools, pending=asked.pending)
+        assert seen.how == "answer" and seen.plan is not None and seen.plan.steps == (), no
+    # no to the first guess, and which one instead
+    choice = read("add bread", tools).plan
+    assert choice is not None and choice.pending is not None and choice.pending.kind == "choose"
+    seen = read("nah, the calendar one", tools, pending=choice.pending)
+    assert seen.how == "answer" and [s.name for s in seen.plan.steps] == ["calendar.add_event"]  # type: ignore[union-attr]
+    # a correction said as "I said ...", and one more item introduced as such
+    added = after(tools, {"agent": "grocery", "function": "add_items", "args": {"items": ["rye bread"]},
+                          "result": {"added": ["rye bread"], "items": ["rye bread"]}})
+    assert steps(read("no I said sourdough", tools, added))[-1] == ("grocery.add_items", {"items": ["sourdough"]})
+    assert steps(read("and one more thing, capers", tools, added)) == [("grocery.add_items", {"items": ["capers"]})]
+    assert steps(read("also add pickles na", tools, added)) == [("grocery.add_items", {"items": ["pickles"]})]
+
+
+def test_side24_undo_beside_saying_it_is_not_done(tools: list[Tool]) -> None:
+    finished = after(tools, {"agent": "notes", "function": "finish_todo", "args": {"text": "mow the lawn"},
+                             "result": {"text": "mow the lawn", "id": "n9"}})
+    for words in ("hmm, I haven't yet, undo that", "wait, it's not finished, put it back", "ugh not done yet, make it back"):
+        seen = read(words, tools, finished)
+        assert seen.how == "undo" and steps(seen) == [("notes.add_todo", {"text": "mow the lawn"})], words
+
+
+def test_side24_a_place_in_a_shown_list_said_as_an_option(tools: list[Tool]) -> None:
+    shown = after(tools, {"agent": "recipes", "function": "suggest", "args": {},
+                          "result": {"recipes": [{"name": "Dal"}, {"name": "Rajma"}, {"name": "Chole"}], "count": 3}})
+    assert steps(read("option three", tools, shown)) == [("recipes.get_recipe", {"name": "Chole"})]

@@ -107,6 +107,8 @@ _TAIL = re.compile(
     r"|(?:to|on|onto|in|into|from|off) (?:the |my |our )?(?:[\w-]+ )?"
     rf"{_PLACES}"
     r"|already|now|right now|rn|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap|after all|after|fr|fr fr|for real|no cap|oh|uh|um|erm|like"
+    # tags and whom it is said to, with no comma: "add cheese na", "cheese too yaar", "put bread bro"
+    r"|na|naa|yaar|bro|bruh|dude|fam|sis|hun|babe|mate|ya|yeah"
     # what the meal is for: "something with paneer for dinner"
     r"|for (?:dinner|lunch|breakfast|supper|tonight|tea tonight)"
     # where it has to go, said after it ("squash needs to go [on the list]"), and a copula left dangling
@@ -137,7 +139,10 @@ _ITEM_TAIL = re.compile(r" (?:off|off of|down)$", re.IGNORECASE)
 _PUT_VERBS = frozenset({"chuck", "pop", "stick", "bung", "throw", "toss", "put", "add", "write", "jot"})
 _PUT_PARTICLES = frozenset({"on", "in", "down"})
 # Buying it, said before it: "i need buy rice" once "i need" went.
-_ITEM_HEAD = re.compile(r"^(?:to )?(?:buy|purchase|pick up|grab|get some|get more) (?=\S)", re.IGNORECASE)
+_ITEM_HEAD = re.compile(
+    r"^(?:to )?(?:buy|purchase|pick up|grab|get some|get more|add|put) (?=\S)"
+    # what introduces one more, or corrects: "one more thing, eggs", "I said soy milk"
+    r"|^(?:and )?one more thing,? |^(?:no,? )?i (?:said|meant|mean) (?=\S)", re.IGNORECASE)
 # An item that is a command about another item ("add it", "take them off"): no item.
 _COMMAND_ITEM = re.compile(
     r"^(?:(?:you can|can you|could you|you could|please|pls|just|so) )?(?:\w+ )(?:it|them|that|this|those|these)(?: \w+)?$",
@@ -173,6 +178,10 @@ def _without_putting(text: str) -> str:
     return text
 
 
+# "and one more thing, eggs": what introduces the next item, read as an item of its own.
+_ONE_MORE = re.compile(r"^(?:and |oh |also )?(?:one more thing|another thing|one other thing|something else)$", re.IGNORECASE)
+
+
 def tidy_items(items: list[Any]) -> list[Any]:
     """Each item tidied (articles too); items that are commands about another item dropped."""
     out: list[Any] = []
@@ -181,7 +190,7 @@ def tidy_items(items: list[Any]) -> list[Any]:
             out.append(item)
             continue
         if (_COMMAND_ITEM.match(item.strip()) or _COMMAND_ITEM.match(tidy_text(item))
-                or item.strip().casefold() in _PUT_VERBS) and len(items) > 1:
+                or item.strip().casefold() in _PUT_VERBS or _ONE_MORE.match(item.strip())) and len(items) > 1:
             continue  # "we've run out of soda, add it" read as the items "soda" and "add it"
         tidy = tidy_text(item, article=True, item=True)
         if tidy and tidy.casefold() not in (o.casefold() for o in out if isinstance(o, str)):
