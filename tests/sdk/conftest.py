@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,14 @@ class Worker:
     @property
     def stderr(self) -> str:
         return b"".join(self._stderr).decode("utf-8", "replace")
+
+    def stderr_with(self, text: str) -> str:
+        """stderr once it holds `text` (or after READ_TIMEOUT_S): a thread reads it, and the worker's
+        answer on stdout can arrive before that thread has the lines written just before it."""
+        deadline = time.monotonic() + READ_TIMEOUT_S
+        while text not in self.stderr and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.stderr
 
     # ---- requests ------------------------------------------------------------
 

@@ -135,7 +135,7 @@ def test_describe_returns_function_specs(start_worker):
     assert worker.request("describe")["result"]["functions"] == functions
     worker.close_stdin()
     assert worker.wait() == 0
-    assert "grocery imported" in worker.stderr
+    assert "grocery imported" in worker.stderr_with("grocery imported")
 
 
 def test_invoke_returns_value_and_prints_go_to_stderr(start_worker):
@@ -146,9 +146,9 @@ def test_invoke_returns_value_and_prints_go_to_stderr(start_worker):
     assert worker.invoke("count")["result"] == {"value": 2}
     worker.send({"jsonrpc": "2.0", "method": "shutdown"})
     assert worker.wait() == 0
-    assert "grocery imported" in worker.stderr
-    assert "adding ['milk', 'eggs']" in worker.stderr
-    assert "raw write to fd 1" in worker.stderr
+    assert "grocery imported" in worker.stderr_with("grocery imported")
+    assert "adding ['milk', 'eggs']" in worker.stderr_with("adding ['milk', 'eggs']")
+    assert "raw write to fd 1" in worker.stderr_with("raw write to fd 1")
 
 
 def test_context_carries_invocation_facts(start_worker):
@@ -196,7 +196,7 @@ def test_agent_exception_is_agent_error_with_traceback(start_worker):
     assert "worker.py" not in data["traceback"]
     # The worker lives on.
     assert worker.invoke("count")["result"] == {"value": -1}
-    assert "ValueError: no milk" in worker.stderr
+    assert "ValueError: no milk" in worker.stderr_with("ValueError: no milk")
 
 
 def test_sys_exit_in_agent_code_fails_only_the_invocation(start_worker):
@@ -229,7 +229,7 @@ def test_import_error_reports_the_summary(start_worker):
     assert message == "could not import grocery.server: ModuleNotFoundError: No module named 'no_such_module_here'"
     kind, message2, _ = error_of(worker.invoke("add_items", {"items": []}))
     assert (kind, message2) == ("import_error", message)
-    assert "Traceback" in worker.stderr
+    assert "Traceback" in worker.stderr_with("Traceback")
 
 
 def test_definition_error_surfaces_as_import_error(start_worker):
@@ -387,7 +387,7 @@ def test_a_line_that_is_not_the_awaited_answer_ends_the_worker(start_worker):
     worker.send({"jsonrpc": "2.0", "id": 99, "method": "describe", "params": {}})
     assert worker.recv_line() is None
     assert worker.wait() == 2
-    assert "expected the answer to agents.call (s1)" in worker.stderr
+    assert "expected the answer to agents.call (s1)" in worker.stderr_with("expected the answer to agents.call (s1)")
 
 
 def test_answer_with_the_wrong_id_ends_the_worker(start_worker):
