@@ -10,8 +10,7 @@ is open) is a new request: the question is dropped, and the reply says so in one
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from dreamer.sidekick.dialogue.answers import answer_kind
@@ -164,6 +163,10 @@ def _with_question(
     )
     if answered is not None and pending.kind == "missing" and len(_words(text)) <= MAX_MISSING_ANSWER_WORDS:
         own_request = False  # "tomorrow at 5pm" answering "when?" is the answer, whatever else it could mean
+    if own_request and answered is not None and pending.kind == "choose" and _same_question(fresh, pending, tools):
+        # "IT operations please" to "which operations?": read as a question for the same whole-question
+        # function, it is only the answer said with the question's own words
+        own_request = False
     if own_request:
         return replace(fresh, dropped_question=True)
     if answered is not None:
@@ -171,6 +174,22 @@ def _with_question(
     if fresh.how == "smalltalk":
         return replace(fresh, keep_pending=True)
     return replace(fresh, dropped_question=True)
+
+
+def _same_question(fresh: Understood, pending: Clarification, tools: Sequence[Tool]) -> bool:
+    """The fresh reading calls only the function the open question is about, one that takes the
+    user's whole question (the HR explorer): a fragment of that question, not a request of its own."""
+    asked = {s.name for s in pending.partial.steps}
+    by_name = {t.name: t for t in tools}
+    steps = fresh.plan.steps if fresh.plan is not None else ()
+    return bool(steps) and all(
+        s.name in asked and s.name in by_name and any(_takes_whole(by_name[s.name], n) for n in by_name[s.name].properties)
+        for s in steps)
+
+
+def _takes_whole(tool: Tool, name: str) -> bool:
+    schema = tool.properties.get(name)
+    return isinstance(schema, Mapping) and schema.get("x-whole-request") is True
 
 
 def _fresh(

@@ -223,7 +223,8 @@ def _pick(words: list[str], text: str, options: tuple[Option, ...]) -> Step | No
     if len(options) == 1 and _is_yes(words):
         return options[0].step
     # Words of an option: "the grocery one", "the shopping list one", "todo" (spelling and synonyms forgiven).
-    said = said_words(words)
+    # An acronym written in capitals is a name even when its letters spell a small word: "IT operations".
+    said = said_words(words) | {a.casefold() for a in re.findall(r"\b[A-Z]{2,5}\b", text)}
     if not said:
         return None
     scores = []

@@ -169,3 +169,14 @@ def test_stored_questions_that_were_tampered_with_are_refused_in_one_sentence() 
         Clarification.from_dict({"kind": "choose", "options": [{"label": "x"}]})
     broken = Clarification.from_dict({"kind": "missing", "missing": ["x"], "partial": {"steps": [], "index": 4}})
     assert resume(broken, "anything") is None
+
+
+def test_an_acronym_in_capitals_names_an_option_though_its_letters_spell_a_small_word() -> None:
+    from dreamer.sidekick.planner.base import Option, Step
+    from dreamer.sidekick.planner.dialog import _pick
+
+    options = tuple(Option(label, Step("sql-explorer", "ask", {"question": label})) for label in (
+        "IT Operations (D035)", "Operations and Logistics (D042)", "Field Operations (D047)"))
+    assert _pick("it operations please".split(), "IT operations please", options) == options[0].step
+    # written in small letters, "it" is the pronoun: "operations" alone names none of them
+    assert _pick("it operations please".split(), "it operations please", options) is None
