@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import sys
@@ -370,105 +371,89 @@ def load_families(path: Path, group: str, exclude: frozenset[str] = frozenset())
     return unique, context, avoid
 
 
-def held_out_families() -> tuple[list[Case], PlanContext, dict[str, str]]:
+Loaded = tuple[list[Case], PlanContext, dict[str, str]]
+
+
+@functools.cache
+def tuned_texts() -> frozenset[str]:
+    return frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
+
+
+def _seen(*earlier: Callable[[], Loaded]) -> frozenset[str]:
+    """The tuned file's requests and those of the earlier batches named: a batch is read without them.
+    (Each batch is loaded once and kept: before, every batch loaded all earlier ones again, each of
+    which loaded its own, so the ninth loaded the first batch 2^8 times.)"""
+    seen = tuned_texts()
+    for batch in earlier:
+        seen |= frozenset(c.text for c in batch()[0])
+    return seen
+
+
+@functools.cache
+def held_out_families() -> Loaded:
     """The held-out split, without any request the tuned file also has."""
-    tuned = frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
-    return load_families(FAMILIES_HELD_OUT, "held_out", tuned)
+    return load_families(FAMILIES_HELD_OUT, "held_out", _seen())
 
 
-def held_out_families_2() -> tuple[list[Case], PlanContext, dict[str, str]]:
+@functools.cache
+def held_out_families_2() -> Loaded:
     """The second held-out batch, without any request the tuned or the first held-out file has."""
-    seen = frozenset(c.text for c in load_families(FAMILIES, "dev")[0]) | frozenset(
-        c.text for c in held_out_families()[0])
-    return load_families(FAMILIES_HELD_OUT_2, "held_out_2", seen)
+    return load_families(FAMILIES_HELD_OUT_2, "held_out_2", _seen(held_out_families))
 
 
-def held_out_families_3() -> tuple[list[Case], PlanContext, dict[str, str]]:
+@functools.cache
+def held_out_families_3() -> Loaded:
     """The third held-out batch, without any request the tuned or an earlier held-out file has."""
-    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
-            | frozenset(c.text for c in held_out_families()[0])
-            | frozenset(c.text for c in held_out_families_2()[0]))
-    return load_families(FAMILIES_HELD_OUT_3, "held_out_3", seen)
+    return load_families(FAMILIES_HELD_OUT_3, "held_out_3", _seen(held_out_families, held_out_families_2))
 
 
-def held_out_families_s() -> tuple[list[Case], PlanContext, dict[str, str]]:
+@functools.cache
+def held_out_families_s() -> Loaded:
     """The sixth batch's held-out split, without any request the tuned file also has."""
-    tuned = frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
-    return load_families(FAMILIES_HELD_OUT_S, "held_out_s", tuned)
+    return load_families(FAMILIES_HELD_OUT_S, "held_out_s", _seen())
 
 
-def held_out_families_4() -> tuple[list[Case], PlanContext, dict[str, str]]:
+@functools.cache
+def held_out_families_4() -> Loaded:
     """The fourth held-out batch, without any request the tuned or an earlier held-out file has."""
-    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
-            | frozenset(c.text for c in held_out_families()[0])
-            | frozenset(c.text for c in held_out_families_2()[0])
-            | frozenset(c.text for c in held_out_families_3()[0]))
-    return load_families(FAMILIES_HELD_OUT_4, "held_out_4", seen)
+    return load_families(FAMILIES_HELD_OUT_4, "held_out_4",
+                         _seen(held_out_families, held_out_families_2, held_out_families_3))
 
 
-def held_out_families_5() -> tuple[list[Case], PlanContext, dict[str, str]]:
+_FIRST_FIVE = (held_out_families, held_out_families_2, held_out_families_3, held_out_families_s, held_out_families_4)
+
+
+@functools.cache
+def held_out_families_5() -> Loaded:
     """The fifth held-out batch, without any request the tuned or an earlier held-out file has."""
-    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
-            | frozenset(c.text for c in held_out_families()[0])
-            | frozenset(c.text for c in held_out_families_2()[0])
-            | frozenset(c.text for c in held_out_families_3()[0])
-            | frozenset(c.text for c in held_out_families_s()[0])
-            | frozenset(c.text for c in held_out_families_4()[0]))
-    return load_families(FAMILIES_HELD_OUT_5, "held_out_5", seen)
+    return load_families(FAMILIES_HELD_OUT_5, "held_out_5", _seen(*_FIRST_FIVE))
 
 
-def held_out_families_6() -> tuple[list[Case], PlanContext, dict[str, str]]:
+@functools.cache
+def held_out_families_6() -> Loaded:
     """The sixth held-out batch, without any request the tuned or an earlier held-out file has."""
-    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
-            | frozenset(c.text for c in held_out_families()[0])
-            | frozenset(c.text for c in held_out_families_2()[0])
-            | frozenset(c.text for c in held_out_families_3()[0])
-            | frozenset(c.text for c in held_out_families_s()[0])
-            | frozenset(c.text for c in held_out_families_4()[0])
-            | frozenset(c.text for c in held_out_families_5()[0]))
-    return load_families(FAMILIES_HELD_OUT_6, "held_out_6", seen)
+    return load_families(FAMILIES_HELD_OUT_6, "held_out_6", _seen(*_FIRST_FIVE, held_out_families_5))
 
 
-def held_out_families_7() -> tuple[list[Case], PlanContext, dict[str, str]]:
+@functools.cache
+def held_out_families_7() -> Loaded:
     """The seventh held-out batch, without any request the tuned or an earlier held-out file has."""
-    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
-            | frozenset(c.text for c in held_out_families()[0])
-            | frozenset(c.text for c in held_out_families_2()[0])
-            | frozenset(c.text for c in held_out_families_3()[0])
-            | frozenset(c.text for c in held_out_families_s()[0])
-            | frozenset(c.text for c in held_out_families_4()[0])
-            | frozenset(c.text for c in held_out_families_5()[0])
-            | frozenset(c.text for c in held_out_families_6()[0]))
-    return load_families(FAMILIES_HELD_OUT_7, "held_out_7", seen)
+    return load_families(FAMILIES_HELD_OUT_7, "held_out_7",
+                         _seen(*_FIRST_FIVE, held_out_families_5, held_out_families_6))
 
 
-def held_out_families_8() -> tuple[list[Case], PlanContext, dict[str, str]]:
+@functools.cache
+def held_out_families_8() -> Loaded:
     """The eighth held-out batch, without any request the tuned or an earlier held-out file has."""
-    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
-            | frozenset(c.text for c in held_out_families()[0])
-            | frozenset(c.text for c in held_out_families_2()[0])
-            | frozenset(c.text for c in held_out_families_3()[0])
-            | frozenset(c.text for c in held_out_families_s()[0])
-            | frozenset(c.text for c in held_out_families_4()[0])
-            | frozenset(c.text for c in held_out_families_5()[0])
-            | frozenset(c.text for c in held_out_families_6()[0])
-            | frozenset(c.text for c in held_out_families_7()[0]))
-    return load_families(FAMILIES_HELD_OUT_8, "held_out_8", seen)
+    return load_families(FAMILIES_HELD_OUT_8, "held_out_8",
+                         _seen(*_FIRST_FIVE, held_out_families_5, held_out_families_6, held_out_families_7))
 
 
-def held_out_families_9() -> tuple[list[Case], PlanContext, dict[str, str]]:
+@functools.cache
+def held_out_families_9() -> Loaded:
     """The ninth held-out batch, without any request the tuned or an earlier held-out file has."""
-    seen = (frozenset(c.text for c in load_families(FAMILIES, "dev")[0])
-            | frozenset(c.text for c in held_out_families()[0])
-            | frozenset(c.text for c in held_out_families_2()[0])
-            | frozenset(c.text for c in held_out_families_3()[0])
-            | frozenset(c.text for c in held_out_families_s()[0])
-            | frozenset(c.text for c in held_out_families_4()[0])
-            | frozenset(c.text for c in held_out_families_5()[0])
-            | frozenset(c.text for c in held_out_families_6()[0])
-            | frozenset(c.text for c in held_out_families_7()[0])
-            | frozenset(c.text for c in held_out_families_8()[0]))
-    return load_families(FAMILIES_HELD_OUT_9, "held_out_9", seen)
+    return load_families(FAMILIES_HELD_OUT_9, "held_out_9", _seen(
+        *_FIRST_FIVE, held_out_families_5, held_out_families_6, held_out_families_7, held_out_families_8))
 
 
 def run_families(tools: Sequence[Tool], path: Path, group: str) -> Report:
