@@ -27,7 +27,7 @@ from dreamer.sidekick.dialogue.undo import inverse_step
 from dreamer.sidekick.planner.base import Plan, Step, Tool
 from dreamer.sidekick.planner.dialog import read_answer
 from dreamer.sidekick.planner.language.values import without_politeness
-from dreamer.sidekick.planner.language.dates import TEMPORAL, WEEKDAYS, parse_moment
+from dreamer.sidekick.planner.language.dates import MONTHS, TEMPORAL, WEEKDAYS, parse_moment
 from dreamer.sidekick.planner.language.lexicon import ORDINALS
 from dreamer.sidekick.planner.language.slots import SlotType, slot_type
 from dreamer.sidekick.planner.language.text import prepare, tokenize
@@ -303,6 +303,28 @@ def _whole(tool: Tool, name: str) -> bool:
     return isinstance(schema, Mapping) and schema.get("x-whole-request") is True
 
 
+def _named(words: list[str]) -> list[tuple[int, int, bool]]:
+    """The one run of capitalised words after the first word (a name: "Customer Support"), as a span."""
+    runs: list[tuple[int, int, bool]] = []
+    i = 1
+    while i < len(words):
+        if _capitalised_name(words[i]):
+            j = i
+            while j < len(words) and _capitalised_name(words[j]):
+                j += 1
+            runs.append((i, j, False))
+            i = j
+        else:
+            i += 1
+    return runs if len(runs) == 1 else []
+
+
+def _capitalised_name(word: str) -> bool:
+    """A word written with a capital that is part of a name, not "I" nor a month or a day."""
+    low = word.casefold().strip(",?!.")
+    return word[:1].isupper() and low not in ("i", "i'm", "i've", "i'd") and low not in MONTHS and low not in WEEKDAYS
+
+
 def _swapped(question: str, fragment: str) -> str | None:
     """`question` with the preposition phrase `fragment` stands for replaced, or None when none fits."""
     new = fragment.split()
@@ -324,10 +346,14 @@ def _swapped(question: str, fragment: str) -> str | None:
         if j > i + 1:
             spans.append((i + 1, j, any(x.casefold().strip(",") in TEMPORAL for x in words[i + 1 : j])))
     fitting = [sp for sp in spans if sp[2] == timed]
+    if not prep and not timed and value[0][:1].isupper() and _named(words):
+        fitting = _named(words)  # a name for a name: "what about Legal" after "... did Field Operations log in May"
     if not fitting and prep and not timed:
         return _swapped(question, " ".join(value))  # "and for finance" after "... in sales": the object, whatever its preposition
     if not fitting and timed and not prep:
         fitting = _time_phrases(words)  # "what about last year" after "... hires did we have this year"
+    if not fitting and not timed:
+        fitting = _named(words)  # "what about Human Resources" after "... did Customer Support have ..."
     if not fitting:
         return None
     a, b, _ = fitting[-1] if timed else fitting[0]

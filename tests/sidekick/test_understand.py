@@ -354,3 +354,11 @@ def test_side24_a_place_in_a_shown_list_said_as_an_option(tools: list[Tool]) -> 
     shown = after(tools, {"agent": "recipes", "function": "suggest", "args": {},
                           "result": {"recipes": [{"name": "Dal"}, {"name": "Rajma"}, {"name": "Chole"}], "count": 3}})
     assert steps(read("option three", tools, shown)) == [("recipes.get_recipe", {"name": "Chole"})]
+
+
+def test_side24_an_hr_follow_up_swaps_the_name_the_question_was_about(tools: list[Tool]) -> None:
+    asked = after(tools, {"agent": "sql-explorer", "function": "ask",
+                          "args": {"question": "how many remote days did Field Operations log in May"},
+                          "result": {"answer": "40"}})
+    assert steps(read("what about Legal", tools, asked)) == [
+        ("sql-explorer.ask", {"question": "how many remote days did Legal log in May"})]

@@ -27,6 +27,9 @@ WRITES_IN_QUESTION = 0.85  # a question fitted to a function that changes someth
 DOMAIN_SHARE = 0.75  # a word most of whose example patterns are one agent's is that agent's
 TYPICAL_GAIN = 0.08  # the request says a typical value of one of the function's parameters
 READER_FLOOR = 0.4  # a reading function of the same agent fitting at least this well takes the writer's place
+# ... one that needs nothing shows all of the agent's things, so it answers "is X on the list?" even when its
+# own words barely fit ("are the eggs on the list": the list shown says whether they are)
+WHOLE_READER_FLOOR = 0.25
 # Meaning and words both pick the one function: a fit at least this good (short of ACCEPT) is acted on.
 AGREED_FLOOR = 0.5
 KIND_FIT = 0.5  # another kind of the same thing is offered when its own words fit at least this well (unnamed_kind)
@@ -49,7 +52,8 @@ def prefer_reading(index: Index, req: Request, ranked: Sequence[Match]) -> list[
     # best: the question is about that agent's things, and its reading function is what answers it.
     for n, m in enumerate(out):
         tool = index.tools[m.tool].tool
-        if tool.reads and tool.agent in lifted and m.score >= READER_FLOOR and not m.missing:
+        floor = READER_FLOOR if tool.required else WHOLE_READER_FLOOR
+        if tool.reads and tool.agent in lifted and m.score >= floor and not m.missing:
             out[n] = replace(m, score=max(m.score, lifted.pop(tool.agent)))
     return sorted(out, key=lambda m: m.score, reverse=True)
 
