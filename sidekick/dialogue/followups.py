@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 
 from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, label
 from dreamer.sidekick.dialogue.undo import inverse_step
-from dreamer.sidekick.planner.base import Plan, Step, Tool
+from dreamer.sidekick.planner.base import Plan, Step, Tool, takes_whole_request
 from dreamer.sidekick.planner.dialog import read_answer
 from dreamer.sidekick.planner.language.values import without_politeness
 from dreamer.sidekick.planner.language.dates import MONTHS, TEMPORAL, WEEKDAYS, parse_moment
@@ -162,7 +162,7 @@ def _swap(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
     for param in fixed:
         if x.casefold() in _allowed(schemas[param]):
             return FollowUp((Step(record.agent, record.function, {**record.args, param: x.casefold()}),), "same")
-    free = [n for n in schemas if n not in fixed and _slot(tool, n).kind == "text" and not _whole(tool, n)]
+    free = [n for n in schemas if n not in fixed and _slot(tool, n).kind == "text" and not takes_whole_request(tool.properties, n)]
     given = [n for n in free if n in record.args]
     param = given[0] if len(given) == 1 else free[0] if len(free) == 1 else None
     if param is None:
@@ -200,7 +200,7 @@ def _more(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
             continue
         x = m.group("x").strip()
         param = _fillable(tool)
-        if param is None or not x or _whole(tool, param):
+        if param is None or not x or takes_whole_request(tool.properties, param):
             return None  # a fragment is no whole question: _reask rewrites the question, or the planner reads it
         # "and don't forget croutons": what follows "and" may be a request of its own. Asked
         # as one, it names this same function (its value read by the planner, without the
@@ -289,18 +289,13 @@ def _reask(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: da
     if last is None or (m is None and not bare):
         return None
     record, tool = last
-    whole = [n for n in tool.properties if _whole(tool, n)]
+    whole = [n for n in tool.properties if takes_whole_request(tool.properties, n)]
     if len(whole) != 1 or not isinstance(record.args.get(whole[0]), str):
         return None
     asked = _swapped(record.args[whole[0]], m.group("x") if m is not None else said.strip().rstrip("?!. "))
     if asked is None:
         return None
     return FollowUp((Step(record.agent, record.function, {**record.args, whole[0]: asked}),), "same")
-
-
-def _whole(tool: Tool, name: str) -> bool:
-    schema = tool.properties.get(name)
-    return isinstance(schema, Mapping) and schema.get("x-whole-request") is True
 
 
 def _named(words: list[str]) -> list[tuple[int, int, bool]]:

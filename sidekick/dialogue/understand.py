@@ -20,7 +20,9 @@ from dreamer.sidekick.dialogue.references import resolve_plan
 from dreamer.sidekick.dialogue.smalltalk import not_understood, small_talk
 from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, label
 from dreamer.sidekick.dialogue.undo import UndoPlan, is_undo, plan_redo, plan_undo, puts_back
-from dreamer.sidekick.planner.base import Clarification, FunctionFacts, PartialPlan, Plan, PlanContext, Step, Tool
+from dreamer.sidekick.planner.base import (
+    Clarification, FunctionFacts, PartialPlan, Plan, PlanContext, Step, Tool, takes_whole_request,
+)
 from dreamer.sidekick.planner.dialog import CANCEL, _is_no, _is_yes, advance, option_words, resume, said_words
 from dreamer.sidekick.planner.language.lexicon import FILLERS, ORDINALS, PRONOUNS, UNITS
 from dreamer.sidekick.planner.language.text import fold, plural_strip, prepare, tokenize
@@ -183,13 +185,8 @@ def _same_question(fresh: Understood, pending: Clarification, tools: Sequence[To
     by_name = {t.name: t for t in tools}
     steps = fresh.plan.steps if fresh.plan is not None else ()
     return bool(steps) and all(
-        s.name in asked and s.name in by_name and any(_takes_whole(by_name[s.name], n) for n in by_name[s.name].properties)
+        s.name in asked and s.name in by_name and any(takes_whole_request(by_name[s.name].properties, n) for n in by_name[s.name].properties)
         for s in steps)
-
-
-def _takes_whole(tool: Tool, name: str) -> bool:
-    schema = tool.properties.get(name)
-    return isinstance(schema, Mapping) and schema.get("x-whole-request") is True
 
 
 def _fresh(

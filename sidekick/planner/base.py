@@ -28,6 +28,17 @@ KINDS: tuple[str, ...] = ("choose", "missing", "confirm")
 MAX_SUMMARY = 160  # characters of a description shown in a question or a list of what agents can do
 
 
+# A parameter whose schema carries this takes the user's whole request, not a slot's words (the
+# SDK's WholeQuestion: sql-explorer's question). One test of it for the planner and the dialogue.
+WHOLE_REQUEST = "x-whole-request"
+
+
+def takes_whole_request(properties: Mapping[str, Any], name: str) -> bool:
+    """The parameter `name` of these JSON-schema properties takes the user's whole request."""
+    schema = properties.get(name)
+    return isinstance(schema, Mapping) and schema.get(WHOLE_REQUEST) is True
+
+
 @dataclass(frozen=True)
 class Tool:
     """One exported function Sidekick may call, as the registry describes it."""

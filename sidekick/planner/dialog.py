@@ -32,6 +32,7 @@ from dreamer.sidekick.planner.base import (
     Plan,
     PlanContext,
     Step,
+    takes_whole_request,
 )
 from dreamer.sidekick.planner.language.lexicon import FILLERS, ORDINALS, PRONOUNS, UNITS
 from dreamer.sidekick.planner.language.slots import Reading, SlotType, read, slot_type
@@ -286,7 +287,7 @@ def _needs_yes(step: Step, facts: dict[str, FunctionFacts] | Any) -> bool:
 def _label(step: Step, facts: dict[str, FunctionFacts] | Any) -> str:
     """An option or a step as a person reads it: "Add items to your grocery list: bread"."""
     known = facts.get(step.name)
-    shown = [_show(v) for k, v in step.args.items() if not (known and _whole(known, k)) and _show(v)]
+    shown = [_show(v) for k, v in step.args.items() if not (known and takes_whole_request(known.properties, k)) and _show(v)]
     return f"{_doing(known, step)}: {'; '.join(shown)}" if shown else _doing(known, step)
 
 
@@ -297,12 +298,6 @@ def _doing(known: FunctionFacts | None, step: Step) -> str:
     agent = _AGENT_NAMED.search(summary)
     what = brief(summary[: agent.start()] if agent else summary) or step.function.replace("_", " ")
     return what[:1].upper() + what[1:] + (agent.group(0) if agent else "")
-
-
-def _whole(facts: FunctionFacts, name: str) -> bool:
-    """The parameter takes the user's whole request (sql-explorer's question): showing it says it back."""
-    schema = facts.properties.get(name)
-    return isinstance(schema, dict) and schema.get("x-whole-request") is True
 
 
 def _show(value: Any) -> str:

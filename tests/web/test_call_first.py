@@ -5,6 +5,7 @@ request is sent through both, on one kernel, and the status, headers and body co
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +31,7 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     application = create_app(settings)
     with TestClient(application, base_url="http://127.0.0.1:8700", client=LOCAL) as client:
         application.state.portal = client.portal
-        application.state.admin = __import__("json").loads((home / "credentials").read_text())["token"]
+        application.state.admin = json.loads((home / "credentials").read_text())["token"]
         # A browser session (the lone local user is signed in by the first page).
         client.get("/")
         application.state.cookie = client.cookies.get("dreamer_session")

@@ -29,6 +29,7 @@ from dreamer.sidekick.planner.base import (
     Step,
     Tool,
     addressed,
+    takes_whole_request,
 )
 from dreamer.sidekick.planner.dialog import advance, resume
 from dreamer.sidekick.planner.language.dates import says_my_day
@@ -567,7 +568,7 @@ def _asked_whole(index: Index, req: Request, a: int, b: int, closeness: Closenes
     and meaning does not put it nearer a domain no agent serves ("pay my electricity bill")."""
     found: list[int] = []
     for n, info in enumerate(index.tools):
-        if not any(_takes_whole(info.tool, name) for name in info.tool.properties):
+        if not any(takes_whole_request(info.tool.properties, name) for name in info.tool.properties):
             continue
         said = {w for w in domain_words(index, req, info.tool.agent, a, b) if w.isalpha()}  # no "top 5"
         if closeness.ok and (closeness.outside >= closeness.by_tool[n] or (
@@ -602,17 +603,12 @@ def names_elsewhere(index: Index, req: Request, m: Match) -> bool:
 
 def _whole_request(index: Index, req: Request, m: Match) -> Match:
     """A fit whose function takes the whole request in a parameter is not missing that parameter."""
-    whole = [name for name in m.missing if _takes_whole(index.tools[m.tool].tool, name)]
+    whole = [name for name in m.missing if takes_whole_request(index.tools[m.tool].tool.properties, name)]
     if not whole:
         return m
     args = {**m.args, **{name: req.span_text(m.a, m.b) for name in whole}}
     missing = [name for name in m.missing if name not in whole]
     return replace(m, args=args, missing=missing, score=min(1.0, m.score / MISSING_FACTOR ** len(whole)))
-
-
-def _takes_whole(tool: Tool, name: str) -> bool:
-    schema = tool.properties.get(name)
-    return isinstance(schema, dict) and schema.get("x-whole-request") is True
 
 
 def _fit_alone(index: Index, req: Request, tool: int, a: int, b: int) -> Match | None:
@@ -654,7 +650,7 @@ def _step(index: Index, m: Match, req: Request) -> Step:
     for name in tool.properties:
         # A parameter that wants the user's whole request (sql-explorer's question) gets all of this
         # part's words: "how many people in sales took sick leave" is the question, not "sales took ...".
-        if _takes_whole(tool, name) and name in args:
+        if takes_whole_request(tool.properties, name) and name in args:
             args[name] = " ".join(req.span_text(m.a, m.b).split())
     return Step(tool.agent, tool.function, args)
 
