@@ -168,6 +168,11 @@ def test_processes_of_the_host_are_invisible(confined: Sandbox, layout: Layout) 
     marker = f"dreamer-host-{uuid.uuid4().hex}"
     host = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker])
     try:
+        # Read until the host process shows: under load its command line was once not yet
+        # readable the moment Popen returned (CI, stop 36), and this line only checks the test's footing.
+        deadline = time.monotonic() + 10
+        while live_pids_with(marker) != [host.pid] and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert live_pids_with(marker) == [host.pid]
         # The child gets the marker reversed, so its own command line does not hold it.
         report = reported(

@@ -54,14 +54,22 @@ class Worker:
 
     def _pump_stdout(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._lines.put(line)
+        try:
+            for line in self.proc.stdout:
+                self._lines.put(line)
+        except (ValueError, OSError):
+            pass  # closed by the test while read, as in _pump_stderr
         self._lines.put(None)
 
     def _pump_stderr(self) -> None:
         assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self._stderr.append(line)
+        # A test may close the pipe while this thread reads it; the read then raises, which only
+        # means there is nothing more to read.
+        try:
+            for line in self.proc.stderr:
+                self._stderr.append(line)
+        except (ValueError, OSError):
+            return
 
     # ---- raw I/O -------------------------------------------------------------
 
