@@ -32,6 +32,7 @@ from routing_eval import (
     held_out_families_7,
     held_out_families_8,
     held_out_families_9,
+    held_out_families_10,
     held_out_families_s,
     load_families,
     run_families,
@@ -135,6 +136,15 @@ def test_the_ninth_held_out_batch_is_big_enough_and_apart() -> None:
     assert str(context.timezone) == "Asia/Kolkata"
 
 
+def test_the_tenth_held_out_batch_is_big_enough_and_apart() -> None:
+    # Loaded only, never planned here: the tenth batch (branch heldout10) is score-only and has no floor;
+    # `routing_eval.py --families` prints its `held_out_10:` line.
+    held_10, context, avoid = held_out_families_10()
+    assert len(held_10) >= 450 and len({c.text for c in held_10}) == len(held_10)
+    assert sum(c.reply for c in held_10) >= 0.2 * len(held_10) and len(avoid) >= 5
+    assert str(context.timezone) == "Australia/Sydney"
+
+
 def test_a_day_passed_as_a_word_is_the_iso_day_it_names() -> None:
     # The contracts take "today", "tomorrow", a weekday or a date; the planner passes the first two as words.
     today = date(2026, 3, 27)
@@ -148,7 +158,7 @@ def test_no_request_of_any_batch_makes_the_planner_raise() -> None:
     # one of which meaning left with no function). A raise there is a crash of the user's turn,
     # so every request we have is planned once; a blind batch's text is not printed.
     from routing_eval import (held_out_families_3, held_out_families_6, held_out_families_7, held_out_families_8,
-                              held_out_families_9, held_out_families_s, load_tools)
+                              held_out_families_9, held_out_families_10, held_out_families_s, load_tools)
 
     from dreamer.sidekick.planner import OfflinePlanner
 
@@ -156,7 +166,8 @@ def test_no_request_of_any_batch_makes_the_planner_raise() -> None:
     planner = OfflinePlanner()
     for name, batch in (("held_out_3", held_out_families_3), ("held_out_s", held_out_families_s),
                         ("held_out_6", held_out_families_6), ("held_out_7", held_out_families_7),
-                        ("held_out_8", held_out_families_8), ("held_out_9", held_out_families_9)):
+                        ("held_out_8", held_out_families_8), ("held_out_9", held_out_families_9),
+                        ("held_out_10", held_out_families_10)):
         cases, context, _ = batch()
         raised = []
         for case in cases:
