@@ -171,6 +171,9 @@ def add_event(ctx: Context, title: str, start: str, end: str | None = None, loca
         "(cancel|delete|remove) [the] {title} (from|in|on) my calendar", "take {title} off my calendar",
         "(cancel|call off) [my|the] {title}", "(delete|remove) the {title} (event|appointment)",
         "(remove|clear|take) [the] {title} (from|off) my (calendar|schedule|diary)",
+        # other Englishes' words for taking it off: "knock the book club off my calendar"
+        "knock [my|the] {title} off my (calendar|schedule|diary)",
+        "[my|the] {title} (got|has been|was) (called off|cancelled|canceled)",
     ],
 )
 def remove_event(ctx: Context, event_id: int | None = None, title: str | None = None) -> dict:
@@ -240,6 +243,9 @@ def _restore(event: events.Event, tz: Any) -> tuple[str, str | None]:
         "postpone [my] {title} (to|until) {start}", "move {title} on my calendar to {start}",
         "(push|move|bring) [my|the] {title} (back|forward|up) (to|until) {start}",
         "bump [my] {title} to {start}",
+        # Indian English brings a meeting forward: "prepone the standup to 9 am"
+        "prepone [my|the] {title} to {start}", "rebook [my|the] {title} (for|to) {start}",
+        "[my|the] {title} (needs|has) to (move|be moved) to {start}",
     ],
 )
 def move_event(ctx: Context, start: str, title: str | None = None, event_id: int | None = None) -> dict:
@@ -288,6 +294,8 @@ def move_event(ctx: Context, start: str, title: str | None = None, event_id: int
         "(what's|what is) next on my calendar", "when is my next {title}", "when's my next {title}",
         "what's coming up [on my calendar]", "what do I have coming up", "what's the next thing on my calendar",
         "when is [the|my] {title}", "when do I have [the|my] {title}",
+        "what (day|date) is (the|my) {title}", "when (is|'s) my next {title} (booked|scheduled) [for]",
+        "when have I got (the|my) {title}", "next {title} is when", "where do I (need|have) to be next",
     ],
 )
 def next_event(ctx: Context, title: str | None = None) -> dict:
@@ -335,6 +343,8 @@ def next_event(ctx: Context, title: str | None = None) -> dict:
         "what have I got [on] {day}",
         "show my schedule for {day}",
         "what do I have on [the|my] calendar {day}",
+        "[tell me] my (programme|program|plans|plan) [for] {day}", "{day}'s (schedule|agenda|programme|program)",
+        "what do I have left {day}", "is (anything|there anything) [else] on my calendar {day}",
     ],
 )
 def agenda(ctx: Context, day: str = "today") -> dict:
@@ -469,6 +479,7 @@ def _open_groceries(ctx: Context) -> tuple[list[str] | None, str | None]:
         "how does {day} look",
         "(tell me about|run through|walk me through|catch me up on) my day [{day}]",
         "(catch me up on|what's ahead) {day}",
+        "(get|set) me (set|up) for {day}", "prep me for {day}",
     ],
 )
 def briefing(ctx: Context, day: str = "tomorrow") -> dict:

@@ -119,6 +119,8 @@ def _cuisine(value: str) -> str:
         "what (can|could|should) I (cook|make) with {ingredient}",
         "dinner ideas with {ingredient}",
         "recipe ideas (with|using) {ingredient}",
+        "(craving|in the mood for) {cuisine} [food] [tonight], give me (options|ideas|some ideas)",
+        "what's a good (dinner|meal|recipe) with {ingredient}",
         "[a|some] {cuisine} (recipe|recipes)",
         "[a|some] quick (recipe|recipes|dinner) under {max_minutes} minutes",
         "something (quick|fast) with {ingredient}",
@@ -200,6 +202,7 @@ def suggest(
         "what are the (steps|ingredients) (for|of) {name}",
         "what ingredients (do I need|are) (for|in) {name}",
         "[the] steps to (make|cook) {name}", "what goes (in|into) [a|an] {name}",
+        "(share|send) [me] [the] {name} recipe", "teach me how to (cook|make) {name}",
         "get the recipe for {name}",
         # what people ask of one dish in other words: "pull up the
         # recipe for coq au vin", "walk me through making shakshuka", "the recipe of beef pho" (not "what's
@@ -258,6 +261,7 @@ def get_recipe(ctx: Context, name: str) -> dict:
         "what (should|can) (I|we) have for dinner {day}",
         "(meal|dinner) plan for {day}",
         "(help me|make a) plan [for] dinner [for] {day}",
+        "(sort|sort out|choose|pick) [a] dinner for {day}",
     ],
 )
 def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = True, diet: Diet = None) -> dict:

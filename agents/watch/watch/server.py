@@ -124,7 +124,8 @@ def _scope(url: str) -> str:
     reads=True,
     reply=["You are watching:{items.*.url:lines}", "{!items}You are not watching any pages."],
     examples=["what pages am I watching", "list my watches", "(list|show) the pages you are watching",
-              "(list|show) my watched pages"],
+              "(list|show) my watched pages",
+              "(what|which) (pages|sites|websites) (am I|are you) (tracking|monitoring|keeping an eye on) [right now|now]"],
 )
 def list_watches(ctx: Context) -> list:
     """The watched pages, with what was found at the last check."""
@@ -138,7 +139,8 @@ def list_watches(ctx: Context) -> list:
     reply=['Stopped watching {url} for "{what}".', "{!what}Stopped watching {url}."],
     examples=["stop watching {watch_id}",
               "(stop watching|unwatch|stop tracking|stop monitoring) [page|site|watch] [number] {watch_id}",
-              "(remove|delete|cancel|drop) [my] watch [number] {watch_id}"],
+              "(remove|delete|cancel|drop) [my] watch [number] {watch_id}",
+              "(quit|stop|cease) (tracking|watching|monitoring) [page|site|watch] [number] {watch_id}"],
 )
 def remove_watch(ctx: Context, watch_id: int) -> dict:
     """Stop watching a page, by the number "list my watches" shows for it."""
@@ -156,7 +158,8 @@ def remove_watch(ctx: Context, watch_id: int) -> dict:
     reply=["Checked your watched pages: {posted} new posts in your feed, {errors} pages could not be read."],
     examples=["check my watched pages now",
               "(refresh|recheck) [all] [my|the] (watches|watched pages|watched sites)",
-              "check for (changes|updates) [on my watched pages] now", "run [the] [page] checks now"],
+              "check for (changes|updates) [on my watched pages] now", "run [the] [page] checks now",
+              "check (all|every one of) the (pages|sites|websites) you (watch|are watching|track|are tracking) [right now|now]"],
 )
 def check_now(ctx: Context) -> dict:
     """Check every watched page now instead of waiting for the schedule."""

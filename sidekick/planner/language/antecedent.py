@@ -20,6 +20,8 @@ from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
 # "that" points back only before where the thing goes ("put that on the list"): "note that ..." says what follows.
 _COMMAND = re.compile(
     r"(?:and\s+|so\s+|please\s+|kindly\s+|can you\s+|could you\s+)?"
+    # a letter's favour: "... and would be grateful if you added it to my list"
+    r"(?:(?:i\s+)?would\s+be\s+(?:most\s+|very\s+|so\s+)?grateful\s+if\s+you\s+(?:could\s+|would\s+)?)?"
     r"(?P<verb>[a-z]+(?:\s+(?:up|down|off|out|on|in))?)\s+"
     r"(?:(?P<pronoun>it|them|em|'em|both|both of them|all of them|those|these)\b(?P<rest>[^,;]*)"
     r"|that\b(?P<where>\s+(?:on|onto|in|into|to|off|from)\b[^,;]*))",

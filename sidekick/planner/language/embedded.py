@@ -15,7 +15,9 @@ import re
 # What wraps the question, then the question word it must be followed by.
 _WRAPPED = re.compile(
     r"^(?:i wonder|i was wondering|i'm wondering|im wondering|wondering|do you know|d'you know|any idea|no idea"
-    r"|remind me|i'd like to know|i want to know|i need to know"
+    r"|remind me|i'd like to know|i want to know|i need to know|i would like to know|i'd love to know|i'd like to see"
+    r"|i would like to see|i want to see|i wanna know|i wanna see|let me see"
+    r"|(?:could|can|would) you (?:please )?tell me|(?:please |kindly )?tell me(?= (?:what|which|who|where|how)\b)"
     # "tell me what I need from the store" (never "tell me when ...": that asks to be told later, a watch)
     r"|tell me(?= (?:what|what's|whats|which|who|where|how|if|whether)\b)"
     r"|i forgot|i forget|i can't remember|i cant remember|not sure)"
@@ -23,7 +25,7 @@ _WRAPPED = re.compile(
     re.IGNORECASE,
 )
 # An embedded question's subject before its verb: "what i need", "what we have on" (no "do").
-_STATEMENT_ORDER = re.compile(r"^(what|which \w+|when|where) (i|we|you) (need|have|got|want|should)\b",
+_STATEMENT_ORDER = re.compile(r"^(what(?: \w+)?|which \w+|when|where) (i|we|you) (need|have|got|want|should)\b",
                               re.IGNORECASE)
 # "if"/"whether" asks yes or no: "i wonder if i have anything on today" is "do i have anything on today".
 _YES_NO = re.compile(r"^(?:if|whether) (i|we) (have|need)\b", re.IGNORECASE)

@@ -52,7 +52,8 @@ _TRAILING = (" too", " as well", " also", " please", " thanks", " thank you", " 
              " any more", " now")
 # No `\s*` around the separators (clean_text strips each item): a leading `\s*` is tried from every
 # space of a long run of spaces, quadratic in the message's length.
-_LIST_SPLIT = re.compile(r",|;|\band\b|&|\bplus\b|\bas well as\b|\balong with\b|\+", re.IGNORECASE)
+# "and" inside a hyphenated name ("half-and-half", "salt-and-vinegar crisps") joins no two items.
+_LIST_SPLIT = re.compile(r",|;|(?<![\w-])and(?![\w-])|&|\bplus\b|\bas well as\b|\balong with\b|\+", re.IGNORECASE)
 _QUOTES = re.compile(r"\"[^\"]+\"|“[^”]+”|(?<![\w'])'[^']+'(?![\w'])")
 _YES = frozenset({"yes", "true", "on", "y", "yeah", "yep", "sure"})
 _NO = frozenset({"no", "false", "off", "n", "nope"})

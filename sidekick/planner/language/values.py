@@ -41,6 +41,12 @@ _STATE_HEAD = (
     # who wants it, said before it: "the kids want juice boxes", "my son needs glue sticks"
     r"|(?:the |my |our )?[\w'-]+ (?:want|wants|asked for|asks for|keep asking for|keeps asking for)"
     r"|(?:the |my |our )?[\w'-]+ (?:needs|wants|asked|told) me to (?:pick up|get|buy|grab)(?: some| more)?"
+    # about to run out, and how low, in a word or two: "we're fixin' to run out of grits", "we're wicked
+    # low on creamer", "I'm about to run out of atta"
+    r"|(?:i'm|i am|we're|we are|im|were) (?:fixin'|fixing|about|going|gonna|bound)(?: to)? run out of"
+    r"|(?:i'm|i am|we're|we are|im) (?:wicked|really|very|super|so|pretty|kinda|kind of|proper|dead|well) (?:low on|short on|out of)"
+    # none needed: "we're good on paper towels", "I'm set for rice"
+    r"|(?:i'm|i am|we're|we are|im) (?:good|fine|ok|okay|set|sorted|covered|all set|well stocked) (?:on|for)"
     # the copula left out: "we out of hot cheetos", "we low on rice"
     r"|(?:i|we|y'all|yall) (?:all |almost |nearly )?(?:out of|outta|low on)"
     # what it is for, said before who needs it: "for the lunchboxes we need ..."
@@ -65,7 +71,10 @@ _STATE_HEAD = (
     # the user telling Sidekick what to do with it, in a second language: "please you write onions in the list"
     r"|you (?:write|put|add|note|make)"
     r"|(?:(?:i|we) )?(?:just |already )?(?:picked up|bought|grabbed|purchased)|(?:i|we) (?:just |already )?got"
-    r"|that (?:uses|use|has|have|contains|includes|needs)|(?:to )?(?:use|using) up|(?:uses|using|containing|including)"
+    r"|that (?:uses|use|has|have|contains|includes|needs)|(?:to )?(?:use|using) up(?: the| my| our| some| all the)?"
+    r"|(?:uses|using|containing|including|having)"
+    # that a chore is done, said before it: "I finished pay the electricity bill", "done with return the books"
+    r"|(?:(?:i|we) (?:have |'ve )?(?:finished|completed|did|done)|(?:i'm|i am|we're|we are) done with|done with)"
     # what a search is about: "my notes re pension"
     r"|re:?|regarding"
     r"|(?:(?:what's|what is|what are|whats) )?(?:any|some|a) (?:good|nice|tasty|great|decent)"
@@ -106,7 +115,7 @@ _TAIL = re.compile(
     r"|on (?:the|my|our) way (?:home|back|in|out)"
     r"|(?:to|on|onto|in|into|from|off) (?:the |my |our )?(?:[\w-]+ )?"
     rf"{_PLACES}"
-    r"|already|now|right now|rn|again|too|as well|please|pls|thanks|thank you|for me|real quick|right away|asap|after all|after|fr|fr fr|for real|no cap|oh|uh|um|erm|like"
+    r"|already|now|right now|rn|again|too|as well|please|pls|kindly|thanks|thank you|for me|real quick|right away|asap|after all|after|fr|fr fr|for real|no cap|oh|uh|um|erm|like"
     # tags and whom it is said to, with no comma: "add cheese na", "cheese too yaar", "put bread bro"
     r"|na|naa|yaar|bro|bruh|dude|fam|sis|hun|babe|mate|ya|yeah"
     # what the meal is for: "something with paneer for dinner"
@@ -126,10 +135,22 @@ _TAIL = re.compile(
     r"|(?:at|from) (?:the )?(?:supermarket|shops?|grocers?|tesco|sainsburys|sainsbury's|asda|aldi|lidl|waitrose"
     r"|morrisons|walmart|costco|kroger|safeway|publix|wegmans|target|trader joe's|whole foods)"
     r"|for (?:the )?(?:messages|service|the week|the weekend)"
+    # that it was bought or is no longer wanted, or still to be added: "onions is bought", "maggi no longer
+    # needed", "coriander to be added", "atta for home", "the expense report completed"
+    r"|(?:is|are|was|were|got|been) (?:bought|purchased|picked up|sorted|completed|done)|(?:is |are )?no longer (?:needed|required|wanted)"
+    r"|(?:is |are )?not (?:needed|required|wanted)(?: anymore| any more)?|(?:is |are )?(?:to be|needs to be|must be) (?:added|bought|put)"
+    r"|for (?:home|the house)|(?:is |are )?(?:completed|complete)|(?:is |are )?(?:to be|needs to be)"
+
+    # what the speaker is busy with, said after it: "peanut butter please I'm driving"
+    r"|(?:i'm|i am|im) (?:driving|cooking|busy|working|at work|in the car|on the road|in a rush|in a hurry|out)"
     # why now: "before I forget", "before I lose my mind"
     r"|before i (?:forget|lose my mind|go|leave)|while i remember|while i think of it)$",
     re.IGNORECASE,
 )
+# What to do with it, said after it as a clause of its own: "X, remove from todos", "X, kindly close that task".
+_CLAUSE_TAIL = re.compile(
+    r",\s?(?:please |kindly )?(?:remove|delete|strike|cross|tick|take|close|mark) (?:it |that |this )?(?:(?:off|from|out of) )?"
+    r"(?:the |my )?(?:todos|to-dos|tasks|task|list|to-do list|todo list|to do list)$", re.IGNORECASE)
 # "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some) (?!(?:" + "|".join(sorted(QUANTITY)) + r")\b)", re.IGNORECASE)
 # "scratch eggs off the list": not "eggs off"; "put cordial down on the list": not "cordial down"
@@ -160,7 +181,7 @@ def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
         text = tail  # "put it on my calendar: lunch with Sam": what follows the colon is the value
     if item:
         text = _without_putting(text)
-    rules = (_HEAD, _TAIL) + ((_ARTICLE,) if article else ()) + ((_ITEM_TAIL, _ITEM_HEAD) if item else ())
+    rules = (_HEAD, _CLAUSE_TAIL, _TAIL) + ((_ARTICLE,) if article else ()) + ((_ITEM_TAIL, _ITEM_HEAD) if item else ())
     changed = True
     while changed:
         changed = False
@@ -182,6 +203,13 @@ def _without_putting(text: str) -> str:
 _ONE_MORE = re.compile(r"^(?:and |oh |also )?(?:one more thing|another thing|one other thing|something else)$", re.IGNORECASE)
 
 
+# An item that is a statement of the speaker's, said after the things in a list of its own: "put scallions
+# on the list, we're plumb out", "apples and peanut butter, I'm driving".
+_STATEMENT_ITEM = re.compile(
+    r"^(?:(?:or|and|but|so|cause|because|coz|cuz) )?(?:i'm|im|i've|ive|i'd|we're|we've|we'd|they're|you're|it's|i am|we are"
+    r"|it is|they are|you are|before i|while i|since i|as i|when i)(?: |$)", re.IGNORECASE)
+
+
 def tidy_items(items: list[Any]) -> list[Any]:
     """Each item tidied (articles too); items that are commands about another item dropped."""
     out: list[Any] = []
@@ -190,7 +218,8 @@ def tidy_items(items: list[Any]) -> list[Any]:
             out.append(item)
             continue
         if (_COMMAND_ITEM.match(item.strip()) or _COMMAND_ITEM.match(tidy_text(item))
-                or item.strip().casefold() in _PUT_VERBS or _ONE_MORE.match(item.strip())) and len(items) > 1:
+                or item.strip().casefold() in _PUT_VERBS or _ONE_MORE.match(item.strip())
+                or _STATEMENT_ITEM.match(tidy_text(item, item=True))) and len(items) > 1:
             continue  # "we've run out of soda, add it" read as the items "soda" and "add it"
         tidy = tidy_text(item, article=True, item=True)
         if tidy and tidy.casefold() not in (o.casefold() for o in out if isinstance(o, str)):

@@ -44,6 +44,7 @@ from dreamer.sidekick.planner.language.addressed import Addressed, addressed_to,
 from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
+from dreamer.sidekick.planner.language.letters import unwrapped_letter
 from dreamer.sidekick.planner.language.values import (
     drop_echoes,
     fill_typical,
@@ -139,6 +140,7 @@ class OfflinePlanner:
         chatter = chatter_reply(text)
         if chatter is not None:  # "good morning", "ok cool": said to Sidekick, asking nothing of an agent
             return Plan(reply=chatter)
+        text = unwrapped_letter(text) or text  # "Good afternoon. ... Please put Metamucil on it. Regards, Harold"
         text = without_politeness(text)
         text = as_command(text) or text  # "I'd like shortbread added to my list" is "add shortbread to my list"
         text = as_sentence(text) or text  # "/notes search visa" is "search my notes for visa"
@@ -295,6 +297,8 @@ class OfflinePlanner:
             words = pieces[k].split()
             if not index.lex.is_known(words[0].casefold().strip(",.!?")):
                 continue
+            if len(words) >= MIN_ASIDE_WORDS and not self._plan_text(pieces[k], index, context).steps:
+                continue  # "where were we, ok, add kumquats": a known word opens a clause that asks nothing
             before = pieces[:k]
             if not all(_interjection(p) or (len(p.split()) >= MIN_ASIDE_WORDS and not _sure(
                     self._plan_text(p, index, context))) for p in before):
