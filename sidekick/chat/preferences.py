@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from dreamer.kernel.install.registry import grants_of
 from dreamer.kernel.memory.facts import memories
 from dreamer.kernel.store.db import Store
+from dreamer.sidekick.memory.extract import avoided_in
 from dreamer.sidekick.planner import Step, Tool
 
 SCOPE = "memory:read"
@@ -63,7 +64,8 @@ def apply_preferences(
     `said_here` gives the ids of the facts the user stated in this conversation (read only when a
     step has a parameter to fill).
     """
-    wanting = [(s, t) for s in steps if (t := tools.get(s.name)) is not None and _preference_params(t, s)]
+    wanting = [(s, t) for s in steps if (t := tools.get(s.name)) is not None
+               and (_preference_params(t, s) or _avoided_params(t, s))]
     if not wanting:
         return Applied(tuple(steps), ())
     here = said_here()
@@ -79,6 +81,12 @@ def apply_preferences(
         tool = tools.get(step.name)
         params = _preference_params(tool, step) if tool is not None else {}
         args = dict(step.args)
+        for name in _avoided_params(tool, step) if tool is not None else ():
+            # What the user said they do not eat: this conversation's facts, or every one of theirs where the
+            # agent may read what they told Sidekick ("I'm allergic to shellfish", then "plan dinner").
+            things = [w for f in facts if (f.id in here or step.agent in allowed) and (w := avoided_in(f.text))]
+            if things:
+                args[name] = ", ".join(dict.fromkeys(things))
         for name, values in params.items():
             for fact in facts:
                 value = _value_in(fact.text, values)
@@ -95,6 +103,12 @@ def apply_preferences(
                 break
         out.append(replace(step, args=args) if args != dict(step.args) else step)
     return Applied(tuple(out), tuple(hints))
+
+
+def _avoided_params(tool: Tool, step: Step) -> list[str]:
+    """Parameters that take what the user does not eat ("x-from-memory": "avoided")."""
+    return [name for name, schema in tool.properties.items()
+            if name not in step.args and isinstance(schema, Mapping) and schema.get("x-from-memory") == "avoided"]
 
 
 def _preference_params(tool: Tool, step: Step) -> dict[str, list[str]]:

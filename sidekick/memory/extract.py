@@ -55,7 +55,9 @@ _POLITE_START = re.compile(
     r"^(?:(?:hey|hi|ok|okay)\s+)?(?:sidekick\s*[,:]?\s+)?(?:please\s*[,:]?\s+|fyi\s*[,:]?\s+|btw\s*[,:]?\s+|by the way\s*[,:]?\s+|"
     r"just so you know\s*[,:]?\s+|for the record\s*[,:]?\s+|for your information\s*[,:]?\s+|"
     # "just so u know im vegetarian now", "for future reference, ...", "mind that I'm a vegetarian", "heads up, ..."
-    r"just so u know\s*[,:]?\s+|for future reference\s*[,:]?\s+|mind that\s+|heads up\s*[,:]?\s+)*"
+    r"just so u know\s*[,:]?\s+|for future reference\s*[,:]?\s+|mind that\s+|heads up\s*[,:]?\s+"
+    # "please note that I have been a vegetarian for forty years"
+    r"|note that\s+|please note\s*[,:]?\s+)*"
 )
 # Asking to keep it, said after the fact: "I've gone vegan, remember that", "..., so keep that in mind",
 # "..., please remember", "..., by the way". Taken off again and again, one phrase at a time (_tidy).
@@ -67,7 +69,7 @@ _REMEMBER_END = re.compile(
 )
 # One polite word at the end, taken off again and again (_tidy): the single pattern
 # `(?:\s*[,.]?\s*(?:please|thanks|thank you))+$` backtracked exponentially ("x please please ... y").
-_POLITE_END = re.compile(r"\b(?:please|thanks|thank you)$")
+_POLITE_END = re.compile(r"\b(?:please|thanks|thank you|lol|haha|lmao)$")
 
 _RECALL = re.compile(
     r"(?:what\s+(?:do|did)\s+you\s+(?:remember|know)(?:\s+about\s+me)?"
@@ -87,11 +89,11 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself|we|we're
 _DIETS = (
     r"vegetarians?|vegans?|pescatarians?|pescetarians?|pollotarians?|flexitarians?|plant[- ]based|gluten[- ]free|"
     r"dairy[- ]free|nut[- ]free|lactose[- ]intolerant|gluten[- ]intolerant|coeliacs?|celiacs?|diabetics?|"
-    r"teetotal(?:l?ers?)?|kosher|halal|keto|paleo|sober"
+    r"teetotal(?:l?ers?)?|kosher|halal|keto|paleo|sober|pure\s+veg|veggies?"
 )
 _BE = r"(?:i\s+am|i'm|im|we\s+are|we're)"
 # Becoming it: "I've gone vegan", "we went vegetarian last year" (the diet shape only).
-_BECAME = r"(?:" + _BE + r"|(?:i|we)(?:'ve|\s+have)\s+(?:gone|become|turned)|(?:i|we)\s+(?:went|became|turned))"
+_BECAME = r"(?:" + _BE + r"|(?:i|we)(?:'ve|\s+have)\s+(?:gone|become|turned|been)|(?:i|we)\s+(?:went|became|turned))"
 _SUBJ = r"(?:i|we)"
 _OBJ = r"(?P<obj>.+)"
 _RELATIVE = r"(?:wife|husband|partner|spouse|son|daughter|kid|child|mother|mom|mum|father|dad|brother|sister|boss|dog|cat)"
@@ -224,6 +226,27 @@ def _statement(text: str) -> str:
 
 def _capitalised(fact: str) -> str:
     return fact[:1].upper() + fact[1:]
+
+
+# What a fact says is not eaten: "I don't eat meat or fish", "I'm allergic to shellfish", "my son is
+# allergic to peanuts", "we avoid gluten". Read by Sidekick to pass what this conversation said to a
+# function that takes it (recipes' `avoid`, "x-from-memory": "avoided"; sidekick/chat/preferences.py).
+_AVOIDED = re.compile(
+    r"\b(?:(?:don't|do not|never|can't|cannot|no longer|won't|will not)\s+(?:eat|drink|have|touch)"
+    r"|(?:allergic|intolerant|sensitive)\s+(?:to|of)|avoid(?:s|ing)?|(?:eat|eats)\s+no)\s+(?P<what>[^.;!?]+)")
+_AVOIDED_TAIL = re.compile(
+    r"\s+(?:in\s+(?:our|this|my|the)\s+(?:house|home|family)|at\s+home|any\s?more|at\s+all|these\s+days)$")
+
+
+def avoided_in(fact: str) -> str | None:
+    """What `fact` says is not eaten ("meat or fish"), or None."""
+    m = _AVOIDED.search(_fold(fact))
+    if m is None:
+        return None
+    what = m["what"].strip(" ,")
+    while (tail := _AVOIDED_TAIL.search(what)) is not None:
+        what = what[: tail.start()]
+    return what or None
 
 
 _SWAPS: dict[str, str] = {

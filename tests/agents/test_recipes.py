@@ -55,7 +55,7 @@ def test_describe(recipes: Worker) -> None:
     assert all(s["exported"] and not s["confirm"] and not s["background"] for s in specs.values())
     params = specs["plan_dinner"]["parameters"]["properties"]
     assert params["day"]["default"] == "today" and params["add_to_grocery_list"]["default"] is True
-    assert set(specs["suggest"]["parameters"]["properties"]) == {"ingredient", "cuisine", "max_minutes", "diet"}
+    assert set(specs["suggest"]["parameters"]["properties"]) == {"ingredient", "cuisine", "max_minutes", "diet", "avoid"}
     assert "plan dinner for {day}" in specs["plan_dinner"]["examples"]
     assert any("{ingredient}" in e for e in specs["suggest"]["examples"])
 
@@ -218,6 +218,20 @@ def test_plan_dinner_honours_a_remembered_diet(recipes: Worker) -> None:
         assert conflicts(recipe, GROUPS["meat"] + GROUPS["seafood"]) == [], recipe.name
         assert plan["respecting"] == ["I'm vegetarian"]
     assert len({p["recipe"]["name"] for p in plans}) == 14  # two weeks, no repeats
+
+
+def test_plan_dinner_and_suggest_leave_out_what_to_avoid(recipes: Worker) -> None:
+    from dreamer.agents.recipes.recipes.diet import GROUPS, conflicts
+
+    for d in range(1, 8):
+        plan = recipes.invoke("plan_dinner", {"day": f"2025-06-{d:02d}", "add_to_grocery_list": False,
+                                              "avoid": "meat or fish"})
+        recipe = BY_NAME[plan["recipe"]["name"]]
+        assert conflicts(recipe, GROUPS["meat"] + GROUPS["fish"]) == [], recipe.name
+        assert plan["respecting"] == ["I don't eat meat or fish"]
+    shown = recipes.invoke("suggest", {"avoid": "shellfish"})["recipes"]
+    assert shown and all(conflicts(BY_NAME[r["name"]], GROUPS["shellfish"]) == [] for r in shown)
+    assert len(shown) < len(recipes.invoke("suggest", {})["recipes"])  # something was left out
 
 
 def test_plan_dinner_without_memory_plans_as_before(recipes: Worker) -> None:

@@ -92,3 +92,23 @@ def test_another_users_fact_never_fills_a_call_even_by_its_id(sqlite_store: Stor
     foreign = remember(sqlite_store, theirs, "bob", "I'm vegan").fact
     got = apply_preferences(sqlite_store, mine, [Step("recipes", "suggest", {})], tools, set(), lambda: {foreign.id})
     assert got.steps[0].args == {} and got.hints == ()
+
+
+def test_what_the_user_does_not_eat_reaches_a_parameter_that_takes_it(sqlite_store: Store, tools: dict[str, Tool]) -> None:
+    # "I'm allergic to shellfish" said in this conversation, then "plan dinner": recipes' `avoid`
+    # ("x-from-memory": "avoided") gets "shellfish"; a fact that avoids nothing adds nothing.
+    user = new_user(sqlite_store, "ada")
+    allergy = remember(sqlite_store, user, "ada", "My son is allergic to peanuts").fact
+    place = remember(sqlite_store, user, "ada", "I live in Lyon").fact
+    older = remember(sqlite_store, user, "ada", "I don't eat pork").fact  # said in another conversation
+    got = apply_preferences(sqlite_store, user, [Step("recipes", "plan_dinner", {"day": "friday"})], tools, set(),
+                            lambda: {allergy.id, place.id})
+    assert got.steps[0].args == {"day": "friday", "avoid": "peanuts"}
+    # Said in the request itself, it stays as said.
+    said = apply_preferences(sqlite_store, user, [Step("recipes", "suggest", {"avoid": "mushrooms"})], tools, set(),
+                             lambda: {allergy.id})
+    assert said.steps[0].args == {"avoid": "mushrooms"}
+    # Granted memory:read, every fact of the user's counts, this conversation's or not.
+    _grant(sqlite_store, user, "recipes", "memory:read")
+    granted = apply_preferences(sqlite_store, user, [Step("recipes", "suggest", {})], tools, set())
+    assert set(granted.steps[0].args["avoid"].split(", ")) == {"peanuts", "pork"} and older.id != allergy.id

@@ -45,6 +45,8 @@ GROUPS["seafood"] = GROUPS["fish"] + GROUPS["shellfish"]
 # What a diet rules out, by the words that name the diet.
 DIETS: dict[str, tuple[str, ...]] = {
     "vegetarian": ("meat", "seafood"),
+    "pure veg": ("meat", "seafood"),  # Indian English
+    "veggie": ("meat", "seafood"),
     "vegan": ("meat", "seafood", "dairy", "egg"),
     "plant-based": ("meat", "seafood", "dairy", "egg"),
     "plant based": ("meat", "seafood", "dairy", "egg"),
@@ -78,7 +80,7 @@ GROUP_NAMES: dict[str, str] = {
 # "I don't eat X", "I'm allergic to X", "I hate X": X is what to avoid.
 _AVOIDING = re.compile(
     r"\b(?:(?:do not|don't|never|cannot|can't|will not|won't|no longer|rarely)\s+(?:eat|have|drink|stand|like|tolerate)"
-    r"|avoid(?:s|ing)?|(?:am|are|i'm|we're)\s+(?:\w+\s+)?(?:allergic|intolerant|sensitive)\s+(?:to|of)"
+    r"|avoid(?:s|ing)?|(?:am|are|is|i'm|we're|he's|she's|they're)\s+(?:\w+\s+)?(?:allergic|intolerant|sensitive)\s+(?:to|of)"
     r"|hate|dislike|detest|(?:not a|no)\s+(?:big\s+)?fan\s+of|eat\s+no)\s+"
     r"(?P<what>(?:(?!\b(?:but|except|unless|though|although)\b)[^.;!?])+)"
 )
@@ -136,7 +138,8 @@ def _terms(thing: str) -> set[str]:
     out: set[str] = set()
     for part in _SPLIT.split(thing.strip()):
         part = re.sub(r"^(?:any|all|most|the|a|an|some|much|many|eating|food with|foods with)\s+", "", part).strip()
-        part = re.sub(r"\s+(?:at all|anymore|any more|any longer|either|too|please)$", "", part).strip()
+        part = re.sub(r"\s+(?:at all|anymore|any more|any longer|either|too|please|in (?:our|this|my|the) (?:house|home)"
+                      r"|at home)$", "", part).strip()
         if not part:
             continue
         group = GROUP_NAMES.get(part) or GROUP_NAMES.get(part.removesuffix(" food"))

@@ -34,6 +34,11 @@ DIET_NAMES: tuple[str, ...] = tuple(DIETS)
 # Sidekick ("I'm vegetarian") may fill it too, when this agent is granted memory:read.
 Cuisine = Annotated[str | None, Field(examples=[c.lower() for c in CUISINES])]
 Diet = Annotated[str | None, Field(examples=list(DIET_NAMES), json_schema_extra={"x-from-memory": True})]
+# What the user does not eat, in their words ("pork", "meat or fish", "shellfish"): said in the request
+# ("plan dinner without pork"), or passed on by Sidekick from what the user told it ("x-from-memory":
+# "avoided": "I'm allergic to shellfish" said earlier in the conversation).
+Avoid = Annotated[str | None, Field(examples=["pork", "meat or fish", "shellfish", "nuts"],
+                                    json_schema_extra={"x-from-memory": "avoided"})]
 
 # Other names people use for what the catalog calls something else.
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -143,6 +148,7 @@ def suggest(
     cuisine: Cuisine = None,
     max_minutes: int | None = None,
     diet: Diet = None,
+    avoid: Avoid = None,
 ) -> dict:
     """Suggest recipes from the catalog, optionally by ingredient, cuisine, time and diet.
 
@@ -163,7 +169,7 @@ def suggest(
     if ingredient and not query:
         raise BadRequest(f"{ingredient!r} is not an ingredient name; try a word such as 'chicken'.")
 
-    avoided = _diet(diet).avoided
+    avoided = _diet(diet).avoided | _avoiding(avoid).avoided
     found = [
         recipe
         for recipe in RECIPES
@@ -264,7 +270,8 @@ def get_recipe(ctx: Context, name: str) -> dict:
         "(sort|sort out|choose|pick) [a] dinner for {day}",
     ],
 )
-def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = True, diet: Diet = None) -> dict:
+def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = True, diet: Diet = None,
+                avoid: Avoid = None) -> dict:
     """Pick dinner for a day and, unless told not to, put its ingredients on the grocery list.
 
     The day is "today", "tomorrow", a weekday ("friday" is the coming one, today
@@ -273,7 +280,7 @@ def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = Tr
     oil, flour, ...) are not added to the list. With the grant memory:read, what
     the user told Sidekick ("I'm vegetarian", "I don't eat pork", "I'm allergic
     to nuts") rules out the recipes that do not fit; so does a diet named in the
-    request (vegetarian, vegan, gluten-free, ...).
+    request (vegetarian, vegan, gluten-free, ...), and what to avoid ("pork", "shellfish").
     """
     tz, tz_name = zone(getattr(ctx.user, "timezone", None))
     try:
@@ -281,8 +288,9 @@ def plan_dinner(ctx: Context, day: str = "today", add_to_grocery_list: bool = Tr
     except ValueError as exc:
         raise BadRequest(str(exc)) from None
     remembered = _remembered_diet(ctx)
-    asked = _diet(diet)
-    diet_rules = Restrictions(remembered.avoided | asked.avoided, (*remembered.because, *asked.because))
+    asked, avoiding = _diet(diet), _avoiding(avoid)
+    diet_rules = Restrictions(remembered.avoided | asked.avoided | avoiding.avoided,
+                              (*remembered.because, *asked.because, *avoiding.because))
     recipe = recipe_for_diet(when, diet_rules.avoided)
     if recipe is None:
         raise BadRequest(
@@ -316,6 +324,12 @@ def _diet_name(diet: str | None) -> str | None:
         if name.replace("-", " ") == wanted:
             return name
     raise BadRequest(f"I don't know the diet {diet!r}; say one of: {', '.join(DIET_NAMES)}.")
+
+
+def _avoiding(avoid: str | None) -> Restrictions:
+    """What the user asked to leave out ("pork", "meat or fish"), read as "I don't eat ..."."""
+    said = _text(avoid, "avoid")
+    return restrictions([f"I don't eat {said}"]) if said else restrictions([])
 
 
 def _diet(diet: str | None) -> Restrictions:

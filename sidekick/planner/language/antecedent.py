@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
+from dreamer.sidekick.planner.language.values import tidy_text
 
 # "<thing>, <one or two command words> it|them <the rest>"; the command words do not include a
 # pronoun themselves, and the thing clause has no comma of its own (a list of things is no clause).
@@ -106,11 +107,12 @@ def _last_clause(text: str, plural: bool = False) -> str:
     return thing
 
 
-def resolve_pronoun(text: str) -> str | None:
-    """The message with the pronoun replaced by the clause it points back to, or None."""
+def resolve_pronoun(text: str, tidy: bool = False) -> str | None:
+    """The message with the pronoun replaced by the clause it points back to, or None; with `tidy`,
+    the thing without the state said around it ("jeera is finished" -> "jeera")."""
     m = _shape(text)
     if m is None:
         return None
-    thing = m.thing
+    thing = tidy_text(m.thing, item=True) if tidy else m.thing
     rest = m.rest.strip().rstrip(".!?")
     return " ".join(f"{m.verb} {thing} {rest}".split())

@@ -194,15 +194,16 @@ TASK_VERBS: frozenset[str] = frozenset(
     """
     call phone renew fix mow defrost send cancel sign finish write reply tidy bake collect submit update
     replace repair visit bring register apply organise organize prepare practise confirm install recycle
-    shovel rake weed prune vote unload arrange chase ask tell remind learn mend sew unpack declutter deliver
+    shovel rake weed vote unload arrange chase ask tell remind learn mend sew unpack declutter deliver
     pay email ring
     """.split()
 )
 # Verbs that also open things' names ("water crackers", "post-it notes", "book of stamps"): a chore only
 # when a determiner follows ("water the tomatoes", "book the MOT", "post the birthday card").
 TASK_VERBS_BEFORE_DETERMINER: frozenset[str] = frozenset(
+    # ("prune juice" is a thing; "prune the roses" a chore)
     "water post book clean paint iron walk feed wash pack print empty clear sort take pick drop move check order "
-    "text call top service hoover vacuum mop dust polish return charge file fill change hand wrap".split()
+    "text call top service hoover vacuum mop dust polish return charge file fill change hand wrap prune".split()
 )
 DETERMINERS: frozenset[str] = frozenset(
     "the my our a an his her their your this that these those some all".split()

@@ -42,7 +42,7 @@ DOMAINS: dict[str, Domain] = {
          "directions, distances, routes, maps and traffic"),
         ("flight", "airline", "airport", "plane", "hotel", "hostel", "motel", "ferry", "cruise", "traffic", "rental"),
     ),
-    "rides": Domain(("taxis, ubers and ride hailing", "a ride or a lift to somewhere"), ("taxi", "uber", "lyft", "cab")),
+    "rides": Domain(("taxis, ubers and ride hailing", "a ride or a lift to somewhere"), ("taxi", "uber", "lyft", "cab", "ola", "rapido", "bolt", "didi")),
     "tickets and reservations": Domain(
         ("tickets for concerts, gigs, shows, theatre, cinema and sports matches", "booking a table at a restaurant"),
         ("ticket", "concert", "gig", "cinema", "theatre", "movie", "film", "restaurant", "reservation"),

@@ -19,6 +19,10 @@ _TAKE_BACK = re.compile(
 )
 
 
+# What introduces the correction itself: "butter... no actually make it ghee", "wait, change it to oat milk".
+_LEAD = re.compile(r"^(?:make it|make that|change it to|change that to|it should be|should be)\s+(?=\S)", re.IGNORECASE)
+
+
 def split_correction(text: str) -> tuple[str, str] | None:
     """(what was said before the last take-back, the correction and what follows it); None when the
     message takes nothing back."""
@@ -26,7 +30,7 @@ def split_correction(text: str) -> tuple[str, str] | None:
     if not found:
         return None
     m = found[-1]
-    before, after = text[: m.start()].strip(" ,"), text[m.end():].strip(" ,")
+    before, after = text[: m.start()].strip(" ,.…"), _LEAD.sub("", text[m.end():].strip(" ,"))
     if not before or not after:
         return None
     return before, after

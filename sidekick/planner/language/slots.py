@@ -53,7 +53,7 @@ _TRAILING = (" too", " as well", " also", " please", " thanks", " thank you", " 
 # No `\s*` around the separators (clean_text strips each item): a leading `\s*` is tried from every
 # space of a long run of spaces, quadratic in the message's length.
 # "and" inside a hyphenated name ("half-and-half", "salt-and-vinegar crisps") joins no two items.
-_LIST_SPLIT = re.compile(r",|;|(?<![\w-])and(?![\w-])|&|\bplus\b|\bas well as\b|\balong with\b|\+", re.IGNORECASE)
+_LIST_SPLIT = re.compile(r",|;|(?<![\w-])and(?![\w-])|\balso\b|&|\bplus\b|\bas well as\b|\balong with\b|\+", re.IGNORECASE)
 _QUOTES = re.compile(r"\"[^\"]+\"|“[^”]+”|(?<![\w'])'[^']+'(?![\w'])")
 _YES = frozenset({"yes", "true", "on", "y", "yeah", "yep", "sure"})
 _NO = frozenset({"no", "false", "off", "n", "nope"})

@@ -27,7 +27,9 @@ _POLITE_HEAD = (
     # chat-speak openers that say how, never what: "ngl we need hot cheetos", "lowkey out of frozen pizza"
     r"|ngl|tbh|lowkey|highkey|honestly|literally|basically|nvm about|never mind about|forget about"
     # words that join a clause to what came before: "(..., ) so I need earl grey", "but anyway we ran out of salt"
-    r"|so|anyway|oh|well|but|and|just in case)"
+    r"|so|anyway|oh|well|but|and|just in case"
+    # interjections and whom it is said to, opening it: "ope, limes too", "y'all add sweet tea"
+    r"|ope|oops|whoops|nvm|y'all|yall)"
 )
 # How the user came to need or have the thing: a state, not the thing.
 _STATE_HEAD = (
@@ -143,8 +145,11 @@ _TAIL = re.compile(
 
     # what the speaker is busy with, said after it: "peanut butter please I'm driving"
     r"|(?:i'm|i am|im) (?:driving|cooking|busy|working|at work|in the car|on the road|in a rush|in a hurry|out)"
+    # who needs it, said after it: "rice we need", "toothpaste we need"
+    r"|(?:we|i) (?:need|want|require)(?: it| them| some| more)?"
     # why now: "before I forget", "before I lose my mind"
-    r"|before i (?:forget|lose my mind|go|leave)|while i remember|while i think of it)$",
+    r"|before i (?:forget|lose my mind|go|leave)|while i remember|while i think of it"
+    r"|before (?:i|we) (?:head|go|drive|pop|run) (?:to|out to|down to|over to) (?:the )?[\w'-]+(?: [\w'-]+)?)$",
     re.IGNORECASE,
 )
 # What to do with it, said after it as a clause of its own: "X, remove from todos", "X, kindly close that task".

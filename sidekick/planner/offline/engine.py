@@ -118,6 +118,12 @@ class _Part:
 
 
 MAX_ASIDE_CLAUSES = 3  # a request and an aside or two; more commas are a list
+# Where one request ends and another begins: "..., then ...", "... and then ...", "...; ...", and "and"
+# before a verb that opens a request of its own ("... and tell me what's on tomorrow").
+_JOINER = re.compile(
+    r",?\s+(?:and\s+)?then\s+|;\s*|,?\s+and\s+also\s+"
+    r"|,?\s+and\s+(?=(?:tell|show|give|remind|add|put|remove|take|plan|save|note|find|search|check|clear|cancel|move"
+    r"|delete|what|what's|when|when's)\b)", re.IGNORECASE)
 MIN_ASIDE_WORDS = 2  # "milk" alone is an item, never an aside
 
 
@@ -169,8 +175,9 @@ class OfflinePlanner:
             # "don't put bread on the list": nothing is done, unless what to do instead is said after it
             # ("don't add bread, add rolls instead").
             what, after = negative
-            if after:
-                read = self._plan_text(", ".join(after), index, context)
+            for n in range(len(after)):
+                # (from the first clause said after it that asks something: "..., we have plenty, just show me")
+                read = self._plan_text(", ".join(after[n:]), index, context)
                 if read.steps and _sure(read):
                     return read
             if self._plan_text(what, index, context).steps:
@@ -179,6 +186,9 @@ class OfflinePlanner:
         if fixed is not None:
             return fixed
         plan = self._plan_text(text, index, context)
+        both = self._compound(text, plan, tools, context)
+        if both is not None:
+            return both
         held = without_placeholder(text)
         if held is not None:
             # "put something on the shopping list": which thing is asked, not "something" added.
@@ -188,8 +198,12 @@ class OfflinePlanner:
         chore = self._as_chore(text, plan, index, context)
         if chore is not None:
             return chore
-        pointed = resolve_pronoun(text)
-        if pointed is not None and index.lex.is_known(pointed.split()[0].casefold()):
+        for tidy in (True, False):
+            # The thing first without the state said around it ("jeera is finished": "finished" is the to-do
+            # list's word), then with it, where only the state says which list ("I have run out of tea").
+            pointed = resolve_pronoun(text, tidy=tidy)
+            if pointed is None or not index.lex.is_known(pointed.split()[0].casefold()):
+                break
             # (only a verb some function knows commands: "never tried it before" says nothing about risotto)
             # "I picked up garlic already, take it off the list": the command is about the thing said first.
             # Read so, it wins where the whole was unsure, and where it is the same call with tidier values:
@@ -228,6 +242,27 @@ class OfflinePlanner:
                 return read
         return plan
 
+    def _compound(self, text: str, plan: Plan, tools: Sequence[Tool], context: PlanContext) -> Plan | None:
+        """Two requests joined in one message ("put crumpets on the list and tell me what's on tomorrow",
+        "add diapers, then tell me what I have on Saturday"), each read through the whole planner, so
+        each gets the rewrites a message alone gets ("tell me what ..." is a question). Taken where each
+        half is surely one call of its own and the whole was unsure or read otherwise."""
+        for m in _JOINER.finditer(text):
+            left, right = text[: m.start()].strip(" ,"), text[m.end():].strip(" ,")
+            if len(left.split()) < 2 or len(right.split()) < 2:
+                continue
+            alone = replace(context, pending=None)
+            first, second = self.plan(left, tools, alone), self.plan(right, tools, alone)
+            if not (len(first.steps) == len(second.steps) == 1 and first.pending is None and second.pending is None):
+                continue
+            steps = (first.steps[0], second.steps[0])
+            if steps[0].name == steps[1].name:
+                continue  # "put garlic and also ginger on my list": one call with both, as the whole reads it
+            if plan.pending is None and [s.name for s in plan.steps] == [s.name for s in steps]:
+                return None  # the whole read the same two calls
+            return Plan(steps=tuple(_without_repeats(list(steps), [(), ()])[0]))
+        return None
+
     def _self_corrected(self, text: str, index: Index, context: PlanContext) -> Plan | None:
         """"add eggs, no wait, two dozen eggs": the correction replaces the thing said last before it; a
         correction that is a request of its own ("add eggs, no wait, take eggs off") is that request."""
@@ -235,6 +270,7 @@ class OfflinePlanner:
         if parts is None:
             return None
         before, after = parts
+        before = labelled_entry(before) or before  # "grocery list: butter... no, make it ghee"
         alone = self._plan_text(after, index, context)
         if alone.steps and _sure(alone) and len(alone.steps) == 1 and index.lex.is_known(after.split()[0].casefold()):
             return alone
@@ -257,7 +293,9 @@ class OfflinePlanner:
         if rewritten is None:
             return None
         read = self._plan_text(rewritten, index, context)
-        return read if read.steps and read.steps[0].name == first.steps[0].name else None
+        # (the same function, or the same question of which one: "add white bread, no wait, whole wheat bread")
+        return read if read.steps and (read.steps[0].name == first.steps[0].name or (
+            first.pending is not None and first.pending.kind == "choose")) else None
 
     def _as_chore(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
         """"tick off defrost the turkey": a chore put in a list of things ("defrost the turkey" opens with a
@@ -300,7 +338,7 @@ class OfflinePlanner:
             if len(words) >= MIN_ASIDE_WORDS and not self._plan_text(pieces[k], index, context).steps:
                 continue  # "where were we, ok, add kumquats": a known word opens a clause that asks nothing
             before = pieces[:k]
-            if not all(_interjection(p) or (len(p.split()) >= MIN_ASIDE_WORDS and not _sure(
+            if not all(_interjection(p) or _about_oneself(p) or (len(p.split()) >= MIN_ASIDE_WORDS and not _sure(
                     self._plan_text(p, index, context))) for p in before):
                 return None
             read = self._plan_text(without_politeness(", ".join(pieces[k:])), index, context)
@@ -395,11 +433,25 @@ class OfflinePlanner:
             # unless the guess only reads and lacks nothing (_harmless).
             unsure = top.score < ACCEPT and not _harmless(index, options, len(parts))
             choices.append(as_steps if len(as_steps) > 1 or unsure else ())
+        steps, choices = _without_repeats(steps, choices)
         partial = PartialPlan(
             steps=tuple(steps), choices=tuple(choices), facts=facts, index=0,
             now=now.isoformat(), timezone=context.timezone,
         )
         return advance(partial)
+
+
+def _without_repeats(steps: list[Step], choices: list[tuple[Step, ...]]) -> tuple[list[Step], list[tuple[Step, ...]]]:
+    """The steps without one that repeats another's call with less said ("prep me for Monday, what do I
+    need to know": the briefing for Monday, once); a step kept as a choice is never dropped."""
+    keep = list(range(len(steps)))
+    for j in range(len(steps)):
+        for i in keep:
+            if i != j and not choices[j] and steps[i].name == steps[j].name and (
+                    steps[j].args.items() <= steps[i].args.items()) and (steps[i].args != steps[j].args or i < j):
+                keep.remove(j)
+                break
+    return [steps[k] for k in keep], [choices[k] for k in keep]
 
 
 def _asked_of(readers: Sequence[Tool], named: Addressed) -> Step | None:
