@@ -46,7 +46,6 @@ GROUPS["seafood"] = GROUPS["fish"] + GROUPS["shellfish"]
 DIETS: dict[str, tuple[str, ...]] = {
     "vegetarian": ("meat", "seafood"),
     "pure veg": ("meat", "seafood"),  # Indian English
-    "veggie": ("meat", "seafood"),
     "vegan": ("meat", "seafood", "dairy", "egg"),
     "plant-based": ("meat", "seafood", "dairy", "egg"),
     "plant based": ("meat", "seafood", "dairy", "egg"),

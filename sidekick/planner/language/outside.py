@@ -36,6 +36,10 @@ DOMAINS: dict[str, Domain] = {
     ),
     "weather": Domain(("the weather forecast", "rain, snow, sunshine, wind, storms and temperature outside"),
                       ("weather", "forecast")),
+    # What one takes against the weather: a question about needing it is the forecast's ("do I need a
+    # brolly today"), but on a list of things to get it is a thing to buy ("buy sunscreen").
+    "weather gear": Domain(("umbrellas, raincoats and sunglasses for the weather",),
+                           ("umbrella", "brolly", "raincoat", "sunscreen", "suncream", "sunnies"), goods=True),
     "travel": Domain(
         ("travel bookings", "flights, airlines, airports and plane seats", "hotels, hostels and places to stay",
          "trains, buses, ferries and car hire", "renting a car", "trips, holidays and vacations abroad",

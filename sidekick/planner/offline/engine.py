@@ -260,6 +260,9 @@ class OfflinePlanner:
                 continue  # "put garlic and also ginger on my list": one call with both, as the whole reads it
             if plan.pending is None and [s.name for s in plan.steps] == [s.name for s in steps]:
                 return None  # the whole read the same two calls
+            if _sure(plan) and len(plan.steps) == 1 and plan.steps[0] not in steps and not _holds_words_of(
+                    plan.steps[0], right, left):
+                return None  # one call that holds both halves: "plan dinner and add the ingredients to my list"
             return Plan(steps=tuple(_without_repeats(list(steps), [(), ()])[0]))
         return None
 
@@ -270,11 +273,13 @@ class OfflinePlanner:
         if parts is None:
             return None
         before, after = parts
-        before = labelled_entry(before) or before  # "grocery list: butter... no, make it ghee"
         alone = self._plan_text(after, index, context)
         if alone.steps and _sure(alone) and len(alone.steps) == 1 and index.lex.is_known(after.split()[0].casefold()):
             return alone
         first = self._plan_text(before, index, context)
+        entry = labelled_entry(before) if not _sure(first) else None
+        if entry is not None and _sure(read_entry := self._plan_text(entry, index, context)):
+            before, first = entry, read_entry  # "grocery list: butter... no, make it ghee"
         if len(first.steps) != 1:
             return None
         values = [v for v in first.steps[0].args.values() if isinstance(v, (list, str))]
@@ -439,6 +444,14 @@ class OfflinePlanner:
             now=now.isoformat(), timezone=context.timezone,
         )
         return advance(partial)
+
+
+def _holds_words_of(step: Step, half: str, other: str) -> bool:
+    """The step's values hold a word of `half` that `other` does not have ("tell me what's on tomorrow"
+    read as an item to add)."""
+    said = {w for v in step.args.values() for x in (v if isinstance(v, list) else [v]) if isinstance(x, str)
+            for w in re.findall(r"[\w']{4,}", x.casefold())}
+    return bool(said & (set(re.findall(r"[\w']{4,}", half.casefold())) - set(re.findall(r"[\w']{4,}", other.casefold()))))
 
 
 def _without_repeats(steps: list[Step], choices: list[tuple[Step, ...]]) -> tuple[list[Step], list[tuple[Step, ...]]]:
