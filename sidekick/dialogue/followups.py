@@ -26,12 +26,12 @@ from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, label
 from dreamer.sidekick.dialogue.undo import inverse_step
 from dreamer.sidekick.planner.base import Plan, Step, Tool, takes_whole_request
 from dreamer.sidekick.planner.dialog import read_answer
-from dreamer.sidekick.planner.language.values import without_politeness
+from dreamer.sidekick.planner.language.values import tidy_items, without_politeness
 from dreamer.sidekick.planner.language.dates import MONTHS, TEMPORAL, WEEKDAYS, parse_moment
 from dreamer.sidekick.planner.language.lexicon import ORDINALS
 from dreamer.sidekick.planner.language.slots import SlotType, slot_type
 from dreamer.sidekick.planner.language.text import prepare, tokenize
-from dreamer.sidekick.planner.language.values import tidy_items
+from dreamer.sidekick.dialogue.correction_words import as_correction
 
 MAX_FOLLOWUP_CHARS = 300  # tests/security/test_regex_backtracking.py fuzzes these patterns at this length
 _TAIL = r"(?:\s+(?:too|as well|also|again|please|then|now|thanks))*+\s*[.!?]*"
@@ -104,6 +104,7 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
     if len(said) > MAX_FOLLOWUP_CHARS:  # follow-ups are short; no pattern below sees a long message
         return None
     said = without_politeness(said)  # "neeps as well, ta", "jam as well while you're at it"
+    said = as_correction(said)  # "oh shoot I meant X", "nah make that X", "correction: X, not Y"
     if not said or not state.calls and state.shown is None:
         return None
     by_name = {t.name: t for t in tools}
@@ -270,7 +271,7 @@ def _same(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
     return None
 
 
-REASK = re.compile(r"^(?:(?:and|ok|okay|so|now)\W+)?(?:(?:what|how)\s+about\s+|and\s+)(?P<x>[^?!.]{1,80}?)(?:\s+(?:too|then))?\s*[?!.]*$",
+REASK = re.compile(r"^(?:(?:and|ok|okay|so|now)\W+)?(?:(?:what|how)\s+about\s+|and\s+|now\s+)(?P<x>[^?!.]{1,80}?)(?:\s+(?:too|then))?\s*[?!.]*$",
                    re.IGNORECASE)
 _PREPOSITIONS = frozenset("in for at from of during on by within".split())
 MAX_BARE_QUESTION_WORDS = 2

@@ -23,7 +23,9 @@ from dreamer.sidekick.dialogue.undo import UndoPlan, is_undo, plan_redo, plan_un
 from dreamer.sidekick.planner.base import (
     Clarification, FunctionFacts, PartialPlan, Plan, PlanContext, Step, Tool, takes_whole_request,
 )
-from dreamer.sidekick.planner.dialog import CANCEL, _is_no, _is_yes, advance, option_words, resume, said_words
+from dreamer.sidekick.planner.dialog import (
+    CANCEL, TIME_ANSWER_WORDS, _is_no, _is_yes, advance, option_words, resume, said_words,
+)
 from dreamer.sidekick.planner.language.lexicon import FILLERS, ORDINALS, PRONOUNS, UNITS
 from dreamer.sidekick.planner.language.text import fold, plural_strip, prepare, tokenize
 from dreamer.sidekick.planner.language.spoken import as_written
@@ -503,7 +505,8 @@ def _bare_answer(pending: Clarification, text: str) -> bool:
     for option in pending.options:
         known |= option_words(option)
     extra = [w for w in words if w not in ANSWER_WORDS and w not in FILLERS and w not in PRONOUNS
-             and w not in ORDINALS and w not in UNITS and not w.isdigit() and not said_words([w]) <= known
+             and w not in ORDINALS and w not in UNITS and w not in TIME_ANSWER_WORDS and not w.isdigit()
+             and not said_words([w]) <= known
              and plural_strip(fold(w)) not in known]
     return not extra
 

@@ -19,8 +19,10 @@ from dreamer.sidekick.planner.base import Step, Tool, addressed
 UNDO = re.compile(
     # At most two filler words ("oops, sorry, undo that"), each optional: no repeated group
     # around a quantifier, so nothing here can backtrack.
-    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|ach|och|eh|meh|argh|hang on|hold on|ok|okay|oh)[\s,.!?;:-]+)?"
-    r"(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|ach|och|eh|meh|argh|hang on|hold on|ok|okay|oh)[\s,.!?;:-]+)?"
+    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|ach|och|eh|meh|argh|hang on|hold on|ok|okay|oh|nvm"
+    r"|never mind)[\s,.!?;:-]+)?"
+    r"(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|ach|och|eh|meh|argh|hang on|hold on|ok|okay|oh|nvm"
+    r"|never mind)[\s,.!?;:-]+)?"
     r"(?:(?:please\s+|kindly\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back|restore"
     # the keyboard's undo, typed: "ctrl z", "cmd-z"
     r"|(?:ctrl|control|cmd|command)[\s+-]?z)"
@@ -52,7 +54,7 @@ _REMORSE = (
     r"i (?:didn'?t|did not|don'?t|do not) (?:want|need|mean) (?:it|that|them|those|this)(?: after all)?|"
     # owning the mistake: "I added it by mistake", "that was an error", "I made an error"
     r"i (?:added|saved|put|made|did) (?:it|that|this|them) by (?:mistake|accident)|(?:that|it) was (?:an error|a mistake|by mistake|wrong)|"
-    r"i made (?:an error|a mistake)|my error|nah|nope|hang on|hold on|kindly|please|ach|och|eh|meh|aw|welp|yikes|lol|"
+    r"i made (?:an error|a mistake)|my error|i'?m afraid|i am afraid|nvm|nah|nope|hang on|hold on|kindly|please|ach|och|eh|meh|aw|welp|yikes|lol|"
     # that what was marked done is not: "I haven't actually", "is not finished", "not done yet"
     r"i (?:haven'?t|have not|didn'?t|did not)(?: (?:actually|really|done it|finished it|yet|done that))?(?: yet)?|"
     r"(?:it'?s |it is |is |that'?s )?not (?:done|finished|complete|completed|ready)(?: yet)?|not yet)"

@@ -231,16 +231,17 @@ def _capitalised(fact: str) -> str:
 # What a fact says is not eaten: "I don't eat meat or fish", "I'm allergic to shellfish", "my son is
 # allergic to peanuts", "we avoid gluten". Read by Sidekick to pass what this conversation said to a
 # function that takes it (recipes' `avoid`, "x-from-memory": "avoided"; sidekick/chat/preferences.py).
+# (Read on the fact with its spaces made single: no pattern here repeats a space.)
 _AVOIDED = re.compile(
-    r"\b(?:(?:don't|do not|never|can't|cannot|no longer|won't|will not)\s+(?:eat|drink|have|touch)"
-    r"|(?:allergic|intolerant|sensitive)\s+(?:to|of)|avoid(?:s|ing)?|(?:eat|eats)\s+no)\s+(?P<what>[^.;!?]+)")
+    r"\b(?:(?:don't|do not|never|can't|cannot|no longer|won't|will not) (?:eat|drink|have|touch)"
+    r"|(?:allergic|intolerant|sensitive) (?:to|of)|avoid(?:s|ing)?|(?:eat|eats) no) (?P<what>[^.;!?]+)")
 _AVOIDED_TAIL = re.compile(
-    r"\s+(?:in\s+(?:our|this|my|the)\s+(?:house|home|family)|at\s+home|any\s?more|at\s+all|these\s+days)$")
+    r" (?:in (?:our|this|my|the) (?:house|home|family)|at home|any ?more|at all|these days)$")
 
 
 def avoided_in(fact: str) -> str | None:
     """What `fact` says is not eaten ("meat or fish"), or None."""
-    m = _AVOIDED.search(_fold(fact))
+    m = _AVOIDED.search(" ".join(_fold(fact).split()))
     if m is None:
         return None
     what = m["what"].strip(" ,")

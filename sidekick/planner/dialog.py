@@ -47,6 +47,7 @@ _YES = frozenset({
     "fine", "alright", "all right", "sounds good", "that is right", "that is it", "that one", "affirmative", "please",
     "thanks", "thank you", "yes do it", "sounds great", "great", "perfect", "why not", "let us do it", "make it so",
     "you bet", "indeed", "naturally", "go on", "carry on", "sure thing", "yes please", "alright then", "ok then",
+    "do the needful", "haan", "haan ji", "ji", "theek hai",  # Indian English and Hindi: "ok do the needful"
 })
 _NO = frozenset({
     "no", "n", "nope", "nah", "do not", "cancel", "stop", "abort", "wait", "never mind", "not now", "not that",
@@ -204,6 +205,9 @@ def _pick(words: list[str], text: str, options: tuple[Option, ...]) -> Step | No
     """The option the user named: by number, by ordinal, or by words of its label."""
     if not options:
         return None
+    timed = _pick_by_time(words, text, options)
+    if timed is not None:  # "the 4 pm one", "the afternoon one", "the later one"
+        return timed
     # Ordinals ("the second one", "the last") first; then digits; then number words, but only
     # said alone or after "number"/"option": in "the grocery one", "one" is no number.
     numbers = [ORDINALS[w] for w in words if w in ORDINALS]
@@ -235,6 +239,47 @@ def _pick(words: list[str], text: str, options: tuple[Option, ...]) -> Step | No
     best = max(scores)
     if best and scores.count(best) == 1:
         return options[scores.index(best)].step
+    return None
+
+
+# A time said in an answer ("the 4 pm one", "the 16:00 one") and the start time in an option's label
+# ("Dentist, 11 Dec, 16:00–17:00"); the parts of the day; and which of several is later or earlier.
+_SAID_TIME = re.compile(r"\b(\d{1,2})(?::(\d{2}))? ?(am|pm|a\.m\.|p\.m\.)(?![a-z])|\b(\d{1,2}):(\d{2})\b", re.IGNORECASE)
+_LABEL_TIME = re.compile(r"\b(\d{1,2}):(\d{2})\b")
+_PARTS_OF_DAY = {"morning": (0, 12), "afternoon": (12, 17), "evening": (17, 24), "night": (17, 24), "noon": (12, 13),
+                 "lunchtime": (11, 14)}
+_LATER = frozenset({"later", "latest", "late"})
+_EARLIER = frozenset({"earlier", "earliest", "sooner", "soonest", "early"})
+# Words that pick an option by its time, nothing else (the dialogue's test of a bare answer).
+TIME_ANSWER_WORDS = frozenset(_PARTS_OF_DAY) | _LATER | _EARLIER | {"am", "pm", "one"}
+
+
+def _pick_by_time(words: list[str], text: str, options: tuple[Option, ...]) -> Step | None:
+    """The option whose time the answer names: a clock time, a part of the day, or later/earlier
+    (options are listed soonest first)."""
+    starts = []
+    for option in options:
+        m = _LABEL_TIME.search(option.label)
+        starts.append(int(m.group(1)) * 60 + int(m.group(2)) if m else None)
+    if all(t is None for t in starts):
+        return None
+    said = _SAID_TIME.search(text)
+    if said is not None:
+        if said.group(4) is not None:
+            wanted = {int(said.group(4)) * 60 + int(said.group(5))}
+        else:
+            hour = int(said.group(1)) % 12 + (12 if said.group(3).casefold().startswith("p") else 0)
+            wanted = {hour * 60 + int(said.group(2) or 0)}
+        found = [o for o, t in zip(options, starts, strict=True) if t in wanted]
+        return found[0].step if len(found) == 1 else None
+    for word, (first, last) in _PARTS_OF_DAY.items():
+        if word in words:
+            found = [o for o, t in zip(options, starts, strict=True) if t is not None and first * 60 <= t < last * 60]
+            return found[0].step if len(found) == 1 else None
+    if set(words) & _LATER and not set(words) & _EARLIER:
+        return options[-1].step
+    if set(words) & _EARLIER and not set(words) & _LATER:
+        return options[0].step
     return None
 
 

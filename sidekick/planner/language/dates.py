@@ -104,6 +104,9 @@ def parse_moment(words: list[str], now: datetime) -> Moment | None:
     clock: time | None = None
     explicit = False
     part: str | None = None
+    # A number said with only a part of the day ("to 4 in the evening"): a time, as after "at". (A number
+    # alone is not: "add 3 apples" could read "3" as the moment.)
+    alone = len(words) > 1 and all(w in GLUE or w in PARTS for w in words[1:]) and any(w in PARTS for w in words[1:])
     i = 0
     while i < len(words):
         word = words[i]
@@ -135,7 +138,7 @@ def parse_moment(words: list[str], now: datetime) -> Moment | None:
                 i = end
                 continue
         if clock is None:
-            got = _clock(words, i)
+            got = _clock(words, i, bare=alone and i == 0)
             if got is not None:
                 clock, i, explicit = got
                 continue
@@ -347,8 +350,9 @@ def _count(words: list[str], i: int) -> tuple[int | None, int]:
     return None, i
 
 
-def _clock(words: list[str], i: int) -> tuple[time, int, bool] | None:
-    """A time of day at words[i]: (time, index after it, whether am/pm was said)."""
+def _clock(words: list[str], i: int, bare: bool = False) -> tuple[time, int, bool] | None:
+    """A time of day at words[i]: (time, index after it, whether am/pm was said); `bare`: a number alone
+    is a time too."""
     w = words[i]
     if w in ("half", "quarter") and i + 2 < len(words) and words[i + 1] in ("past", "after", "to", "before"):
         # "half past seven", "quarter to 6": the hour as a bare one would be read after "at"
@@ -374,7 +378,7 @@ def _clock(words: list[str], i: int) -> tuple[time, int, bool] | None:
     suffix = ""
     if m:
         hour, minute, suffix = int(m.group(1)), int(m.group(2) or 0), (m.group(3) or "").replace(".", "")
-        if m.group(2) is None and not suffix and (i == 0 or words[i - 1] not in ("at", "@")):
+        if m.group(2) is None and not suffix and not bare and (i == 0 or words[i - 1] not in ("at", "@")):
             # A bare number is a time only after "at" or before "o'clock" ("3 apples" is not 3pm).
             if not (i + 1 < len(words) and words[i + 1] in ("oclock", "o'clock")):
                 return None

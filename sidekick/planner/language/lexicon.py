@@ -74,7 +74,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("bought", "picked up", "purchased", "grabbed"),
     ("remove", "delete", "erase", "drop", "take off", "cross off", "strike", "scratch",
      "get rid of", "take out", "cross out", "tick off", "check off", "scrap", "ditch", "nix", "scratch off",
-     "knock off", "strike off", "bin off"),
+     "knock off", "strike off", "bin off", "yeet"),
     ("schedule", "pencil in", "set up", "book in", "line up", "slot in"),
     ("move", "change", "rearrange", "rebook", "reschedule"),
     ("watch", "monitor", "keep an eye", "keep tabs on", "keep track of"),  # phrases of at most 3 words

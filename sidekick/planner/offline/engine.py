@@ -120,9 +120,9 @@ class _Part:
 MAX_ASIDE_CLAUSES = 3  # a request and an aside or two; more commas are a list
 # Where one request ends and another begins: "..., then ...", "... and then ...", "...; ...", and "and"
 # before a verb that opens a request of its own ("... and tell me what's on tomorrow").
-_JOINER = re.compile(
-    r",?\s+(?:and\s+)?then\s+|;\s*|,?\s+and\s+also\s+"
-    r"|,?\s+and\s+(?=(?:tell|show|give|remind|add|put|remove|take|plan|save|note|find|search|check|clear|cancel|move"
+_JOINER = re.compile(  # (read on the text with single spaces: no pattern here repeats a space)
+    r",? (?:and )?then |; ?|,? and also "
+    r"|,? and (?=(?:tell|show|give|remind|add|put|remove|take|plan|save|note|find|search|check|clear|cancel|move"
     r"|delete|what|what's|when|when's)\b)", re.IGNORECASE)
 MIN_ASIDE_WORDS = 2  # "milk" alone is an item, never an aside
 
@@ -247,6 +247,7 @@ class OfflinePlanner:
         "add diapers, then tell me what I have on Saturday"), each read through the whole planner, so
         each gets the rewrites a message alone gets ("tell me what ..." is a question). Taken where each
         half is surely one call of its own and the whole was unsure or read otherwise."""
+        text = " ".join(text.split())
         for m in _JOINER.finditer(text):
             left, right = text[: m.start()].strip(" ,"), text[m.end():].strip(" ,")
             if len(left.split()) < 2 or len(right.split()) < 2:

@@ -1,0 +1,52 @@
+"""Corrections said in words the follow-up patterns do not list, put in words they do.
+
+"oh shoot I meant Frosted Flakes", "nah make that root beer", "correction: mozzarella, not cheddar",
+"no yaar, jaggery not sugar", "sorry, wrong one, limes I mean": each takes back the last value and
+gives another. The replace patterns (followups.REPLACE) read "sorry, I meant X", "no, make that X",
+"sorry, X, not Y"; this module rewrites the other ways of saying it into those, one fixed phrase at
+a time (no pattern here repeats a group, so nothing backtracks).
+"""
+
+from __future__ import annotations
+
+import re
+
+# A dismayed word or two that opens a correction: read as "sorry".
+_DISMAY = re.compile(
+    r"^(?:oh )?(?:shoot|dang|darn|crap|shucks|my bad|whoops|oh no|ugh|argh|ah man|aw man|correction)\b[ ,.!:;-]{0,3}",
+    re.IGNORECASE)
+# "nah", "naw": read as "no".
+_NAH = re.compile(r"^(?:nah|naw|nahh)\b", re.IGNORECASE)
+# Whom it is said to, or that the last one was wrong, right after the first word: "no yaar, ...",
+# "sorry, wrong one, ...".
+_AFTER_LEAD = re.compile(
+    r"^(?P<lead>no|sorry|oops|actually|wait)[ ,.!]{1,3}(?:yaar|bro|man|dude|mate|love|hon|wrong one|wrong item"
+    r"|wrong thing|not that one|that's wrong|thats wrong)\b[ ,.!]{0,3}", re.IGNORECASE)
+# "limes I mean": the value before "I mean" (cut in code: nothing to backtrack).
+_LEAD = re.compile(r"^(?:no|sorry|oops|actually|wait)[ ,.!]{1,3}", re.IGNORECASE)
+_MEAN_ENDINGS = (" i mean", " i meant", ", i mean", ", i meant")
+
+
+# Words that give the new value: after them, ", not Y" only says what the old one was.
+_OFFERS = re.compile(r"\b(?:make (?:that|it)|i mean|i meant|change (?:that|it) to)\s", re.IGNORECASE)
+
+
+def as_correction(said: str) -> str:
+    """`said` in the words of followups.REPLACE where it is a correction said otherwise; else unchanged."""
+    text = " ".join(said.split())
+    if (m := _DISMAY.match(text)) is not None and m.end() < len(text):
+        text = "sorry, " + text[m.end():]
+    text = _NAH.sub("no", text, count=1)
+    if (m := _AFTER_LEAD.match(text)) is not None and m.end() < len(text):
+        text = f"{m['lead']}, {text[m.end():]}"
+    body = text.rstrip(".!")
+    ending = next((e for e in _MEAN_ENDINGS if body.casefold().endswith(e)), None)
+    if ending is not None:
+        lead = _LEAD.match(body)
+        value = body[lead.end() if lead else 0: len(body) - len(ending)].strip(" ,")
+        if value and "," not in value:
+            text = f"{lead.group(0) if lead else 'sorry, '}I mean {value}"
+    head, sep, _ = text.rpartition(", not ")
+    if sep and _OFFERS.search(head):
+        text = head  # "make that mozzarella, not cheddar": what it was is said, what it is now is the value
+    return text
