@@ -222,7 +222,8 @@ def remove_items(ctx: Context, items: list[str]) -> dict:
         "what's on [the|my] (shopping|grocery) list",
         "do we need anything from the (store|supermarket|shops)",
         "(open|check) my (shopping|grocery) list",
-        "what (is|are) there (in|on) [the|my] [grocery|shopping] list", "what do we (need|still need)", "(need|want) to see my (shopping|grocery) list",
+        "what (is|are) there (in|on) [the|my] [grocery|shopping] list", "what do we (need|still need)",
+        "what do (I|we) [still] need (from|at) the (store|shop|shops|supermarket|market)", "(need|want) to see my (shopping|grocery) list",
     ],
 )
 def list_items(ctx: Context) -> dict:

@@ -83,9 +83,10 @@ def moment_value(moment: Moment, now: datetime) -> str:
 
 def parse_day(words: list[str], today: date) -> date | None:
     """The day all of `words` name, or None."""
+    said = words
     words = _trim(words)
-    if not words:
-        return None
+    if not words or (words == said and len(words) == 1 and words[0] in ORDINALS):
+        return None  # a bare "first", nothing before it: no day (a fit took one word of "first time cooking")
     found = _day(words, 0, today)
     if found is None:
         return None

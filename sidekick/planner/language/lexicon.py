@@ -102,7 +102,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("note", "memo", "jot down", "write down", "note down", "jot", "notes", "memos", "jot this", "make a memo",
      "written down", "wrote down", "jotted down", "noted down"),
     ("todo", "to-do", "todos", "to-dos"),
-    ("calendar", "agenda", "diary", "planner", "appointments", "appointment book"),
+    ("calendar", "agenda", "diary", "planner", "appointments", "appointment book", "cal", "gcal"),
     ("event", "appointment", "meeting", "appt", "engagement"),
     ("find", "search", "look up", "look for", "lookup", "locate", "dig up"),
     ("save", "store", "keep", "bookmark", "stash"),

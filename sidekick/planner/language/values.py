@@ -143,6 +143,8 @@ _TAIL = re.compile(
     r"|(?:is |are )?not (?:needed|required|wanted)(?: anymore| any more)?|(?:is |are )?(?:to be|needs to be|must be) (?:added|bought|put)"
     r"|for (?:home|the house)|(?:is |are )?(?:completed|complete)|(?:is |are )?(?:to be|needs to be)"
 
+    # what is left of a time limit once its number went: "chicken [in under 30 minutes]"
+    r"|(?:in )?(?:under|less than|within|no more than)"
     # what the speaker is busy with, said after it: "peanut butter please I'm driving"
     r"|(?:i'm|i am|im) (?:driving|cooking|busy|working|at work|in the car|on the road|in a rush|in a hurry|out)"
     # who needs it, said after it: "rice we need", "toothpaste we need"

@@ -118,6 +118,7 @@ class _Part:
 
 
 MAX_ASIDE_CLAUSES = 3  # a request and an aside or two; more commas are a list
+_CLAUSES = re.compile(r"[,;]|(?<=[?!])\s|(?<=\w\.)\s")
 # Where one request ends and another begins: "..., then ...", "... and then ...", "...; ...", and "and"
 # before a verb that opens a request of its own ("... and tell me what's on tomorrow").
 _JOINER = re.compile(  # (read on the text with single spaces: no pattern here repeats a space)
@@ -368,7 +369,8 @@ class OfflinePlanner:
         shakshuka", "how do i make dal, i've never cooked before"), where the rest alone is surely one call
         and the whole was unsure or the same call with more words in its values. A list of things is no
         aside: each of its items asks nothing alone either."""
-        clauses = [c.strip() for c in text.replace(";", ",").split(",")]
+        # (a sentence is a clause too: "anything on my calendar today? ngl I forgot")
+        clauses = [c.strip() for c in _CLAUSES.split(text) if c.strip()]
         if not 2 <= len(clauses) <= MAX_ASIDE_CLAUSES or any(
                 isinstance(v, list) and len(v) > 1 for step in plan.steps for v in step.args.values()):
             return None
