@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -111,7 +111,7 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
     named = _named_replace(said, state, by_name, now, replan) or _not_wanted(said, state, by_name, now)
     if named is not None:
         return named
-    for reader in (_pick, _open_last, _same, _reask, _remove):
+    for reader in (_pick, _open_last, _day_after, _same, _reask, _remove):
         found = reader(said, state, by_name, now)
         if found is not None:
             return found
@@ -268,6 +268,35 @@ def _same(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
                 value = f"{str(day)[:10]}{old[10:]}" if isinstance(day, str) and len(day) >= 10 else value
             return FollowUp((Step(record.agent, record.function, {**record.args, param: value}),), "same")
         return None
+    return None
+
+
+# "and the day after?", "what about the day before": the last look-up's day, moved by one.
+_NEXT_DAY = re.compile(r"^(?:and|ok|so|then|what about|how about)?,? ?(?:the )?(?P<which>day after|next day|following day"
+                       r"|day before|day after that|previous day)(?: that)?(?: then| too| please)?[?!. ]*$", re.IGNORECASE)
+
+
+def _day_after(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
+    m = _NEXT_DAY.match(" ".join(said.split()))
+    last = _last(state, by_name)
+    if m is None or last is None:
+        return None
+    record, tool = last
+    for param in tool.properties:
+        if _slot(tool, param).kind != "day":
+            continue
+        old = record.args.get(param, tool.properties[param].get("default") if isinstance(tool.properties[param], Mapping) else None)
+        day = read_answer(SlotType("day", required=True), str(old), now) if old is not None else None
+        if not isinstance(day, str):
+            return None
+        try:
+            base = now.date() if day == "today" else (now.date() + timedelta(days=1) if day == "tomorrow" else date.fromisoformat(day))
+        except ValueError:
+            return None
+        step = -1 if "before" in m["which"].casefold() or "previous" in m["which"].casefold() else 1
+        moved = base + timedelta(days=step)
+        value = "today" if moved == now.date() else "tomorrow" if moved == now.date() + timedelta(days=1) else moved.isoformat()
+        return FollowUp((Step(record.agent, record.function, {**record.args, param: value}),), "same")
     return None
 
 

@@ -46,6 +46,20 @@ _PLACE = re.compile(
 _PLACE_IT = re.compile(r"\b(on|onto|to|in|into|off|from) it\b(?=[\s.!?,]*$)", re.IGNORECASE)
 
 
+_WHAT_THERE = re.compile(r"\bwhat(?:'s| is) (?:there|on there|in there|on it|in it)\b", re.IGNORECASE)
+
+
+def with_place(clause: str, before: str) -> str | None:
+    """`clause` with "it" or "there" as a place replaced by the place `before` names ("don't put milk on the
+    list, ... just show me what's there": what's on the list); None when there is nothing to replace."""
+    place = _PLACE.search(before)
+    if place is None:
+        return None
+    named = _WHAT_THERE.sub(f"what's on {place.group(0)}", clause)
+    named = _PLACE_IT.sub(lambda m: f"{m.group(1)} {place.group(0)}", named)
+    return named if named != clause else None
+
+
 def unwrapped_letter(text: str) -> str | None:
     """The request inside a letter, or None when `text` reads as no letter (or nothing would be left)."""
     if len(text) > MAX_LETTER_CHARS:

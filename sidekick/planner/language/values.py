@@ -217,6 +217,11 @@ _STATEMENT_ITEM = re.compile(
     r"|it is|they are|you are|before i|while i|since i|as i|when i)(?: |$)", re.IGNORECASE)
 
 
+# A sound said before the things, never a thing: "ope, limes too", "um, eggs and milk".
+_INTERJECTION_ITEMS = frozenset({"ope", "oops", "whoops", "oh", "um", "uh", "erm", "hmm", "ok", "okay", "nvm", "lol", "ah",
+                                 "ooh", "aah", "yeah", "yep", "right", "so", "well"})
+
+
 def tidy_items(items: list[Any]) -> list[Any]:
     """Each item tidied (articles too); items that are commands about another item dropped."""
     out: list[Any] = []
@@ -226,7 +231,8 @@ def tidy_items(items: list[Any]) -> list[Any]:
             continue
         if (_COMMAND_ITEM.match(item.strip()) or _COMMAND_ITEM.match(tidy_text(item))
                 or item.strip().casefold() in _PUT_VERBS or _ONE_MORE.match(item.strip())
-                or _STATEMENT_ITEM.match(tidy_text(item, item=True))) and len(items) > 1:
+                or _STATEMENT_ITEM.match(tidy_text(item, item=True))
+                or item.strip(" ,.!").casefold() in _INTERJECTION_ITEMS) and len(items) > 1:
             continue  # "we've run out of soda, add it" read as the items "soda" and "add it"
         tidy = tidy_text(item, article=True, item=True)
         if tidy and tidy.casefold() not in (o.casefold() for o in out if isinstance(o, str)):

@@ -44,7 +44,7 @@ from dreamer.sidekick.planner.language.addressed import Addressed, addressed_to,
 from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
-from dreamer.sidekick.planner.language.letters import unwrapped_letter
+from dreamer.sidekick.planner.language.letters import unwrapped_letter, with_place
 from dreamer.sidekick.planner.language.values import (
     drop_echoes,
     fill_typical,
@@ -177,10 +177,13 @@ class OfflinePlanner:
             # ("don't add bread, add rolls instead").
             what, after = negative
             for n in range(len(after)):
-                # (from the first clause said after it that asks something: "..., we have plenty, just show me")
-                read = self._plan_text(", ".join(after[n:]), index, context)
-                if read.steps and _sure(read):
-                    return read
+                # (from the first clause said after it that asks something: "..., we have plenty, just show me");
+                # "there" and "it" there are the place the denial named ("... on the list, just show me what's there")
+                rest = ", ".join(after[n:])
+                for said in (rest, with_place(rest, what)):
+                    read = self._plan_text(said, index, context) if said is not None else Plan()
+                    if read.steps and _sure(read):
+                        return read
             if self._plan_text(what, index, context).steps:
                 return Plan(reply=wont(what))
         fixed = self._self_corrected(text, index, context)
