@@ -294,7 +294,7 @@ def move_event(ctx: Context, start: str, title: str | None = None, event_id: int
         "(what's|what is) next on my calendar", "when is my next {title}", "when's my next {title}",
         "what's coming up [on my calendar]", "what do I have coming up", "what's the next thing on my calendar",
         "when is [the|my] {title}", "when do I have [the|my] {title}",
-        "what (day|date) is (the|my) {title}", "when (is|'s) my next {title} (booked|scheduled) [for]",
+        "when (is|'s) my next {title} (booked|scheduled) [for]",
         "when have I got (the|my) {title}", "next {title} is when", "where do I (need|have) to be next",
     ],
 )
