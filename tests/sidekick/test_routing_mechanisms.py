@@ -711,3 +711,67 @@ def test_side24_a_yes_no_question_about_a_thing_changes_nothing(tools: list[Tool
         plan = _plan(tools, context, text)
         assert not any(s.name.endswith(("remove_event", "add_items", "remove_items", "add_event")) for s in plan.steps), (
             text, plan.steps)
+
+
+# ---------------------------------------------------------------- side25 (2026-12-07)
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # a letter: salutation, who writes and the sign-off dropped; "it" as the place a sentence before named
+    ("Good morning. My grandson says you look after the shopping list. Kindly put prunes on it. Best wishes, Edith",
+     "grocery.add_items", {"items": ["prunes"]}),
+    ("To whom it may concern: please add rye crackers to the grocery list. Yours faithfully, Arthur J. Penrose",
+     "grocery.add_items", {"items": ["rye crackers"]}),
+    ("Hello, this is Mabel. I have run out of shortbread and would be grateful if you added it to my list. Love, Mabel",
+     "grocery.add_items", {"items": ["shortbread"]}),
+    # "and" inside a name joins no two things; fixed pairs are one thing
+    ("add half-and-half and jam to the list", "grocery.add_items", {"items": ["half-and-half", "jam"]}),
+    ("put sweet and sour sauce and rice on the list", "grocery.add_items", {"items": ["sweet and sour sauce", "rice"]}),
+    # statements and states around the thing are no part of it
+    ("put rusks on the list, we're totally out", "grocery.add_items", {"items": ["rusks"]}),
+    ("we're about to run out of honey, add it to the list", "grocery.add_items", {"items": ["honey"]}),
+    ("lentils is bought, take it off the grocery list", "grocery.remove_items", {"items": ["lentils"]}),
+    ("quinoa no longer needed, please remove from the list", "grocery.remove_items", {"items": ["quinoa"]}),
+    ("done with book the boiler service, remove from todos", "notes.finish_todo", {"text": "book the boiler service"}),
+    ("kindly suggest recipes having aubergine", "recipes.suggest", {"ingredient": "aubergine"}),
+    # a question wrapped in wanting to know it
+    ("I would like to know what appointments I have on friday", "calendar.agenda", {}),
+    # a correction after a labelled entry
+    ("shopping list: cheddar... no actually make it gouda", "grocery.add_items", {"items": ["gouda"]}),
+    # the wake word of another assistant
+    ("Alexa, add kitchen foil to the list", "grocery.add_items", {"items": ["kitchen foil"]}),
+    # a sentence said beside the request asks nothing
+    ("what's on my calendar tomorrow? totally forgot", "calendar.agenda", {"day": "tomorrow"}),
+])
+def test_side25_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                          args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+def test_side25_two_requests_are_two_calls_and_one_call_stays_one(tools: list[Tool], context: PlanContext) -> None:
+    both = _plan(tools, context, "put oat milk on the shopping list and tell me what's on saturday")
+    assert [s.name for s in both.steps] == ["grocery.add_items", "calendar.agenda"] and both.pending is None
+    one = _plan(tools, context, "plan dinner for friday and add the ingredients to my list")
+    assert [s.name for s in one.steps] == ["recipes.plan_dinner"]
+    same = _plan(tools, context, "put basil and also mint on my shopping list")
+    assert [(s.name, s.args) for s in same.steps] == [("grocery.add_items", {"items": ["basil", "mint"]})]
+    once = _plan(tools, context, "brief me for friday, what do I need to know")
+    assert [s.name for s in once.steps] == ["calendar.briefing"]
+
+
+def test_side25_a_denial_after_the_thing_runs_nothing(tools: list[Tool], context: PlanContext) -> None:
+    plan = _plan(tools, context, "we're fine for teabags, don't add them")
+    assert not plan.steps and plan.reply == "OK, I won't add teabags."
+    shown = _plan(tools, context, "don't put jam on the list, we have two jars, just show me what's there")
+    assert [s.name for s in shown.steps] == ["grocery.list_items"]
+
+
+def test_side25_letters_and_corrections_leave_other_text_alone() -> None:
+    from dreamer.sidekick.dialogue.correction_words import as_correction
+    from dreamer.sidekick.planner.language.letters import unwrapped_letter
+
+    assert unwrapped_letter("add milk. and eggs.") is None  # no salutation, no sign-off: no letter
+    assert unwrapped_letter("Hello. Add milk to the list. Thanks, Jo") == "Add milk to the list."
+    assert as_correction("add milk") == "add milk" and as_correction("no, 10am") == "no, 10am"
+    assert as_correction("darn, I meant feta") == "sorry, I meant feta"
+    assert as_correction("nah make that decaf") == "no make that decaf"
+    assert as_correction("sorry, wrong one, tofu I mean") == "sorry, I mean tofu"
+    assert as_correction("correction: make that brie, not camembert") == "sorry, make that brie"

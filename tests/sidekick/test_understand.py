@@ -362,3 +362,54 @@ def test_side24_an_hr_follow_up_swaps_the_name_the_question_was_about(tools: lis
                           "result": {"answer": "40"}})
     assert steps(read("what about Legal", tools, asked)) == [
         ("sql-explorer.ask", {"question": "how many remote days did Legal log in May"})]
+
+
+# ---------------------------------------------------------------- side25 (2026-12-07)
+def _added(item: str) -> dict[str, Any]:
+    return {"agent": "grocery", "function": "add_items", "args": {"items": [item]}, "result": {"added": [item]}}
+
+
+def test_side25_corrections_said_in_other_words_replace_the_last_thing(tools: list[Tool]) -> None:
+    state = after(tools, _added("cheddar"))
+    for text in ("darn, I meant gouda", "nah make that gouda", "sorry, wrong one, gouda I mean",
+                 "correction: gouda, not cheddar", "no mate, gouda not cheddar"):
+        seen = read(text, tools, state)
+        assert steps(seen) == [("grocery.remove_items", {"items": ["cheddar"]}),
+                               ("grocery.add_items", {"items": ["gouda"]})], text
+
+
+def test_side25_undo_after_a_word_of_regret(tools: list[Tool]) -> None:
+    state = after(tools, _added("cheddar"))
+    for text in ("nvm undo", "I'm afraid I made a mistake, please undo that"):
+        assert read(text, tools, state).how == "undo", text
+
+
+def test_side25_an_option_picked_by_its_time(tools: list[Tool]) -> None:
+    from dreamer.sidekick.planner.base import Clarification, Option, PartialPlan, Step
+
+    early, late = (Step("calendar", "remove_event", {"event_id": n}) for n in (1, 2))
+    options = (Option("Physio, Monday 14 December, 08:15–09:15", early), Option("Physio, Monday 14 December, 17:30–18:30", late))
+    partial = PartialPlan(steps=(early,), choices=((early, late),), facts={}, index=0, now=NOW.isoformat(), timezone=TZ)
+    pending = Clarification(kind="choose", question="Which physio should I delete?", partial=partial, options=options)
+    for text, picked in (("the 5:30 pm one", late), ("the evening one", late), ("the earlier one please", early),
+                         ("the morning one", early), ("the 8:15 one", early)):
+        seen = read(text, tools, pending=pending)
+        assert seen.how == "answer" and seen.plan is not None and seen.plan.steps == (picked,), text
+
+
+def test_side25_the_day_after_and_another_department(tools: list[Tool]) -> None:
+    agenda = {"agent": "calendar", "function": "agenda", "args": {"day": "2025-03-20"}, "result": {"summary": "x"}}
+    assert steps(read("and the day after?", tools, after(tools, agenda))) == [("calendar.agenda", {"day": "2025-03-21"})]
+    assert steps(read("what about the day before", tools, after(tools, agenda))) == [
+        ("calendar.agenda", {"day": "2025-03-19"})]
+    asked = {"agent": "sql-explorer", "function": "ask", "args": {"question": "how many people work in Legal"},
+             "result": {"answer": "4"}}
+    assert steps(read("ok now marketing", tools, after(tools, asked))) == [
+        ("sql-explorer.ask", {"question": "how many people work in marketing"})]
+
+
+def test_side25_do_the_needful_is_yes(tools: list[Tool]) -> None:
+    asked = read("clear my grocery list", tools).plan
+    assert asked is not None and asked.pending is not None and asked.pending.kind == "confirm"
+    seen = read("ok do the needful", tools, pending=asked.pending)
+    assert steps(seen) == [("grocery.clear", {})]

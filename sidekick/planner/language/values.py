@@ -386,6 +386,8 @@ _POLITE_OPENING = re.compile(
     r"|(?:please |kindly )?do the needful(?: and)?"
     # a letter's salutation: "Dear Sidekick,", "Hello there,"
     r"|dear \w+|hello there|hi there"
+    # the wake word of another assistant, said out of habit: "Hey Google, I need baby wipes"
+    r"|(?:hey|ok|okay|hi) (?:google|alexa|siri|sidekick|assistant|cortana|bixby)|(?:google|alexa|siri|cortana|bixby)(?=,)"
     r"|(?:i|we) (?:was|were|am|are) hoping (?:that )?you (?:could|would|can|will)|(?:i'm|im|i am|we're|we are) (?:needing|wanting)(?: to)?"
     r"|would you mind|do you mind|if you don't mind|mind and|mind you|mind(?= \w+ing\b)|(?:i'd|i would|we'd|we would) love(?: to)?"
     r"|could you please|can you please|could you|can you|would you|will you"
