@@ -97,6 +97,7 @@ _STATE_HEAD = (
     # what the user is after, said around it: "I'm looking for a thai recipe"
     r"|(?:i'm|i am|we're|we are) (?:looking|searching) for"
     # what the page should say, told after the page: "watch URL and tell me when it says remote"
+    r"|(?:and )?inform (?:me )?(?:when|if|once)"
     r"|(?:and )?(?:tell|let|notify|alert|ping) me (?:know )?(?:when|if|once) (?:it|the page|the site|that page|this page)"
     r" (?:says|mentions|contains|has|shows|lists)"
     # why it is going: "I can't make the dentist, cancel it"
@@ -145,6 +146,8 @@ _TAIL = re.compile(
 
     # what is left of a time limit once its number went: "chicken [in under 30 minutes]"
     r"|(?:in )?(?:under|less than|within|no more than)"
+    # that the words appear, said after them: "inform when applications open comes"
+    r"|comes|appears|shows up|turns up"
     # what the speaker is busy with, said after it: "peanut butter please I'm driving"
     r"|(?:i'm|i am|im) (?:driving|cooking|busy|working|at work|in the car|on the road|in a rush|in a hurry|out)"
     # who needs it, said after it: "rice we need", "toothpaste we need"
