@@ -59,7 +59,7 @@ _STATE_HEAD = (
     # none left, in the words of someone writing in a second language: "we not have yoghurt", "is finish the butter"
     r"|(?:i|we) (?:do not|don't|dont|not|no longer) (?:have|got)(?: any| no)?(?: more)?"
     r"|(?:is|are|it's|its) (?:finish|finished|over|empty|gone)"
-    r"|(?:i|we) (?:have|'ve got|have got|got) no|(?:i've|ive|we've|weve) no"
+    r"|(?:i|we) (?:have|'ve got|have got|got) no(?: more)?|(?:i've|ive|we've|weve) no(?: more)?"
     r"|(?:almost |nearly |all )?out of|(?:i|we) (?:have|'ve got|have got|got)(?: some)?"
     # what was noticed, and that none is left: "realised we have no maple syrup [left]"
     r"|(?:(?:i|we) )?(?:just )?(?:realised|realized|noticed|saw|found|seems|turns out)(?: that)?"

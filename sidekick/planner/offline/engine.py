@@ -45,6 +45,7 @@ from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
 from dreamer.sidekick.planner.language.letters import unwrapped_letter, with_place
+from dreamer.sidekick.planner.language.text import quoted_spans
 from dreamer.sidekick.planner.language.values import (
     drop_echoes,
     fill_typical,
@@ -119,12 +120,15 @@ class _Part:
 
 MAX_ASIDE_CLAUSES = 3  # a request and an aside or two; more commas are a list
 _CLAUSES = re.compile(r"[,;]|(?<=[?!])\s|(?<=\w\.)\s")
+_COMMAS = re.compile(r"[,;]")
 # Where one request ends and another begins: "..., then ...", "... and then ...", "...; ...", and "and"
 # before a verb that opens a request of its own ("... and tell me what's on tomorrow").
 _JOINER = re.compile(  # (read on the text with single spaces: no pattern here repeats a space)
     r",? (?:and )?then |; ?|,? and also "
     r"|,? and (?=(?:tell|show|give|remind|add|put|remove|take|plan|save|note|find|search|check|clear|cancel|move"
     r"|delete|what|what's|when|when's)\b)", re.IGNORECASE)
+# "... to the shopping list and ... to my to-do list": each thing has a place of its own (the " and " after the first).
+_TWO_PLACES = re.compile(r"(?<=\blist) and (?=.{1,80} (?:to|on|onto) (?:my|the) [\w-]+(?: [\w-]+)? list$)", re.IGNORECASE)
 MIN_ASIDE_WORDS = 2  # "milk" alone is an item, never an aside
 
 
@@ -252,10 +256,15 @@ class OfflinePlanner:
         each gets the rewrites a message alone gets ("tell me what ..." is a question). Taken where each
         half is surely one call of its own and the whole was unsure or read otherwise."""
         text = " ".join(text.split())
-        for m in _JOINER.finditer(text):
+        if quoted_spans(text):
+            return None  # quoted words are one value: "add 'x; clear the list' to my notes" is one request
+        for m in [*_JOINER.finditer(text), *_TWO_PLACES.finditer(text)]:
             left, right = text[: m.start()].strip(" ,"), text[m.end():].strip(" ,")
             if len(left.split()) < 2 or len(right.split()) < 2:
                 continue
+            if m.re is _TWO_PLACES:
+                # "add crumpets to the shopping list and ring the council to my to-do list": the verb said once
+                right = f"{left.split()[0]} {right}"
             alone = replace(context, pending=None)
             first, second = self.plan(left, tools, alone), self.plan(right, tools, alone)
             if not (len(first.steps) == len(second.steps) == 1 and first.pending is None and second.pending is None):
@@ -338,6 +347,8 @@ class OfflinePlanner:
         first clause that opens with a verb some function knows and is surely a call on its own, when
         every clause before it is an interjection or asks nothing alone, and the whole was unsure or
         took those clauses' words into its values."""
+        if quoted_spans(text):
+            return None  # quoted words are one value, never split into clauses (nor obeyed)
         pieces = [p.strip() for p in _PREAMBLE_SPLIT.split(text) if p.strip()]
         if not 2 <= len(pieces) <= MAX_PREAMBLE_PIECES:
             return None
@@ -359,7 +370,8 @@ class OfflinePlanner:
                 return None  # "I'm in the mood for japanese, what can I cook": the clause held a value
             said = " ".join(str(x) for step in plan.steps for v in step.args.values()
                             for x in (v if isinstance(v, list) else [v])).casefold()
-            if not _sure(plan) or any(p.casefold() in said for p in before if not _interjection(p)) or any(
+            if not _sure(plan) or any(p.casefold() in said for p in before if not _interjection(p)) or _across(
+                    plan, " ".join(before), " ".join(pieces[k:])) or any(
                     _interjection(p) and p.casefold() in said.split() for p in before):
                 if len(read.steps) == 1 and read.pending is None:  # a typical value said before still counts ("in the mood for thai, ...")
                     return replace(read, steps=(_with_typical(index, read.steps[0], ", ".join(before)),))
@@ -372,8 +384,8 @@ class OfflinePlanner:
         shakshuka", "how do i make dal, i've never cooked before"), where the rest alone is surely one call
         and the whole was unsure or the same call with more words in its values. A list of things is no
         aside: each of its items asks nothing alone either."""
-        # (a sentence is a clause too: "anything on my calendar today? ngl I forgot")
-        clauses = [c.strip() for c in _CLAUSES.split(text) if c.strip()]
+        # (a sentence is a clause too: "anything on my calendar today? ngl I forgot"; never inside quotes)
+        clauses = [c.strip() for c in (_CLAUSES if not quoted_spans(text) else _COMMAS).split(text) if c.strip()]
         if not 2 <= len(clauses) <= MAX_ASIDE_CLAUSES or any(
                 isinstance(v, list) and len(v) > 1 for step in plan.steps for v in step.args.values()):
             return None
@@ -450,6 +462,19 @@ class OfflinePlanner:
             now=now.isoformat(), timezone=context.timezone,
         )
         return advance(partial)
+
+
+def _across(plan: Plan, before: str, after: str) -> bool:
+    """A value of the plan holds words of both sides of a clause boundary ("supermarket now - what do"):
+    the whole read across it."""
+    near, far = (set(re.findall(r"[\w']{3,}", s.casefold())) for s in (before, after))
+    for step in plan.steps:
+        for v in step.args.values():
+            for x in v if isinstance(v, list) else [v]:
+                words = set(re.findall(r"[\w']{3,}", x.casefold())) if isinstance(x, str) else set()
+                if words & (near - far) and words & (far - near):
+                    return True
+    return False
 
 
 def _holds_words_of(step: Step, half: str, other: str) -> bool:
