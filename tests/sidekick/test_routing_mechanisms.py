@@ -740,6 +740,9 @@ def test_side24_a_yes_no_question_about_a_thing_changes_nothing(tools: list[Tool
     ("Alexa, add kitchen foil to the list", "grocery.add_items", {"items": ["kitchen foil"]}),
     # a sentence said beside the request asks nothing
     ("what's on my calendar tomorrow? totally forgot", "calendar.agenda", {"day": "tomorrow"}),
+    # a command verb mistyped into another real word
+    ("ad pretzels to my list", "grocery.add_items", {"items": ["pretzels"]}),
+    ("pit crumpets on the grocery list", "grocery.add_items", {"items": ["crumpets"]}),
 ])
 def test_side25_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                           args: dict) -> None:
@@ -751,6 +754,9 @@ def test_side25_two_requests_are_two_calls_and_one_call_stays_one(tools: list[To
     assert [s.name for s in both.steps] == ["grocery.add_items", "calendar.agenda"] and both.pending is None
     one = _plan(tools, context, "plan dinner for friday and add the ingredients to my list")
     assert [s.name for s in one.steps] == ["recipes.plan_dinner"]
+    places = _plan(tools, context, "add plasters to the shopping list and call the plumber to my to-do list")
+    assert [(s.name, s.args) for s in places.steps] == [("grocery.add_items", {"items": ["plasters"]}),
+                                                        ("notes.add_todo", {"text": "call the plumber"})]
     same = _plan(tools, context, "put basil and also mint on my shopping list")
     assert [(s.name, s.args) for s in same.steps] == [("grocery.add_items", {"items": ["basil", "mint"]})]
     once = _plan(tools, context, "brief me for friday, what do I need to know")

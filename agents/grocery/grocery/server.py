@@ -113,8 +113,6 @@ def _rows(db: sqlite3.Connection) -> dict[str, str]:
         "we have no {items} left",
         "remind me to (buy|get|pick up) {items}",
         "add {items} to [my|the] groceries",
-        # the place before the things, as people writing English as a second language often say it
-        "add to [my|the] [grocery|shopping] list {items}",
     ],
 )
 def add_items(ctx: Context, items: list[str]) -> dict:

@@ -209,7 +209,7 @@ def suggest(
         "what ingredients (do I need|are) (for|in) {name}",
         "[the] steps to (make|cook) {name}", "what goes (in|into) [a|an] {name}",
         "(share|send) [me] [the] {name} recipe", "teach me how to (cook|make) {name}",
-        "what do I need for [a|an] {name}",
+        "what do I need for [a|an] {name}", "walk me through [making|how to make] {name}",
         "get the recipe for {name}",
         # what people ask of one dish in other words: "pull up the
         # recipe for coq au vin", "walk me through making shakshuka", "the recipe of beef pho" (not "what's

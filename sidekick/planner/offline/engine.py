@@ -46,6 +46,7 @@ from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
 from dreamer.sidekick.planner.language.letters import unwrapped_letter, with_place
 from dreamer.sidekick.planner.language.text import quoted_spans
+from rapidfuzz.distance import OSA
 from dreamer.sidekick.planner.language.values import (
     drop_echoes,
     fill_typical,
@@ -119,6 +120,8 @@ class _Part:
 
 
 MAX_ASIDE_CLAUSES = 3  # a request and an aside or two; more commas are a list
+MAX_TYPO_FIXES = 2  # verbs one edit from a mistyped first word, each read again
+_TYPO_TARGETS = ("add", "put")  # the list verbs a phone's keyboard most often turns into other words
 _CLAUSES = re.compile(r"[,;]|(?<=[?!])\s|(?<=\w\.)\s")
 _COMMAS = re.compile(r"[,;]")
 # Where one request ends and another begins: "..., then ...", "... and then ...", "...; ...", and "and"
@@ -194,6 +197,9 @@ class OfflinePlanner:
         if fixed is not None:
             return fixed
         plan = self._plan_text(text, index, context)
+        typo = self._first_word_typo(text, plan, index, context)
+        if typo is not None:
+            return typo
         both = self._compound(text, plan, tools, context)
         if both is not None:
             return both
@@ -249,6 +255,24 @@ class OfflinePlanner:
             if (read.steps and read.pending is None) or (not plan.steps and read.pending is not None):
                 return read
         return plan
+
+    def _first_word_typo(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """"add" or "put" mistyped into another real word, which spelling correction leaves alone ("ad yogurt
+        to my list", "pit tortillas on the list"): a lower-case first word one edit from one of them that the
+        whole took into a value, where the corrected message is surely one call. (Only these two: other
+        words one edit from a verb are words of their own, "text mum", "clean the gutters", "tea bags".)"""
+        words = text.split()
+        first = words[0] if words else ""
+        if len(words) < 3 or not first.isalpha() or not first.islower() or first in _TYPO_TARGETS:
+            return None
+        said = " ".join(str(x) for s in plan.steps for v in s.args.values()
+                        for x in (v if isinstance(v, list) else [v])).casefold().split()
+        if first not in said:
+            return None
+        fixes = [w for w in _TYPO_TARGETS if OSA.distance(first, w) == 1]
+        reads = [self._plan_text(" ".join([fix, *words[1:]]), index, context) for fix in fixes[:MAX_TYPO_FIXES]]
+        sure = [r for r in reads if len(r.steps) == 1 and r.pending is None]
+        return sure[0] if len(sure) == 1 else None
 
     def _compound(self, text: str, plan: Plan, tools: Sequence[Tool], context: PlanContext) -> Plan | None:
         """Two requests joined in one message ("put crumpets on the list and tell me what's on tomorrow",
