@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-# A dismayed word or two that opens a correction: read as "sorry".
+# A dismayed word or two that opens a correction: read as "sorry". (Not "ugh": "ugh mondays" is a sigh.)
 _DISMAY = re.compile(
-    r"^(?:oh )?(?:shoot|dang|darn|crap|shucks|my bad|whoops|oh no|ugh|argh|ah man|aw man|correction)\b[ ,.!:;-]{0,3}",
+    r"^(?:oh )?(?:shoot|dang|darn|crap|shucks|my bad|whoops|oh no|ah man|aw man|correction)\b[ ,.!:;-]{0,3}",
     re.IGNORECASE)
 # "nah", "naw": read as "no".
 _NAH = re.compile(r"^(?:nah|naw|nahh)\b", re.IGNORECASE)
