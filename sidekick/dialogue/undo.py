@@ -54,7 +54,7 @@ _REMORSE = (
     r"i (?:didn'?t|did not|don'?t|do not) (?:want|need|mean) (?:it|that|them|those|this)(?: after all)?|"
     # owning the mistake: "I added it by mistake", "that was an error", "I made an error"
     r"i (?:added|saved|put|made|did) (?:it|that|this|them) by (?:mistake|accident)|(?:that|it) was (?:an error|a mistake|by mistake|wrong)|"
-    r"i made (?:an error|a mistake)|my error|i'?m afraid|i am afraid|nvm|nah|nope|hang on|hold on|kindly|please|ach|och|eh|meh|aw|welp|yikes|lol|"
+    r"i made (?:an error|a mistake)|my error|nah|nope|hang on|hold on|kindly|please|ach|och|eh|meh|aw|welp|yikes|lol|"
     # that what was marked done is not: "I haven't actually", "is not finished", "not done yet"
     r"i (?:haven'?t|have not|didn'?t|did not)(?: (?:actually|really|done it|finished it|yet|done that))?(?: yet)?|"
     r"(?:it'?s |it is |is |that'?s )?not (?:done|finished|complete|completed|ready)(?: yet)?|not yet)"
@@ -70,8 +70,13 @@ _STORY_LEAD = re.compile(r"^\s*(?:oops|whoops|oh no|uh oh|sorry|my bad|my mistak
 MAX_UNDO_CHARS = 200  # an undo is short; longer messages are requests
 
 
+# Said before owning a slip, and the slip's shorthand: "I'm afraid I made an error", "nvm". Taken off
+# before the patterns are tried (as fixed phrases, so the patterns above stay as small as they are).
+_AFRAID = re.compile(r"^\s*(?:i'm|im|i am) afraid,? ", re.IGNORECASE)
+
+
 def is_undo(text: str) -> bool:
-    said = text.replace("’", "'")
+    said = _AFRAID.sub("", text.replace("’", "'"))
     if UNDO.match(said):
         return True
     if len(said) > MAX_UNDO_CHARS:

@@ -21,8 +21,6 @@ from dreamer.sidekick.planner.language.values import tidy_text
 # "that" points back only before where the thing goes ("put that on the list"): "note that ..." says what follows.
 _COMMAND = re.compile(
     r"(?:and\s+|so\s+|please\s+|kindly\s+|can you\s+|could you\s+)?"
-    # a letter's favour: "... and would be grateful if you added it to my list"
-    r"(?:(?:i\s+)?would\s+be\s+(?:most\s+|very\s+|so\s+)?grateful\s+if\s+you\s+(?:could\s+|would\s+)?)?"
     r"(?P<verb>[a-z]+(?:\s+(?:up|down|off|out|on|in))?)\s+"
     r"(?:(?P<pronoun>it|them|em|'em|both|both of them|all of them|those|these)\b(?P<rest>[^,;]*)"
     r"|that\b(?P<where>\s+(?:on|onto|in|into|to|off|from)\b[^,;]*))",
@@ -44,12 +42,19 @@ class _Shape:
     rest: str
 
 
+# A letter's favour before the command, read as the command: "... and would be grateful if you added it
+# to my list" is "... and added it to my list" (a fixed phrase, taken out before any pattern is tried).
+_FAVOUR = re.compile(r"\b(?:i )?would be (?:most |very |so )?grateful if you (?:could |would )?", re.IGNORECASE)
+
+
 def _shape(text: str) -> _Shape | None:
     """The thing clause and the command after it: at the first place where the rest reads as a
     command about "it" (after a comma, a joining word, or none: "already bought yeast take it off")."""
     words = list(re.finditer(r"\S+", text))
     if len(words) > MAX_WORDS:
         return None
+    text = _FAVOUR.sub("", " ".join(text.split()))
+    words = list(re.finditer(r"\S+", text))
     for n, w in enumerate(words[1:], 1):
         m = _COMMAND.fullmatch(text[w.start():].strip())
         if m is None:
