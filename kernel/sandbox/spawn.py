@@ -62,7 +62,8 @@ def _watch_exit(loop: asyncio.AbstractEventLoop, transport: Any) -> None:
     def exited() -> None:
         loop.remove_reader(pidfd)
         os.close(pidfd)
-        _exited(transport, _reap(pid))
+        # As asyncio's child watchers hand it over: on the loop, after its current turn.
+        loop.call_soon(transport._process_exited, _reap(pid))
 
     loop.add_reader(pidfd, exited)
 
@@ -70,7 +71,7 @@ def _watch_exit(loop: asyncio.AbstractEventLoop, transport: Any) -> None:
 def _wait_in_thread(loop: asyncio.AbstractEventLoop, transport: Any, pid: int) -> None:
     code = _reap(pid)
     try:
-        loop.call_soon_threadsafe(_exited, transport, code)
+        loop.call_soon_threadsafe(loop.call_soon, transport._process_exited, code)
     except RuntimeError:
         pass  # the loop has closed: nobody waits any more
 
@@ -80,10 +81,5 @@ def _reap(pid: int) -> int:
     try:
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:
-        return 255  # reaped by someone else: as asyncio's watchers say it
+        return 255  # reaped by someone else (Popen.poll in the transport's close): as asyncio's watchers say
     return os.waitstatus_to_exitcode(status)
-
-
-def _exited(transport: Any, code: int) -> None:
-    # As asyncio's child watcher callback: on the loop, after the loop's current turn.
-    transport._loop.call_soon(transport._process_exited, code)

@@ -68,3 +68,17 @@ def test_a_program_that_cannot_start_raises_as_the_loop_would(loop: str) -> None
 
     with pytest.raises(FileNotFoundError):
         LOOPS[loop](main())
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_without_pidfds_a_thread_waits_for_the_child(loop: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_pidfds(pid: int) -> int:
+        raise OSError("pidfd_open: not on this kernel")
+
+    monkeypatch.setattr("os.pidfd_open", no_pidfds)
+
+    async def main() -> int:
+        process = await create_process(sys.executable, "-c", "raise SystemExit(7)", stdin=PIPE, stdout=PIPE, stderr=PIPE, limit=2**16)
+        return await asyncio.wait_for(process.wait(), 10)
+
+    assert LOOPS[loop](main()) == 7
