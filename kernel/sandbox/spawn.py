@@ -22,9 +22,8 @@ import asyncio
 import os
 import threading
 from asyncio import unix_events
-from typing import Any
-
 from asyncio.subprocess import Process, SubprocessStreamProtocol
+from typing import Any
 
 
 async def create_process(*argv: str, limit: int, **popen: Any) -> Process:
