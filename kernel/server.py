@@ -44,10 +44,11 @@ def serve(host: str, port: int, create_app: Callable[[Settings], FastAPI]) -> No
             host=host,
             port=port,
             log_level=os.environ.get("DREAMER_LOG_LEVEL", "info"),
-            # The standard event loop, even where uvloop is installed: libuv gives a
-            # subprocess socketpairs, not pipes, and the worker protocol's guarantees
-            # (and its hostile-agent tests) are written for pipes.
-            loop="asyncio",
+            # uvloop (libuv) where it is installed, as it is with the kernel's dependencies:
+            # less CPU per request than the standard loop (decision 0054). Workers keep real
+            # pipes under it: the sandbox starts them itself (kernel/sandbox/spawn.py), not
+            # through the loop, which would give them socketpairs.
+            loop="auto",
             # httptools parses HTTP/1.1 in C: a third of the HTTP floor of a warm call;
             # the guarded subclass drops slow clients and caps connections (kernel/connguard.py).
             http=guarded_protocol(limits, cap),

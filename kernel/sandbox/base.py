@@ -18,6 +18,7 @@ from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.sandbox import memory_cgroup, pids
 from dreamer.kernel.sandbox.rlimits import preexec
 from dreamer.kernel.sandbox.runtime import current_runtime
+from dreamer.kernel.sandbox.spawn import create_process
 
 # Room above the largest protocol message for the JSON-RPC envelope and newline.
 STDOUT_SLACK_BYTES = 64 * 1024
@@ -156,7 +157,7 @@ class Sandbox(ABC):
     ) -> asyncio.subprocess.Process:
         launch = self.plan(spec)
         try:
-            return await asyncio.create_subprocess_exec(
+            return await create_process(
                 *launch.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,

@@ -49,6 +49,7 @@ from dreamer.kernel.sandbox.dockerimage import ensure_image, runtime_links, syst
 from dreamer.kernel.sandbox.mounts import check_target
 from dreamer.kernel.sandbox.rlimits import rlimit_table
 from dreamer.kernel.sandbox.runtime import SDK_DIR_IN_SANDBOX, current_runtime
+from dreamer.kernel.sandbox.spawn import create_process
 
 log = logging.getLogger("dreamer.sandbox")
 
@@ -348,7 +349,7 @@ class DockerSandbox(Sandbox):
             # No preexec rlimits here, unlike the base: they would bind the docker CLI
             # (a Go program the kernel trusts), not the worker; the worker gets them
             # inside the container from --ulimit and prlimit.
-            process = await asyncio.create_subprocess_exec(
+            process = await create_process(
                 *launch.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
