@@ -197,12 +197,12 @@ class OfflinePlanner:
         if fixed is not None:
             return fixed
         plan = self._plan_text(text, index, context)
-        typo = self._first_word_typo(text, plan, index, context)
-        if typo is not None:
-            return typo
-        both = self._compound(text, plan, tools, context)
-        if both is not None:
-            return both
+        # a mistyped first verb, then two requests joined: each read only when the one before found nothing
+        for reread in (lambda: self._first_word_typo(text, plan, index, context),
+                       lambda: self._compound(text, plan, tools, context)):
+            found = reread()
+            if found is not None:
+                return found
         held = without_placeholder(text)
         if held is not None:
             # "put something on the shopping list": which thing is asked, not "something" added.
@@ -242,12 +242,11 @@ class OfflinePlanner:
                     or _tidier(read.steps[0], plan.steps[0])
                     or (plan.steps[0].name == read.steps[0].name and _value_words(plan.steps[0]) & _HAVING_WORDS)):
                 return read
-        aside = self._without_aside(text, plan, index, context)
-        if aside is not None:
-            return aside
-        after = self._after_preamble(text, plan, index, context)
-        if after is not None:
-            return after
+        for reread in (lambda: self._without_aside(text, plan, index, context),
+                       lambda: self._after_preamble(text, plan, index, context)):
+            found = reread()
+            if found is not None:
+                return found
         entry = labelled_entry(text) if len(plan.steps) != 1 or plan.pending is not None else None
         if entry is not None:
             # "shopping list: baking soda" fits nothing surely as written; as "add ... to my shopping list" it may.
