@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from rapidfuzz import fuzz
@@ -27,7 +27,7 @@ from dreamer.sidekick.dialogue.undo import inverse_step
 from dreamer.sidekick.planner.base import Plan, Step, Tool, takes_whole_request
 from dreamer.sidekick.planner.dialog import read_answer
 from dreamer.sidekick.planner.language.values import tidy_items, without_politeness
-from dreamer.sidekick.planner.language.dates import MONTHS, TEMPORAL, WEEKDAYS, parse_moment
+from dreamer.sidekick.planner.language.dates import MONTHS, TEMPORAL, WEEKDAYS, day_value, parse_day, parse_moment
 from dreamer.sidekick.planner.language.lexicon import ORDINALS
 from dreamer.sidekick.planner.language.slots import SlotType, slot_type
 from dreamer.sidekick.planner.language.text import prepare, tokenize
@@ -286,16 +286,11 @@ def _day_after(said: str, state: DialogueState, by_name: Mapping[str, Tool], now
         if _slot(tool, param).kind != "day":
             continue
         old = record.args.get(param, tool.properties[param].get("default") if isinstance(tool.properties[param], Mapping) else None)
-        day = read_answer(SlotType("day", required=True), str(old), now) if old is not None else None
-        if not isinstance(day, str):
-            return None
-        try:
-            base = now.date() if day == "today" else (now.date() + timedelta(days=1) if day == "tomorrow" else date.fromisoformat(day))
-        except ValueError:
+        base = parse_day(str(old).split(), now.date()) if old is not None else None
+        if base is None:
             return None
         step = -1 if "before" in m["which"].casefold() or "previous" in m["which"].casefold() else 1
-        moved = base + timedelta(days=step)
-        value = "today" if moved == now.date() else "tomorrow" if moved == now.date() + timedelta(days=1) else moved.isoformat()
+        value = day_value(base + timedelta(days=step), now.date())
         return FollowUp((Step(record.agent, record.function, {**record.args, param: value}),), "same")
     return None
 

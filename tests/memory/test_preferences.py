@@ -92,6 +92,12 @@ def test_another_users_fact_never_fills_a_call_even_by_its_id(sqlite_store: Stor
     foreign = remember(sqlite_store, theirs, "bob", "I'm vegan").fact
     got = apply_preferences(sqlite_store, mine, [Step("recipes", "suggest", {})], tools, set(), lambda: {foreign.id})
     assert got.steps[0].args == {} and got.hints == ()
+    # ... nor what another user does not eat (recipes' `avoid`), even granted memory:read
+    allergy = remember(sqlite_store, theirs, "bob", "I'm allergic to peanuts").fact
+    _grant(sqlite_store, mine, "recipes", "memory:read")
+    avoided = apply_preferences(sqlite_store, mine, [Step("recipes", "plan_dinner", {})], tools, set(),
+                                lambda: {allergy.id})
+    assert avoided.steps[0].args == {} and avoided.hints == ()
 
 
 def test_what_the_user_does_not_eat_reaches_a_parameter_that_takes_it(sqlite_store: Store, tools: dict[str, Tool]) -> None:

@@ -264,9 +264,7 @@ class OfflinePlanner:
         first = words[0] if words else ""
         if len(words) < 3 or not first.isalpha() or not first.islower() or first in _TYPO_TARGETS:
             return None
-        said = " ".join(str(x) for s in plan.steps for v in s.args.values()
-                        for x in (v if isinstance(v, list) else [v])).casefold().split()
-        if first not in said:
+        if not any(first in _value_words(step) for step in plan.steps):
             return None
         fixes = [w for w in _TYPO_TARGETS if OSA.distance(first, w) == 1]
         reads = [self._plan_text(" ".join([fix, *words[1:]]), index, context) for fix in fixes[:MAX_TYPO_FIXES]]
@@ -487,14 +485,19 @@ class OfflinePlanner:
         return advance(partial)
 
 
+def _long_words(text: str, size: int = 3) -> set[str]:
+    """The words of `text` of at least `size` letters, casefolded (small words say nothing of a clause)."""
+    return set(re.findall(rf"[\w']{{{size},}}", text.casefold()))
+
+
 def _across(plan: Plan, before: str, after: str) -> bool:
     """A value of the plan holds words of both sides of a clause boundary ("supermarket now - what do"):
     the whole read across it."""
-    near, far = (set(re.findall(r"[\w']{3,}", s.casefold())) for s in (before, after))
+    near, far = _long_words(before), _long_words(after)
     for step in plan.steps:
         for v in step.args.values():
             for x in v if isinstance(v, list) else [v]:
-                words = set(re.findall(r"[\w']{3,}", x.casefold())) if isinstance(x, str) else set()
+                words = _long_words(x) if isinstance(x, str) else set()
                 if words & (near - far) and words & (far - near):
                     return True
     return False
@@ -503,9 +506,8 @@ def _across(plan: Plan, before: str, after: str) -> bool:
 def _holds_words_of(step: Step, half: str, other: str) -> bool:
     """The step's values hold a word of `half` that `other` does not have ("tell me what's on tomorrow"
     read as an item to add)."""
-    said = {w for v in step.args.values() for x in (v if isinstance(v, list) else [v]) if isinstance(x, str)
-            for w in re.findall(r"[\w']{4,}", x.casefold())}
-    return bool(said & (set(re.findall(r"[\w']{4,}", half.casefold())) - set(re.findall(r"[\w']{4,}", other.casefold()))))
+    said = {w for w in _value_words(step) if len(w) >= 4}
+    return bool(said & (_long_words(half, 4) - _long_words(other, 4)))
 
 
 def _without_repeats(steps: list[Step], choices: list[tuple[Step, ...]]) -> tuple[list[Step], list[tuple[Step, ...]]]:
