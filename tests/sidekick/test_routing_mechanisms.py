@@ -781,3 +781,62 @@ def test_side25_letters_and_corrections_leave_other_text_alone() -> None:
     assert as_correction("nah make that decaf") == "no make that decaf"
     assert as_correction("sorry, wrong one, tofu I mean") == "sorry, I mean tofu"
     assert as_correction("correction: make that brie, not camembert") == "sorry, make that brie"
+
+
+# ---------------------------------------------------------------- side26 (2026-12-07)
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # other Englishes' particles and tags say how, never what
+    ("put pandan cake on the grocery list leh", "grocery.add_items", {"items": ["pandan cake"]}),
+    ("add ice cream to the list lor", "grocery.add_items", {"items": ["ice cream"]}),
+    ("help me add soy sauce to my list can or not", "grocery.add_items", {"items": ["soy sauce"]}),
+    ("abeg put suya spice on the shopping list", "grocery.add_items", {"items": ["suya spice"]}),
+    ("paki-add ube jam to my grocery list", "grocery.add_items", {"items": ["ube jam"]}),
+    ("add dried mango sa shopping list", "grocery.add_items", {"items": ["dried mango"]}),
+    ("any notes about wifi ah?", "notes.search", {"query": "wifi"}),
+    ("please put biltong on the list now now", "grocery.add_items", {"items": ["biltong"]}),
+    # none left, in other Englishes' words, before "add it"
+    ("we're outta ketchup, stick it on the list", "grocery.add_items", {"items": ["ketchup"]}),
+    ("we've nae oatcakes left, pop it on the list", "grocery.add_items", {"items": ["oatcakes"]}),
+    ("we're after running out of teabags, add them to the list", "grocery.add_items", {"items": ["teabags"]}),
+    ("Ribena finish already, add to list", "grocery.add_items", {"items": ["ribena"]}),
+    # the shop by its name, what it is for and when it is bought are not the thing
+    ("need lemons from Aldi, put it on the list", "grocery.add_items", {"items": ["lemons"]}),
+    ("picked up the batteries at Kmart, tick it off", "grocery.remove_items", {"items": ["batteries"]}),
+    ("add crackers to the list for the weekly shop", "grocery.add_items", {"items": ["crackers"]}),
+    ("olives for the shops tomorrow morning, add it to the list", "grocery.add_items", {"items": ["olives"]}),
+    # a weekday's short name next to a time is a day, not a word of the title
+    ("cal: piano recital thu 6pm", "calendar.add_event", {"title": "piano recital"}),
+    ("calendar add bike service sat 11am", "calendar.add_event", {"title": "bike service"}),
+    # a question whether something is there shows the place, never puts it there again
+    ("did we already add dish soap to the list", "grocery.list_items", {}),
+    ("is yoghurt on the shopping list", "grocery.list_items", {}),
+    ("check whether kitchen roll is on my list", "grocery.list_items", {}),
+    ("are the bin bags on there or not", "grocery.list_items", {}),
+    # a terse list name
+    ("groc: lentils", "grocery.add_items", {"items": ["lentils"]}),
+    # an ingredient said before the meal it is for
+    ("what could I make with leeks for dinner", "recipes.suggest", {"ingredient": "leeks"}),
+])
+def test_side26_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                          args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+def test_side26_a_clear_with_a_reason_beside_it_asks_first(tools: list[Tool], context: PlanContext) -> None:
+    plan = _plan(tools, context, "empty the grocery list, it has all been bought")
+    assert [s.name for s in plan.steps] == ["grocery.clear"] and plan.pending is not None
+    assert plan.pending.kind == "confirm"
+
+
+def test_side26_particles_leave_other_text_alone() -> None:
+    from dreamer.sidekick.planner.language.membership import membership_question
+    from dreamer.sidekick.planner.language.spoken import as_written
+
+    assert as_written("send it to PO box 5") == "send it to PO box 5"  # "po" inside a sentence is a word
+    assert as_written("I am late, ah well") == "I am late, ah well"
+    assert as_written("lah") == "lah"  # nothing else said: left as it is
+    assert as_written("I'm coming now now, just parking") == "I'm coming now now, just parking"
+    assert membership_question("is finished the milk, put in the list") is None  # a state, then a command
+    assert membership_question("is it going to rain") is None
+    assert membership_question("is milk on the list") == "what's on my shopping list"
+    assert membership_question("is the dentist in my calendar?") == "what's on my calendar"

@@ -140,6 +140,7 @@ def _cuisine(value: str) -> str:
         "[any] recipe ideas for {ingredient}",
         "(give|find|show) me something to (cook|make) with {ingredient}",
         "what can I make for dinner with {ingredient}",
+        "what (can|could) I (cook|make) with {ingredient} for dinner",
     ],
 )
 def suggest(

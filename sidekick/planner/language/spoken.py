@@ -33,11 +33,31 @@ _SPOKEN_MERIDIEM = re.compile(r"\b(\w+)(?: o'clock)? ([ap])\.? ?m\b\.?", re.IGNO
 # meal in Britain and Australia, is read in as_written).
 _DAY_PARTS = {"arvo": "afternoon", "avo": "afternoon"}
 
+# Particles other Englishes put around a request, which say how it is said, never what: Singapore and
+# Malaysia's "lah", "leh", "lor", "meh", "hor", "anot" ("can or not"), the Philippines' "naman", Nigeria's
+# "abeg" (please). No English word is spelt so: dropped wherever they stand.
+_PARTICLES = frozenset({"lah", "leh", "lor", "meh", "hor", "anot", "naman", "abeg", "haiz", "aiyah", "aiyoh", "alamak"})
+# Particles that are also something else in the middle of a sentence ("PO box", "ah I see", "na" in Hindi
+# and Tagalog, Nigerian "o"), dropped only where they close a clause: "any notes on insurance ah?",
+# "add it to the list po", "we ran out of calamansi na, add it", "abeg add am o".
+_CLOSING_PARTICLES = frozenset({"ah", "po", "na", "o", "sha", "jare", "jor", "ba", "ya", "noh", "ne"})
+# A question tag with no question in it: "can help me add it can or not", "shopping list pls can?"; South
+# Africa's "now now" (soon), which says when as little as "please" does.
+_TAGS = (("can", "or", "not"), ("can", "anot"), ("or", "not", "ah"), ("now", "now"))
+# The Philippines' "paki-" ("please ...") before a verb: "paki-add pandesal".
+_PAKI = re.compile(r"^paki-?(?=[a-z])", re.IGNORECASE)
+# Nigerian Pidgin's "am" for it after a verb of putting: "add am to the list" (never "I am", "am I").
+# Tagalog's "sa" (to, on, in) before where a thing goes: "add rusks sa grocery list".
+_SA_PLACES = frozenset({"the", "my", "our", "grocery", "groceries", "shopping", "list", "to-do", "todo", "calendar",
+                        "notes", "cart"})
+_PIDGIN_IT_VERBS = frozenset({"add", "put", "remove", "take", "buy", "carry", "drop", "comot", "write", "chuck"})
+
 
 def as_written(text: str) -> str:
-    """`text` with hesitations dropped, spoken punctuation written and spoken clock times in digits;
-    unchanged when nothing else is said ("uh" alone is somebody thinking, which the dialogue reads)."""
-    words = text.split(" ")
+    """`text` with hesitations and other Englishes' particles dropped, spoken punctuation written and
+    spoken clock times in digits; unchanged when nothing else is said ("uh" alone is somebody thinking,
+    which the dialogue reads)."""
+    words = _without_particles(text.split(" "))
     kept: list[str] = []
     for n, word in enumerate(words):
         bare = word.strip(",.!?;:").casefold()
@@ -61,6 +81,39 @@ def as_written(text: str) -> str:
         kept.append(word)
     written = _SPOKEN_MERIDIEM.sub(_clock, " ".join(w for w in kept if w))
     return written if any(c.isalnum() for c in written) else text
+
+
+def _without_particles(words: list[str]) -> list[str]:
+    """The words without the particles and tags above; each particle's punctuation stays on the word before."""
+    words = [_PAKI.sub("", w) if n == 0 or words[n - 1].endswith((",", ".", "!", "?")) else w
+             for n, w in enumerate(words)]
+    low = [w.strip(",.!?;:").casefold() for w in words]
+    for tag in _TAGS:
+        k = len(tag)
+        for n in range(len(low) - k, -1, -1):
+            if tuple(low[n:n + k]) != tag or n == 0:
+                continue
+            if n + k == len(low) or (words[n + k - 1][-1:] in ",.!?;:" and tag != ("now", "now")):
+                end = words[n + k - 1][len(words[n + k - 1].rstrip(",.!?;:")):]
+                words[n - 1] = words[n - 1].rstrip(",") + end
+                del words[n:n + k], low[n:n + k]
+    kept: list[str] = []
+    for n, (word, bare) in enumerate(zip(words, low)):
+        closing = n + 1 == len(words) or word[-1:] in ",.!?;:"
+        if kept and (bare in _PARTICLES or (bare in _CLOSING_PARTICLES and closing)):
+            end = word[len(word.rstrip(",.!?;:")):]
+            kept[-1] = kept[-1].rstrip(",") + end if end else kept[-1]
+            continue
+        if bare in _PARTICLES and n + 1 < len(words):
+            continue  # "abeg add garri", "lah, add it"
+        if bare == "bout" and kept and kept[-1].casefold() in ("how", "what"):
+            word = word.replace("bout", "about", 1)  # "how bout Middle Eastern"
+        if bare == "sa" and kept and n + 1 < len(words) and low[n + 1] in _SA_PLACES:
+            word = "to"
+        if bare == "am" and kept and kept[-1].strip(",").casefold() in _PIDGIN_IT_VERBS:
+            word = word.replace("am", "it", 1)
+        kept.append(word)
+    return kept if any(w.strip(",.!?;:") for w in kept) else words
 
 
 _DAY_WORDS = frozenset({"tonight", "today", "tomorrow", "this", "on", "next", "monday", "tuesday", "wednesday",

@@ -47,6 +47,13 @@ _STATE_HEAD = (
     # low on creamer", "I'm about to run out of atta"
     r"|(?:i'm|i am|we're|we are|im|were) (?:fixin'|fixing|about|going|gonna|bound)(?: to)? run out of"
     r"|(?:i'm|i am|we're|we are|im) (?:wicked|really|very|super|so|pretty|kinda|kind of|proper|dead|well) (?:low on|short on|out of)"
+    # none left, in other Englishes: "we're outta snags", "we've nae Irn-Bru" (Scots), "we're after running out
+    # of rashers" (Irish), "we don finish Maggi cubes" (Nigerian Pidgin), "we've run dry on toilet paper"
+    r"|(?:i'm|i am|we're|we are|im|were) (?:all |almost |nearly |totally |completely )?outta"
+    r"|(?:(?:i|we)(?:'ve| have)? (?:got )?|(?:i've|we've) |there's )nae"
+    r"|(?:i'm|i am|we're|we are) after (?:running|run|using) (?:out of|up)"
+    r"|(?:i|we) don (?:finish|use up|run out of)"
+    r"|(?:looks like |seems like )?(?:i|we)(?:'ve| have)? (?:run|ran|gone) dry (?:on|of)"
     # none needed: "we're good on paper towels", "I'm set for rice"
     r"|(?:i'm|i am|we're|we are|im) (?:good|fine|ok|okay|set|sorted|covered|all set|well stocked) (?:on|for)"
     # the copula left out: "we out of hot cheetos", "we low on rice"
@@ -137,7 +144,10 @@ _TAIL = re.compile(
     # where it was bought or is for ("bananas at costco", "irn bru for the messages" - Scots for the shopping)
     r"|(?:at|from) (?:the )?(?:supermarket|shops?|grocers?|tesco|sainsburys|sainsbury's|asda|aldi|lidl|waitrose"
     r"|morrisons|walmart|costco|kroger|safeway|publix|wegmans|target|trader joe's|whole foods)"
-    r"|for (?:the )?(?:messages|service|the week|the weekend)"
+    r"|for (?:the )?(?:messages|service|the week|the weekend|shops|shop|big shop|weekly shop|grocery run|market)"
+    r"(?: (?:today|tomorrow|tonight|this morning|this afternoon|this evening|this weekend)(?: morning| afternoon| evening)?)?"
+    # that it ran out, without a copula, in Singapore's and Malaysia's English: "Milo finish already"
+    r"|(?:finish|finished|habis|used up|run out) already"
     # that it was bought or is no longer wanted, or still to be added: "onions is bought", "maggi no longer
     # needed", "coriander to be added", "atta for home", "the expense report completed"
     r"|(?:is|are|was|were|got|been) (?:bought|purchased|picked up|sorted|completed|done)|(?:is |are )?no longer (?:needed|required|wanted)"
@@ -161,10 +171,13 @@ _TAIL = re.compile(
 _CLAUSE_TAIL = re.compile(
     r",\s?(?:please |kindly )?(?:remove|delete|strike|cross|tick|take|close|mark) (?:it |that |this )?(?:(?:off|from|out of) )?"
     r"(?:the |my )?(?:todos|to-dos|tasks|task|list|to-do list|todo list|to do list)$", re.IGNORECASE)
+# The shop an item comes from, by its name, after it: "capsicum from Woolies", "plantain at Coles", "milk
+# from NTUC" (capitals only: "chocolate from the bakery" is tidied by _TAIL, "cheese from home" is kept).
+_SHOP = re.compile(r" (?:from|at) (?:[A-Z][\w'&-]*)(?: [A-Z][\w'&-]*)?$")
 # "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some) (?!(?:" + "|".join(sorted(QUANTITY)) + r")\b)", re.IGNORECASE)
 # "scratch eggs off the list": not "eggs off"; "put cordial down on the list": not "cordial down"
-_ITEM_TAIL = re.compile(r" (?:off|off of|down)$", re.IGNORECASE)
+_ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis)$", re.IGNORECASE)
 # Putting an item on, said around it and left on an item read out of a follow-up ("chuck limes on too");
 # the verb only with its particle, so "pop tarts" and "stick of butter" stay items.
 _PUT_VERBS = frozenset({"chuck", "pop", "stick", "bung", "throw", "toss", "put", "add", "write", "jot"})
@@ -191,7 +204,8 @@ def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
         text = tail  # "put it on my calendar: lunch with Sam": what follows the colon is the value
     if item:
         text = _without_putting(text)
-    rules = (_HEAD, _CLAUSE_TAIL, _TAIL) + ((_ARTICLE,) if article else ()) + ((_ITEM_TAIL, _ITEM_HEAD) if item else ())
+    rules = (_HEAD, _CLAUSE_TAIL, _TAIL) + ((_ARTICLE,) if article else ()) + (
+        (_ITEM_TAIL, _ITEM_HEAD, _SHOP) if item else ())
     changed = True
     while changed:
         changed = False
@@ -238,6 +252,11 @@ def tidy_items(items: list[Any]) -> list[Any]:
                 or item.strip(" ,.!").casefold() in _INTERJECTION_ITEMS) and len(items) > 1:
             continue  # "we've run out of soda, add it" read as the items "soda" and "add it"
         tidy = tidy_text(item, article=True, item=True)
+        if len(tidy.split()) > 1 and (cut := without_when(tidy)) != tidy and (
+                shorter := tidy_text(cut, article=True, item=True)) != cut:
+            # "tomato sauce for the shops tomorrow arvo": when it is bought, said with where, is not what is
+            # bought (a day alone stays: "lunch with Sam friday" is no item, and the day says so)
+            tidy = shorter
         if tidy and tidy.casefold() not in (o.casefold() for o in out if isinstance(o, str)):
             out.append(tidy)
     return out or items

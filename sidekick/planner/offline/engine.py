@@ -32,7 +32,7 @@ from dreamer.sidekick.planner.base import (
     takes_whole_request,
 )
 from dreamer.sidekick.planner.dialog import advance, resume
-from dreamer.sidekick.planner.language.dates import says_my_day
+from dreamer.sidekick.planner.language.dates import DATE_WORDS, says_my_day
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
 from dreamer.sidekick.planner.language.chatter import chatter_reply
 from dreamer.sidekick.planner.language.embedded import unwrapped_question
@@ -44,6 +44,7 @@ from dreamer.sidekick.planner.language.addressed import Addressed, addressed_to,
 from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
+from dreamer.sidekick.planner.language.membership import membership_question
 from dreamer.sidekick.planner.language.letters import unwrapped_letter, with_place
 from dreamer.sidekick.planner.language.text import quoted_spans
 from rapidfuzz.distance import OSA
@@ -133,6 +134,11 @@ _JOINER = re.compile(  # (read on the text with single spaces: no pattern here r
 # "... to the shopping list and ... to my to-do list": each thing has a place of its own (the " and " after the first).
 _TWO_PLACES = re.compile(r"(?<=\blist) and (?=.{1,80} (?:to|on|onto) (?:my|the) [\w-]+(?: [\w-]+)? list$)", re.IGNORECASE)
 MIN_ASIDE_WORDS = 2  # "milk" alone is an item, never an aside
+# What the things are for, said after the list they go on: "... to the list for the big shop".
+_PURPOSE_AFTER_PLACE = re.compile(r"(?<= list) for ((?:the |my |our |a |this |next )?[\w'-]+(?: [\w'-]+){0,3})[.!?]?$",
+                                  re.IGNORECASE)
+_DAY_NAMES = frozenset(DATE_WORDS) | {"today", "tomorrow", "tonight", "weekend"}
+_SMALL_WORDS = frozenset({"the", "my", "our", "a", "this", "next"})
 
 
 class OfflinePlanner:
@@ -172,6 +178,12 @@ class OfflinePlanner:
             asked = _asked_of(own, named) if named.question and not read.steps else None
             if asked is not None:
                 return Plan(steps=(asked,))
+        asked = membership_question(text)
+        if asked is not None:
+            # "did I already put eggs on the list": whether it is there, never putting it there again
+            read = self._plan_text(asked, index, context)
+            if len(read.steps) == 1 and read.pending is None and _reads(index, read.steps[0]):
+                return read
         question = unwrapped_question(text)
         if question is not None:
             # "i wonder what's on the list": the wrapper is said to Sidekick; the question inside is the request.
@@ -243,7 +255,8 @@ class OfflinePlanner:
                     or (plan.steps[0].name == read.steps[0].name and _value_words(plan.steps[0]) & _HAVING_WORDS)):
                 return read
         for reread in (lambda: self._without_aside(text, plan, index, context),
-                       lambda: self._after_preamble(text, plan, index, context)):
+                       lambda: self._after_preamble(text, plan, index, context),
+                       lambda: self._without_purpose(text, plan, index, context)):
             found = reread()
             if found is not None:
                 return found
@@ -421,14 +434,27 @@ class OfflinePlanner:
             read = self._plan_text(rest, index, context)
             if not read.steps and read.pending is None and not read.unmatched and plan.pending is not None:
                 return read  # "lock the front door please, I forgot": the rest is for no agent, and says so
-            if len(read.steps) != 1 or read.pending is not None:
-                continue
+            if len(read.steps) != 1 or not _sure(read):
+                continue  # (a confirmation is sure: "clear the shopping list, did the big shop" asks it)
             if plan.pending is not None or len(plan.steps) != 1 or (
                     _reads(index, read.steps[0]) and _aside_leaked(read.steps[0], plan.steps[0], clause)):
                 # (what is written down keeps every clause: "buy the blue paint, colour code 30BB")
                 # A typical value the aside holds still counts: "I'm in the mood for thai, any recipes".
                 return replace(read, steps=(_with_typical(index, read.steps[0], clause),))
         return None
+
+    def _without_purpose(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """What the things on a list are for, said after the list ("add Hobnobs to the list for the big shop",
+        "pop it on my list for the weekend bbq"): the request without it, where the whole was unsure and
+        the rest is surely one call. A day there ("for friday") is no purpose: it may be the value."""
+        text = " ".join(text.split())
+        m = _PURPOSE_AFTER_PLACE.search(text)
+        purpose = {w.casefold() for w in m.group(1).split()} if m is not None else set()
+        if m is None or purpose & _DAY_NAMES or (_sure(plan) and not any(
+                _value_words(step) & (purpose - _SMALL_WORDS) for step in plan.steps)):
+            return None  # (a sure read whose values hold the purpose's words took it as a value: "weekly shop")
+        read = self._plan_text(text[: m.start()], index, context)
+        return read if len(read.steps) == 1 and read.pending is None else None
 
     def _plan_text(self, text: str, index: Index, context: PlanContext) -> Plan:
         now = context.local_now()

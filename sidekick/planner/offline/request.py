@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dreamer.sidekick.planner.language.dates import DATE_WORDS, MONTHS, TEMPORAL, spoken_spans
+from dreamer.sidekick.planner.language.dates import DATE_WORDS, MONTHS, TEMPORAL, WEEKDAYS, spoken_spans
 from dreamer.sidekick.planner.language.lexicon import (
     FILLERS,
     OPENING_VERBS,
@@ -272,6 +272,16 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
             t.temporal = True
             for k in days:
                 toks[k].temporal = True
+    # "cal: dentist fri 10am", "smoko sat 9am", "on thu": a weekday's short name ("sat", "sun" and "wed" are
+    # ordinary words too) is a day next to a time of day or after a word that opens a day.
+    for i, t in enumerate(toks):
+        if t.temporal or t.fix not in WEEKDAYS:
+            continue
+        before = toks[i - 1].fix if i > 0 else ""
+        after = toks[i + 1] if i + 1 < len(toks) else None
+        if before in _OPENS_DAY or (after is not None and (after.kind == "time" or (
+                after.fix in ("at", "@") and i + 2 < len(toks) and toks[i + 2].kind in ("time", "num")))):
+            t.temporal = True
     # "in two days", "half past seven": time words together, though none is one alone.
     for a, b in spoken_spans([t.fix for t in toks]):
         for t in toks[a:b]:
@@ -292,4 +302,6 @@ def asks_question(first: list[str]) -> bool:
 
 
 _BE = frozenset({"is", "are", "was", "were"})
+# Words after which a weekday's short name is a day: "on sat", "this thu", "every wed", "till fri".
+_OPENS_DAY = frozenset({"on", "this", "next", "coming", "every", "till", "until", "by", "from", "before", "after"})
 _DETERMINED = frozenset({"the", "a", "an", "our", "your", "this", "that", "these", "those", "his", "her", "their"})

@@ -1,0 +1,45 @@
+"""A question whether something is already in a place: "is milk on the list", "did I already put eggs on
+the list", "check if crumpets is on the list", "is the dentist in my calendar".
+
+Such a question names a thing and a verb of putting, so read as written it puts the thing there again
+("did I put eggs on the list" adding eggs). What the user wants is to see the place and find out, so
+the question is read as "what's on <the place>": the place's own function that shows what it holds
+answers it. Every pattern is matched on the text with single spaces and has no nested repetition
+(tests/security/test_regex_backtracking.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Where things are kept, as a question names it; "there" / "on it" is the list a shopping question means.
+_PLACE = (r"(?P<place>(?:the |my |our |your )?(?:[\w-]+ )?(?:list|calendar|schedule|diary|agenda|notes|to-do list"
+          r"|todo list|to-dos|todos|tasks)|there|it)")
+_AFTER = r"(?: already| yet| still| or not| by any chance| at all)?[?.!]?$"
+_MEMBERSHIP = (
+    # "is milk on the list", "are the eggs on there or not", "is the dentist in my calendar"
+    re.compile(rf"^(?:is|are|was|were) (?:there )?(?:any )?[^\s,;.!?][^,;.!?]{{0,60}}? (?:on|in|onto) {_PLACE}{_AFTER}", re.IGNORECASE),
+    # "did I already put eggs on the list", "have we added bin bags to the list", "did you add it to my to-dos"
+    re.compile(r"^(?:did|have|had|has) (?:i|we|you|someone|anyone|somebody) (?:already |just |ever )?"
+               r"(?:put|add|added|write|wrote|written|stick|stuck|pop|popped|chuck|chucked|get|got|jot|jotted)"
+               rf"(?: down)? [^\s,;.!?][^,;.!?]{{0,60}}? (?:on|to|in|into|onto) {_PLACE}{_AFTER}", re.IGNORECASE),
+    # "check if crumpets is on the list", "can you see whether oat milk is already on my list"
+    re.compile(r"^(?:(?:can|could) you )?(?:please )?(?:check|see|look|find out)(?: for me)? (?:if|whether) [^\s,;.!?][^,;.!?]{0,60}? "
+               rf"(?:is|are|'s)(?: already| still)? (?:on|in) {_PLACE}{_AFTER}", re.IGNORECASE),
+    # "does the list have eggs", "does my shopping list include milk"
+    re.compile(rf"^(?:does|do) {_PLACE} (?:already )?(?:have|has|include|contain|got) [^\s,;.!?][^,;.!?]{{0,60}}?[?.!]?$",
+               re.IGNORECASE),
+)
+_VAGUE_PLACE = frozenset({"there", "it", "the list", "my list", "our list", "your list"})
+
+
+def membership_question(text: str) -> str | None:
+    """"what's on <the place>" for a question whether something is in it; None for any other text."""
+    said = " ".join(text.split())
+    for pattern in _MEMBERSHIP:
+        m = pattern.match(said)
+        if m is not None:
+            place = m.group("place").casefold()
+            # "on there", "on the list": with no other word, the shopping list is what such a question means
+            return "what's on my shopping list" if place in _VAGUE_PLACE else f"what's on {place}"
+    return None
