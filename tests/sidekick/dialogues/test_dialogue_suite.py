@@ -25,10 +25,11 @@ TARGET = 0.9
 FLOOR = {"tuned": 0.98, "heldout": 0.98, "heldout_2": TARGET, "heldout_3": 0.83, "tuned_2": 0.96, "heldout_d": 0.68,
          "heldout_4": TARGET}
 # heldout_7 (the seventh batch, branch heldout7), heldout_8 (the eighth, branch heldout8), heldout_9 (the ninth,
-# branch heldout9) and heldout_10 (the tenth, branch heldout10) are score-only and have no floor: they are not among
-# the splits run below, only loaded (their sizes are checked); `dialogue_suite.py heldout_7` / `heldout_8` /
-# `heldout_9` / `heldout_10` print their scores.
-SCORED_ONLY = ("heldout_3", "heldout_d", "heldout_7", "heldout_8", "heldout_9", "heldout_10")  # failures not shown
+# branch heldout9), heldout_10 (the tenth, branch heldout10) and heldout_11 (the eleventh, branch heldout11) are
+# score-only and have no floor: they are not among the splits run below, only loaded (their sizes are checked);
+# `dialogue_suite.py heldout_7` / `heldout_8` / `heldout_9` / `heldout_10` / `heldout_11` print their scores.
+SCORED_ONLY = ("heldout_3", "heldout_d", "heldout_7", "heldout_8", "heldout_9", "heldout_10",
+               "heldout_11")  # failures not shown
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +81,16 @@ def test_the_tenth_held_out_batch_is_big_enough() -> None:
     tenth = load(HERE / "heldout_10.yaml")
     assert len(tenth) >= 150 and len({c.family for c in tenth}) >= 35
     assert all(1 <= len(c.turns) <= 4 for c in tenth)
+
+
+def test_the_eleventh_held_out_batch_is_big_enough() -> None:
+    # Loaded only, never run here: the eleventh batch is score-only and has no floor.
+    eleventh = load(HERE / "heldout_11.yaml")
+    assert len(eleventh) >= 150 and len({c.family for c in eleventh}) >= 35
+    assert all(1 <= len(c.turns) <= 4 for c in eleventh)
+    # Users of their own are one per conversation ("h11...{n}"); the main user's are grocery or read-only.
+    own = [c.user for c in eleventh if c.user != "main"]
+    assert len(own) == len(set(own)) and all(u.startswith("h11") for u in own)
 
 
 def test_the_side16d2_splits_are_families_with_a_quarter_held_out() -> None:
