@@ -32,6 +32,10 @@ YES = frozenset({
     "haan", "han", "haan ji", "ji", "ji haan", "theek hai", "thik hai", "kindly proceed", "kindly do",
     "kindly do it", "please proceed", "okie", "okey", "okie dokie", "okey dokey", "okay dokey", "oki", "okk",
     "yes sir", "yes maam", "yes ma'am", "yeppers", "yessss", "ya sure", "ya do it", "bet", "say less",
+    # Singapore and Malaysia ("can", "ok can"), the Philippines ("sige", "oo", "opo"), South Africa ("ja nee"
+    # is no; "yebo"), Nigeria ("ehen", "oya")
+    "can", "ok can", "can can", "sure can", "can do", "sige", "sige na", "sige go ahead", "oo", "opo", "yebo",
+    "ehen", "oya", "oya go ahead", "sweet as", "righto", "too right",
 })
 NO = frozenset({
     "no", "n", "nope", "nah", "no no", "do not", "don't", "dont", "cancel", "stop", "abort", "wait", "hold on",
@@ -46,6 +50,8 @@ NO = frozenset({
     "naw", "nae", "nae chance", "nein", "non", "nop", "naur", "nah mate", "no chance", "not a chance",
     "please do not do it", "no please do not", "best not", "let us not", "maybe not",
     "nahi", "nahin", "na", "mat karo", "no ji", "nah fam", "hard pass", "pass", "nvm", "nope nope",
+    "cannot", "no can", "don't want", "dont want", "tak nak", "hindi", "wag na", "huwag", "leave am", "no o",
+    "yeah nah", "nah yeah nah", "ja nee", "leave it be",
 })
 # Words a clause after the yes or no may not hold: they start a request of its own.
 REQUEST_WORDS = frozenset(

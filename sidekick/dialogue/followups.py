@@ -73,6 +73,7 @@ REPLACE = [
     re.compile(r"^(?P<x>[^,]*?[^\s,]),?\s+not\s+[^,]*$", re.I),
 ]
 _BARE_REPLACE = 2  # REPLACE patterns from this one on say only a value: it must not plan as a request
+_APOLOGIES = frozenset({"sorry", "soz", "sry", "oops", "my bad"})
 MAX_BARE_WORDS = 4
 PICK = re.compile(
     r"^(?:(?:ok|okay|then|and)\W+)?(?:(?:show|open|give|get|tell)\s+me\s+|i(?:'ll| will)?\s+(?:take|want|go with)\s+|"
@@ -111,7 +112,7 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
     named = _named_replace(said, state, by_name, now, replan) or _not_wanted(said, state, by_name, now)
     if named is not None:
         return named
-    for reader in (_pick, _open_last, _day_after, _same, _reask, _remove):
+    for reader in (_pick, _open_last, _day_after, _same, _reask, _narrow, _remove):
         found = reader(said, state, by_name, now)
         if found is not None:
             return found
@@ -124,7 +125,7 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
 
 
 # The words before the value; the value is the rest of the message (cut in code: nothing to backtrack).
-SWAP = re.compile(r"^(?:and\s+|ok,?\s+|okay,?\s+|so\s+|then\s+)?(?P<about>(?:what|how)\s+about\s+|now\s+|next\s+)?"
+SWAP = re.compile(r"^(?:and\s+|ok,?\s+|okay,?\s+|so\s+|then\s+)?(?P<about>(?:what|how)\s+about\s+|now\s+|next\s+|same(?:\s+but|\s+again|\s+thing)?\s+(?=with\s|for\s|in\s))?"
                   r"(?:with\s+|some\s+|for\s+|in\s+)?", re.I)
 MAX_SWAP_CHARS = 60
 MAX_SWAP_WORDS = 4
@@ -240,6 +241,13 @@ def _fillable(tool: Tool) -> str | None:
     return lists[0] if lists else None
 
 
+def _only_text_said(tool: Tool, record: CallRecord) -> str | None:
+    """The one free-text parameter the last call was given, where the function requires none: "sorry, I
+    meant lamb" after recipe ideas with prawns corrects the ingredient, the only thing said in words."""
+    said = [n for n, v in record.args.items() if isinstance(v, str) and v and _slot(tool, n).kind == "text"]
+    return said[0] if len(said) == 1 else None
+
+
 def _same(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
     last = _last(state, by_name)
     if last is None:
@@ -320,6 +328,46 @@ def _reask(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: da
     asked = _swapped(record.args[whole[0]], m.group("x") if m is not None else said.strip().rstrip("?!. "))
     if asked is None:
         return None
+    return FollowUp((Step(record.agent, record.function, {**record.args, whole[0]: asked}),), "same")
+
+
+# The last question narrowed or broken down: "break that down by reason", "split by gender", "only the
+# unapproved ones", "just for Customer Support" (one fixed alternation, then a bounded run: no backtracking).
+NARROW = re.compile(
+    r"^(?:(?:and|ok|okay|now|so|then|can you)\W+)?(?:"
+    r"(?:(?:break|split|group)\s+(?:that|it|this|them)\s+(?:down\s+|up\s+)?by|(?:broken\s+down|split|grouped)\s+by|by|per)"
+    r"\s+(?P<by>[^?!.]{1,60}?)|(?:just\s+|only\s+|but\s+only\s+)?(?P<only>(?:for|in|at|from)\s+[^?!.]{1,60}?)"
+    r"|(?:just|only|but\s+only)\s+(?P<rows>[^?!.]{1,60}?))\s*[?!.]*$", re.IGNORECASE)
+# What "only ..." may open with to say which rows count ("only the unapproved ones", "only full-time staff");
+# anything else is a request of its own ("just do it").
+_ROWS_LEAD = frozenset("the those these ones people employees staff women men managers contractors full-time "
+                       "part-time permanent temporary new current active approved unapproved pending".split())
+
+
+def _narrow(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
+    """The question last put whole to a function (sql-explorer's ask) again, broken down by what the
+    fragment names ("... by reason") or kept to part of it ("just for Customer Support" swaps the
+    department the question named; "only the unapproved ones" says which rows count)."""
+    last = _last(state, by_name)
+    m = NARROW.match(said)
+    if last is None or m is None:
+        return None
+    record, tool = last
+    whole = [n for n in tool.properties if takes_whole_request(tool.properties, n)]
+    if len(whole) != 1 or not isinstance(record.args.get(whole[0]), str):
+        return None
+    question = record.args[whole[0]].rstrip(" ?!.")
+    if m.group("by") is not None:
+        asked = f"{question}, broken down by {m.group('by').strip()}?"
+    elif m.group("only") is not None:
+        only = m.group("only").strip()
+        swapped = _swapped(question, only)
+        asked = f"{swapped}?" if swapped else f"{question}, only {only}?"
+    else:
+        rows = m.group("rows").strip()
+        if not (rows.split()[0].casefold() in _ROWS_LEAD or rows[:1].isupper()):
+            return None
+        asked = f"{question}, only {rows}?"
     return FollowUp((Step(record.agent, record.function, {**record.args, whole[0]: asked}),), "same")
 
 
@@ -420,6 +468,8 @@ def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: 
         x = m.group("x").strip()
         if record.undone:
             return None
+        if len(x.split()) > 1 and x.split()[-1].casefold().strip(".,!") in _APOLOGIES:
+            x = x.rsplit(" ", 1)[0].rstrip(" ,")  # "I meant paneer sorry"
         typed = _typed_value(tool, record, x, now)
         if i >= _BARE_REPLACE and re.match(r"(?:and|also|plus|too|as well)\b", x, re.I):
             continue  # "sorry, and lemons": one more, not instead
@@ -433,7 +483,7 @@ def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: 
         if i >= _BARE_REPLACE and typed is None:
             if len(x.split()) > MAX_BARE_WORDS or _is_request(x, replan):
                 continue  # "no, show my notes": a request of its own
-        param = typed[0] if typed else _fillable(tool)
+        param = typed[0] if typed else (_fillable(tool) or _only_text_said(tool, record))
         if param is None:
             return None
         old = record.args.get(param)
@@ -554,7 +604,14 @@ def _remove(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: d
     agent = agents.pop()
     remover = _remover(agent, by_name)
     if remover is None:
-        return None
+        # "tick off the swimming lessons" after the to-dos were read: an agent with no list to take things
+        # off marks one entry done by its words, or deletes it by its id
+        finisher = _finisher(agent, by_name) if len(picked) == 1 else None
+        if finisher is not None:
+            return FollowUp((Step(agent, finisher[0].function, {finisher[1]: picked[0][1]}),), "remove")
+        entity = next((e for a, e in known if a == agent and label(e) == picked[0][1]), None) if len(picked) == 1 else None
+        removal = _removal(agent, entity, by_name) if entity is not None else None
+        return FollowUp((removal,), "remove") if removal is not None else None
     param = _fillable(remover)
     if param is None:
         return None
@@ -579,6 +636,17 @@ def _remover(agent: str, by_name: Mapping[str, Tool]) -> Tool | None:
     found = [t for t in tools if t.function in targets and any(_slot(t, n).kind == "list" for n in t.properties)
              and _removes(t)]
     return found[0] if found else None
+
+
+_FINISHING = ("finish", "complete", "done", "tick", "check_off")
+
+
+def _finisher(agent: str, by_name: Mapping[str, Tool]) -> tuple[Tool, str] | None:
+    """The agent's one function that marks an entry done by its words (notes' finish_todo), and that parameter."""
+    found = [(t, t.required[0]) for t in by_name.values()
+             if t.agent == agent and any(w in t.function.lower() for w in _FINISHING)
+             and len(t.required) == 1 and _slot(t, t.required[0]).kind == "text"]
+    return found[0] if len(found) == 1 else None
 
 
 def _removes(tool: Tool) -> bool:

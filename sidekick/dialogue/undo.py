@@ -72,12 +72,26 @@ MAX_UNDO_CHARS = 200  # an undo is short; longer messages are requests
 
 # Said before owning a slip, and the slip's shorthand: "I'm afraid I made an error", "nvm". Taken off
 # before the patterns are tried (as fixed phrases, so the patterns above stay as small as they are).
-_AFRAID = re.compile(r"^\s*(?:i'm|im|i am) afraid,? ", re.IGNORECASE)
+_AFRAID = re.compile(r"^\s*(?:(?:i'm|im|i am) afraid|actually|on second thoughts?),? ", re.IGNORECASE)
+# What was just added, pointed at in the plural: "remove them", "delete those again".
+_THEM = re.compile(r"^\s*(?:please )?(?:remove|delete|ditch|bin|drop) (?:them|those)(?: again| please| now| too)?[\s.!]*$",
+                   re.IGNORECASE)
+
+
+# Whom it is said to, closing it ("take that back mate"), and two things pointed at as one ("take them both
+# off", "those two"): taken off, or made "them", before the patterns are tried, as _AFRAID is.
+_TO_WHOM_END = frozenset({"mate", "bro", "bruh", "love", "hon", "pet", "dude", "man", "buddy", "pal", "sis", "fam", "boss",
+                          "chief", "yaar"})
+_BOTH = re.compile(r"\b(?:them both|both of them|the two of them|those two|these two|the pair of them)\b", re.IGNORECASE)
+# Why it goes, said beside the undo: "the kids don't need them", "wrong week".
+_REASON = re.compile(r"^\s*(?:(?:the|my|our) )?[\w'-]+(?: [\w'-]+)? (?:don't|doesn't|do not|does not|won't|will not) "
+                     r"(?:need|want|like|eat) (?:it|them|that|those|this)(?: any ?more| after all)?\s*$"
+                     r"|^\s*(?:oops |sorry )?wrong (?:week|month|date|year|person|name|event|list|amount)\s*$", re.IGNORECASE)
 
 
 def is_undo(text: str) -> bool:
-    said = _AFRAID.sub("", text.replace("’", "'"))
-    if UNDO.match(said):
+    said = _BOTH.sub("them", _without_whom(_AFRAID.sub("", text.replace("’", "'"))))
+    if UNDO.match(said) or _THEM.match(said):
         return True
     if len(said) > MAX_UNDO_CHARS:
         return False
@@ -85,7 +99,16 @@ def is_undo(text: str) -> bool:
     if len(pieces) < 2:
         return False
     undoing = [bool(UNDO.match(p)) for p in pieces]
-    return any(undoing) and all(u or REMORSE.match(p) or _story(p) for u, p in zip(undoing, pieces, strict=True))
+    return any(undoing) and all(u or REMORSE.match(p) or _REASON.match(p) or _story(p)
+                                for u, p in zip(undoing, pieces, strict=True))
+
+
+def _without_whom(text: str) -> str:
+    """The text without whom it is said to at its end ("take that back mate"), in code: no pattern to backtrack."""
+    words = text.rstrip(" .!?").split()
+    if len(words) > 1 and words[-1].casefold() in _TO_WHOM_END:
+        return " ".join(words[:-1]).rstrip(",")
+    return text
 
 
 def _story(piece: str) -> bool:

@@ -840,3 +840,31 @@ def test_side26_particles_leave_other_text_alone() -> None:
     assert membership_question("is it going to rain") is None
     assert membership_question("is milk on the list") == "what's on my shopping list"
     assert membership_question("is the dentist in my calendar?") == "what's on my calendar"
+
+
+@pytest.mark.parametrize("text", [
+    "the dentist appointment was a total nightmare lol",
+    "our shopping list is honestly such a mess",
+    "my old to-do app was useless",
+    "I hate cooking on weeknights",
+])
+def test_side26_a_remark_makes_no_call(tools: list[Tool], context: PlanContext, text: str) -> None:
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.reply is not None, (text, plan.steps)
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("we're out of coffee again, so annoying", "grocery.add_items"),  # a need said with feeling
+    ("ugh, remind me to call the landlord", "calendar.add_event"),  # a command beside the feeling
+])
+def test_side26_a_request_said_with_feeling_still_runs(tools: list[Tool], context: PlanContext, text: str,
+                                                       name: str) -> None:
+    plan = _plan(tools, context, text)
+    assert [s.name for s in plan.steps] == [name], (text, plan.steps)
+
+
+def test_side26_close_readers_of_one_agent_run_the_best(tools: list[Tool], context: PlanContext) -> None:
+    for text, name in (("got a recipe for beef stroganoff?", "recipes.get_recipe"),
+                       ("recipe for pad see ew please", "recipes.get_recipe")):
+        plan = _plan(tools, context, text)
+        assert [s.name for s in plan.steps] == [name] and plan.pending is None, (text, plan)

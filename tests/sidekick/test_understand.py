@@ -413,3 +413,53 @@ def test_side25_do_the_needful_is_yes(tools: list[Tool]) -> None:
     assert asked is not None and asked.pending is not None and asked.pending.kind == "confirm"
     seen = read("ok do the needful", tools, pending=asked.pending)
     assert steps(seen) == [("grocery.clear", {})]
+
+
+# ---------------------------------------------------------------- side26 (2026-12-07)
+def test_side26_a_correction_after_a_look_up_replaces_what_it_was_given(tools: list[Tool]) -> None:
+    ideas = {"agent": "recipes", "function": "suggest", "args": {"ingredient": "mushrooms"},
+             "result": {"recipes": [{"name": "Mushroom Risotto"}]}}
+    for text, value in (("sorry I meant aubergine", "aubergine"), ("oops, halloumi not mushrooms", "halloumi"),
+                        ("nah, chickpeas", "chickpeas"), ("I meant squash sorry", "squash")):
+        assert steps(read(text, tools, after(tools, ideas))) == [("recipes.suggest", {"ingredient": value})], text
+
+
+def test_side26_a_question_narrowed_or_broken_down(tools: list[Tool]) -> None:
+    asked = {"agent": "sql-explorer", "function": "ask",
+             "args": {"question": "how many sick days were taken in Engineering this year?"}, "result": {"answer": "40"}}
+    state = after(tools, asked)
+    assert steps(read("split that up by month", tools, state)) == [
+        ("sql-explorer.ask", {"question": "how many sick days were taken in Engineering this year, broken down by month?"})]
+    assert steps(read("only the full-time staff", tools, state)) == [
+        ("sql-explorer.ask", {"question": "how many sick days were taken in Engineering this year, only the full-time staff?"})]
+    assert steps(read("just for Legal", tools, state)) == [
+        ("sql-explorer.ask", {"question": "how many sick days were taken in Legal this year?"})]
+
+
+def test_side26_undo_said_with_whom_and_how_many(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["lemons", "limes"]},
+             "result": {"added": ["lemons", "limes"]}}
+    state = after(tools, added)
+    for text in ("take that back bro", "actually take them both off", "delete those two",
+                 "remove it, my flatmate doesn't want them", "scratch that, wrong list"):
+        seen = read(text, tools, state)
+        assert seen.how == "undo" and steps(seen) == [("grocery.remove_items", {"items": ["lemons", "limes"]})], text
+
+
+def test_side26_an_entry_just_shown_is_ticked_off_by_its_words(tools: list[Tool]) -> None:
+    shown = {"agent": "notes", "function": "todos", "args": {},
+             "result": {"todos": [{"id": 7, "text": "renew passport", "tags": ["todo"]},
+                                  {"id": 8, "text": "book the vet", "tags": ["todo"]}], "count": 2}}
+    assert steps(read("tick off the renew passport", tools, after(tools, shown))) == [
+        ("notes.finish_todo", {"text": "renew passport"})]
+
+
+def test_side26_yes_and_no_in_other_englishes(tools: list[Tool]) -> None:
+    for yes in ("ok can", "sige, go ahead", "righto"):
+        asked = read("clear my grocery list", tools).plan
+        assert asked is not None and asked.pending is not None
+        assert steps(read(yes, tools, pending=asked.pending)) == [("grocery.clear", {})], yes
+    asked = read("clear my grocery list", tools).plan
+    assert asked is not None and asked.pending is not None
+    seen = read("yeah nah", tools, pending=asked.pending)
+    assert seen.plan is None or not seen.plan.steps

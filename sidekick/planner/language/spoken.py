@@ -41,6 +41,8 @@ _PARTICLES = frozenset({"lah", "leh", "lor", "meh", "hor", "anot", "naman", "abe
 # and Tagalog, Nigerian "o"), dropped only where they close a clause: "any notes on insurance ah?",
 # "add it to the list po", "we ran out of calamansi na, add it", "abeg add am o".
 _CLOSING_PARTICLES = frozenset({"ah", "po", "na", "o", "sha", "jare", "jor", "ba", "ya", "noh", "ne"})
+# Closing words that are another language's "too" (Tagalog "din", "rin": "calamansi din"), written as "too".
+_CLOSING_TOO = frozenset({"din", "rin"})
 # A question tag with no question in it: "can help me add it can or not", "shopping list pls can?"; South
 # Africa's "now now" (soon), which says when as little as "please" does.
 _TAGS = (("can", "or", "not"), ("can", "anot"), ("or", "not", "ah"), ("now", "now"))
@@ -99,13 +101,18 @@ def _without_particles(words: list[str]) -> list[str]:
                 del words[n:n + k], low[n:n + k]
     kept: list[str] = []
     for n, (word, bare) in enumerate(zip(words, low)):
-        closing = n + 1 == len(words) or word[-1:] in ",.!?;:"
+        # (the last word, or one before punctuation or before nothing but particles: "calamansi din po")
+        closing = word[-1:] in ",.!?;:" or all(w in _CLOSING_PARTICLES or w in _PARTICLES for w in low[n + 1:])
         if kept and (bare in _PARTICLES or (bare in _CLOSING_PARTICLES and closing)):
             end = word[len(word.rstrip(",.!?;:")):]
             kept[-1] = kept[-1].rstrip(",") + end if end else kept[-1]
             continue
         if bare in _PARTICLES and n + 1 < len(words):
             continue  # "abeg add garri", "lah, add it"
+        if bare in _CLOSING_TOO and closing and kept:
+            word = word.casefold().replace(bare, "too", 1)
+        if bare == "aye" and not kept and n + 1 < len(words):
+            word = word.casefold().replace("aye", "yes", 1)  # Scots: "aye and neeps", "aye go on"
         if bare == "bout" and kept and kept[-1].casefold() in ("how", "what"):
             word = word.replace("bout", "about", 1)  # "how bout Middle Eastern"
         if bare == "sa" and kept and n + 1 < len(words) and low[n + 1] in _SA_PLACES:

@@ -18,6 +18,7 @@ from typing import Any
 
 from dreamer.sidekick.planner.language.dates import parse_moment, spoken_minutes
 from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS, SYNONYMS
+from dreamer.sidekick.planner.language.remarks import judging_words
 from dreamer.sidekick.planner.language.slots import QUANTITY, without_quotes
 
 # Politeness and hedges that open a request: never the value.
@@ -249,7 +250,8 @@ def tidy_items(items: list[Any]) -> list[Any]:
         if (_COMMAND_ITEM.match(item.strip()) or _COMMAND_ITEM.match(tidy_text(item))
                 or item.strip().casefold() in _PUT_VERBS or _ONE_MORE.match(item.strip())
                 or _STATEMENT_ITEM.match(tidy_text(item, item=True))
-                or item.strip(" ,.!").casefold() in _INTERJECTION_ITEMS) and len(items) > 1:
+                or item.strip(" ,.!").casefold() in _INTERJECTION_ITEMS
+                or judging_words(set(item.casefold().strip(" ,.!").split()) - {"so", "very", "really"})) and len(items) > 1:
             continue  # "we've run out of soda, add it" read as the items "soda" and "add it"
         tidy = tidy_text(item, article=True, item=True)
         if len(tidy.split()) > 1 and (cut := without_when(tidy)) != tidy and (

@@ -45,6 +45,8 @@ from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
 from dreamer.sidekick.planner.language.membership import membership_question
+from dreamer.sidekick.planner.language.remarks import REMARK_REPLY, judging_words
+from dreamer.sidekick.planner.language.lexicon import GENERIC_WORDS, QUESTION_WORDS, VERB_HEADS
 from dreamer.sidekick.planner.language.letters import unwrapped_letter, with_place
 from dreamer.sidekick.planner.language.text import quoted_spans
 from rapidfuzz.distance import OSA
@@ -149,7 +151,12 @@ class OfflinePlanner:
         context = context or PlanContext()
         if not isinstance(text, str):
             return Plan(reply="I can only read text messages.")
-        text = as_written(text)
+        plan = self._plan_message(as_written(text), tools, context)
+        if context.pending is None and _a_remark(text, plan, tools):
+            return Plan(reply=REMARK_REPLY)  # "the meeting ran way over today, so annoying"
+        return plan
+
+    def _plan_message(self, text: str, tools: Sequence[Tool], context: PlanContext) -> Plan:
         if context.pending is not None:
             answered = resume(context.pending, text, context)
             if answered is not None:
@@ -490,6 +497,7 @@ class OfflinePlanner:
                 options = unnamed_kind(index, req, options, context.recent_agent, len(parts) == 1)
                 if len(parts) == 1:  # "what's left?" straight after the grocery list: that list
                     options = follows_recent(index, req, options, context.recent_agent)
+                options = _first_of_one_readers(index, options)
             else:
                 # Not sure of any: the best few, to confirm or choose from.
                 options = [m for m in part.ranked[:MAX_OPTIONS] if m.score >= WEAK]
@@ -577,6 +585,46 @@ def _interjection(piece: str) -> bool:
 
 def _sure(plan: Plan) -> bool:
     return bool(plan.steps) and (plan.pending is None or plan.pending.kind == "confirm")
+
+
+# That something is needed or used up: a remark that says so asks for it ("out of milk again, ugh").
+_NEEDING = re.compile(r"\b(?:out of|outta|ran out|run out|running out|need|needs|low on|no more|used up|the last of"
+                      r"|finished the|nae|none left)\b", re.IGNORECASE)
+# Words an example may open with that command nothing: who or what a remark is about ("my mum's list ...").
+_NOT_COMMANDS = frozenset({"a", "i", "my", "the", "we", "me", "in", "on", "is", "are", "am", "some", "something", "no"})
+# What opens a request even without a verb some example begins with: "please ...", "can you ...".
+_ASKING = frozenset({"please", "pls", "plz", "kindly", "can", "could", "would", "will", "remind", "remember", "note",
+                     "add", "put", "need", "want", "let", "make", "tell", "show"})
+
+
+def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
+    """A remark read as a request (remarks.py): words of judgement in the plan's values ("is always a mess
+    haha" as an item), or said beside an unsure or made-up call ("the meeting ran way over today, so
+    annoying"); and no clause of the message opens with a command or asks a question, nor says a need."""
+    if not plan.steps or not text.split() or "?" in text:
+        return False
+    openers = get_index(tools).openers - _NOT_COMMANDS
+    for clause in _COMMAS.split(text):
+        first = clause.split()[0].strip(",.!").casefold() if clause.split() else ""
+        if first in _ASKING or first in openers or first in GENERIC_WORDS or first in VERB_HEADS or first in QUESTION_WORDS:
+            return False
+    if _NEEDING.search(text):
+        return False  # "we're out of milk again, so annoying": a need, said with feeling
+    said = judging_words({w.strip(",.!").casefold() for w in text.split()})
+    return bool(judging_words({w for step in plan.steps for w in _value_words(step)}) or said)
+
+
+def _first_of_one_readers(index: Index, options: list[Match]) -> list[Match]:
+    """Close fits that are all ways one agent shows things ("got a recipe for fish and chips?": the recipe
+    or ideas like it; "list my watched pages": the list or a check of them): the best one, at once. Showing
+    changes nothing and the answer says what was shown, so "no, the ideas" costs no more than a question
+    would; a choice that changes something is still asked."""
+    if len(options) < 2 or options[0].missing:
+        return options
+    tools = [index.tools[m.tool].tool for m in options]
+    if all(t.reads for t in tools) and len({t.agent for t in tools}) == 1:
+        return options[:1]
+    return options
 
 
 def _harmless(index: Index, options: Sequence[Match], parts: int) -> bool:

@@ -1,0 +1,31 @@
+"""A remark: the user saying how something is or was ("the meeting ran way over, so annoying", "my mum's
+grocery list is always a mess haha"), asking nothing.
+
+Such a message names things agents hold (a meeting, a list, notes, recipes), so a function's words fit
+it and its values take the rest: the list gets "is always a mess haha", the calendar an event "ran way
+over". What gives it away is that the words of judgement or feeling end up inside a value: nobody puts
+"rubbish" on a list or calls an event "so annoying". A message that opens with a command, asks a
+question, or says it needs something is never a remark.
+"""
+
+from __future__ import annotations
+
+# Words that judge or feel, never a thing to get, a title or a task's words. (Not "love", "great" or
+# "best": "love heart sweets", "the Great British Bake Off", "best before".)
+JUDGING = frozenset({
+    "annoying", "rubbish", "mess", "messy", "terrible", "awful", "horrible", "boring", "useless", "hate", "hated",
+    "haha", "hahaha", "lol", "lmao", "rofl", "ugh", "sigh", "disaster", "nightmare", "stressful", "exhausting",
+    "sucks", "sucked", "ridiculous", "frustrating", "infuriating", "hopeless", "never", "worst", "pathetic",
+    "overrated", "crap", "dreadful", "tedious", "irritating", "shambles", "so", "haiya", "aiyo",
+    "honestly", "always",
+})
+# A word of these, with another of JUDGING, is judgement; alone ("so", "always", "never", "honestly") it
+# is an ordinary word of a value ("so-so", "always fresh bread").
+_WEAK = frozenset({"so", "always", "never", "honestly"})
+REMARK_REPLY = "I hear you. If there's something I can do about it, just say."
+
+
+def judging_words(values: set[str]) -> set[str]:
+    """The words of judgement among a plan's value words; the weak ones only beside a strong one."""
+    found = values & JUDGING
+    return found if found - _WEAK else set()
