@@ -868,3 +868,26 @@ def test_side26_close_readers_of_one_agent_run_the_best(tools: list[Tool], conte
                        ("recipe for pad see ew please", "recipes.get_recipe")):
         plan = _plan(tools, context, text)
         assert [s.name for s in plan.steps] == [name] and plan.pending is None, (text, plan)
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # texting's spellings of the words a request turns on
+    ("wat's on my cal 2day", "calendar.agenda", {"day": "today"}),
+    ("can u put hummus on the list b4 i forget", "grocery.add_items", {"items": ["hummus"]}),
+    # the question word where its answer goes
+    ("this saturday I have what?", "calendar.agenda", {}),
+    ("my haircut is when?", "calendar.next_event", {}),
+    # a question about the HR data in words no example of it has, whole to the one function that takes it
+    ("what's the tenure of our average engineer?", "sql-explorer.ask", {}),
+    ("how many contractors do we have in Berlin", "sql-explorer.ask", {}),
+])
+def test_side26_more_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                               args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+@pytest.mark.parametrize("text", ["what's your name again", "what's the latest on the election", "how much time is left on the timer"])
+def test_side26_a_question_with_no_word_of_the_data_goes_nowhere(tools: list[Tool], context: PlanContext,
+                                                                  text: str) -> None:
+    plan = _plan(tools, context, text)
+    assert not any(s.name == "sql-explorer.ask" for s in plan.steps), (text, plan.steps)

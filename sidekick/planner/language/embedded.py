@@ -48,3 +48,25 @@ def in_question_order(question: str) -> str:
     if order is not None and order.group(3).casefold() != "should":
         return f"{order.group(1)} do {order.group(2)} {order.group(3)}{question[order.end():]}"
     return question
+
+
+# A question whose question word stays where its answer goes, as many Englishes put it ("for tomorrow I
+# have what?", "my dentist is when?", "today got what?"): put in the order the examples are written in.
+# Each pattern is anchored, with one lazy run before fixed words: nothing repeats a space.
+_IN_PLACE = (
+    (re.compile(r"^(?P<x>[^?]{1,80}?) (?P<s>i|we|you) (?P<v>have|got|need|need to buy|need to do|must do|should cook)"
+                r" (?P<w>what|when|which)\s?\??$", re.IGNORECASE), "{w} do {s} {v} {x}?"),
+    (re.compile(r"^(?P<x>[^?]{1,80}?) (?P<v>is|are|was|will be) (?P<w>what|when|where|what time|which day)\s?\??$",
+                re.IGNORECASE), "{w} {v} {x}?"),
+    (re.compile(r"^(?P<x>[^?]{1,80}?) (?:got|have|has) what\s?\??$", re.IGNORECASE), "what's on {x}?"),
+)
+
+
+def question_word_last(text: str) -> str | None:
+    """The question with its question word first ("what do I have for tomorrow?"); None for other text."""
+    said = " ".join(text.split())
+    for pattern, order in _IN_PLACE:
+        m = pattern.match(said)
+        if m is not None:
+            return order.format(**{k: v.casefold() if k in ("s", "v", "w") else v for k, v in m.groupdict().items()})
+    return None

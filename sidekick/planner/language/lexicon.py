@@ -87,6 +87,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("how long", "how much time"), ("how often",), ("how far",), ("how old",),
     ("instructions", "walk me through", "talk me through", "steps for", "method for"),
     ("recently", "lately", "of late"),
+    ("average", "avg"),
     ("write", "written", "wrote"),
     ("show", "display", "view", "see", "tell me", "read", "read out", "pull up", "bring up",
      "look at", "give me", "list out", "check"),

@@ -49,6 +49,14 @@ _TAGS = (("can", "or", "not"), ("can", "anot"), ("or", "not", "ah"), ("now", "no
 # The Philippines' "paki-" ("please ...") before a verb: "paki-add pandesal".
 _PAKI = re.compile(r"^paki-?(?=[a-z])", re.IGNORECASE)
 # Nigerian Pidgin's "am" for it after a verb of putting: "add am to the list" (never "I am", "am I").
+# How people text the words a request turns on: "wats on my cal 2morrow", "can u add eggs b4 i forget".
+# Whole words only, lower case as typed ("U" may be a letter of a name); "cal" only where a place is said.
+_TEXTING = {"2morrow": "tomorrow", "2moro": "tomorrow", "2morow": "tomorrow", "2mrw": "tomorrow", "2mro": "tomorrow",
+            "tmoro": "tomorrow", "tomoz": "tomorrow", "2day": "today", "2nite": "tonight", "2night": "tonight",
+            "tonite": "tonight", "wat": "what", "wut": "what", "wats": "what's", "wuts": "what's", "u": "you",
+            "ur": "your", "b4": "before", "abt": "about", "nxt": "next", "mtg": "meeting", "mtgs": "meetings",
+            "bday": "birthday", "b-day": "birthday", "shud": "should", "cud": "could", "wud": "would", "hav": "have"}
+_CAL_BEFORE = frozenset({"my", "the", "on", "to", "in", "our", "from", "off"})
 # Tagalog's "sa" (to, on, in) before where a thing goes: "add rusks sa grocery list".
 _SA_PLACES = frozenset({"the", "my", "our", "grocery", "groceries", "shopping", "list", "to-do", "todo", "calendar",
                         "notes", "cart"})
@@ -109,6 +117,9 @@ def _without_particles(words: list[str]) -> list[str]:
             continue
         if bare in _PARTICLES and n + 1 < len(words):
             continue  # "abeg add garri", "lah, add it"
+        core = word.strip(",.!?;:")
+        if core in _TEXTING or (core == "cal" and kept and kept[-1].casefold() in _CAL_BEFORE):
+            word = word.replace(core, _TEXTING.get(core, "calendar"), 1)
         if bare in _CLOSING_TOO and closing and kept:
             word = word.casefold().replace(bare, "too", 1)
         if bare == "aye" and not kept and n + 1 < len(words):

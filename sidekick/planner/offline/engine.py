@@ -35,7 +35,7 @@ from dreamer.sidekick.planner.dialog import advance, resume
 from dreamer.sidekick.planner.language.dates import DATE_WORDS, says_my_day
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
 from dreamer.sidekick.planner.language.chatter import chatter_reply
-from dreamer.sidekick.planner.language.embedded import unwrapped_question
+from dreamer.sidekick.planner.language.embedded import question_word_last, unwrapped_question
 from dreamer.sidekick.planner.language.negated import denied, wont
 from dreamer.sidekick.planner.language.selfcorrect import corrected, split_correction
 from dreamer.sidekick.planner.language.having import using_as_with, with_what_is_had, without_placeholder
@@ -191,7 +191,7 @@ class OfflinePlanner:
             read = self._plan_text(asked, index, context)
             if len(read.steps) == 1 and read.pending is None and _reads(index, read.steps[0]):
                 return read
-        question = unwrapped_question(text)
+        question = unwrapped_question(text) or question_word_last(text)
         if question is not None:
             # "i wonder what's on the list": the wrapper is said to Sidekick; the question inside is the request.
             read = self._plan_text(question, index, context)
@@ -267,6 +267,9 @@ class OfflinePlanner:
             found = reread()
             if found is not None:
                 return found
+        asked = self._whole_question(text, plan, index, context)
+        if asked is not None:
+            return asked
         entry = labelled_entry(text) if len(plan.steps) != 1 or plan.pending is not None else None
         if entry is not None:
             # "shopping list: baking soda" fits nothing surely as written; as "add ... to my shopping list" it may.
@@ -463,6 +466,33 @@ class OfflinePlanner:
         read = self._plan_text(text[: m.start()], index, context)
         return read if len(read.steps) == 1 and read.pending is None else None
 
+    def _whole_question(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """A question about one agent's data that no example of it fits ("what's our attrition rate in the
+        Denver office", "how many contractors do we have"): where that agent has the one function that
+        takes the whole request (sql-explorer's ask), the message asks (a question word, a "?" or a
+        measure's word) and says a word of that agent's own and of no other's, it goes there whole;
+        only where the whole read nothing surely."""
+        if _sure(plan) or not (plan.unmatched or plan.pending is not None):
+            return None  # (a reply that the request is for no agent, by meaning, stands: "euro to dollar rate")
+        whole = [(t, n) for t in index.tools for n in t.tool.properties if takes_whole_request(t.tool.properties, n)]
+        if len(whole) != 1:
+            return None
+        info, name = whole[0]
+        if plan.pending is not None and any(o.step.agent == info.tool.agent for o in plan.pending.options):
+            return None  # a choice among that agent's own functions is asked as it is
+        req = read_request(text, index.lex, context.local_now())
+        words = {t.fix.casefold() for t in req.toks}
+        if not (req.asks or text.rstrip().endswith("?") or words & _MEASURES):
+            return None
+        # (a word of its subject: not a number nor a word like "left" or "recent")
+        own = {w for w in domain_words(index, req, info.tool.agent, 0, len(req.toks))
+               if w.isalpha() and len(w) > 3 and w not in _MEASURES and w not in _NO_SUBJECT}
+        others = {w for t in index.tools if t.tool.agent != info.tool.agent
+                  for w in domain_words(index, req, t.tool.agent, 0, len(req.toks))}
+        if not own or others:
+            return None
+        return Plan(steps=(Step(info.tool.agent, info.tool.function, {name: text.strip()}),))
+
     def _plan_text(self, text: str, index: Index, context: PlanContext) -> Plan:
         now = context.local_now()
         req = read_request(text, index.lex, now)
@@ -590,6 +620,12 @@ def _sure(plan: Plan) -> bool:
 # That something is needed or used up: a remark that says so asks for it ("out of milk again, ugh").
 _NEEDING = re.compile(r"\b(?:out of|outta|ran out|run out|running out|need|needs|low on|no more|used up|the last of"
                       r"|finished the|nae|none left)\b", re.IGNORECASE)
+# Words an agent's examples use that name no subject: when, how and what of ("the most recent", "by name").
+_NO_SUBJECT = frozenset({"recent", "latest", "name", "still", "left", "work", "cost", "bill", "rate", "mean", "since",
+                         "each", "year", "month", "week", "quarter", "today", "type", "status", "reason"})
+# Words that ask for a measure of something, said without a question word: "avg tenure for engineers".
+_MEASURES = frozenset({"average", "avg", "mean", "median", "total", "rate", "percentage", "percent", "ratio", "number",
+                       "count", "breakdown", "compare", "trend", "split", "distribution", "how", "many", "much"})
 # Words an example may open with that command nothing: who or what a remark is about ("my mum's list ...").
 _NOT_COMMANDS = frozenset({"a", "i", "my", "the", "we", "me", "in", "on", "is", "are", "am", "some", "something", "no"})
 # What opens a request even without a verb some example begins with: "please ...", "can you ...".
