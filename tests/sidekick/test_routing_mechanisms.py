@@ -856,6 +856,7 @@ def test_side26_a_remark_makes_no_call(tools: list[Tool], context: PlanContext, 
 @pytest.mark.parametrize(("text", "name"), [
     ("we're out of coffee again, so annoying", "grocery.add_items"),  # a need said with feeling
     ("ugh, remind me to call the landlord", "calendar.add_event"),  # a command beside the feeling
+    ("ugh add clean the gutters to my todos", "notes.add_todo"),  # feeling, then the command
 ])
 def test_side26_a_request_said_with_feeling_still_runs(tools: list[Tool], context: PlanContext, text: str,
                                                        name: str) -> None:

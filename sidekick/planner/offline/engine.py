@@ -45,7 +45,7 @@ from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
 from dreamer.sidekick.planner.language.membership import membership_question
-from dreamer.sidekick.planner.language.remarks import REMARK_REPLY, judging_words
+from dreamer.sidekick.planner.language.remarks import JUDGING, REMARK_REPLY, judging_words
 from dreamer.sidekick.planner.language.lexicon import GENERIC_WORDS, QUESTION_WORDS, VERB_HEADS
 from dreamer.sidekick.planner.language.letters import unwrapped_letter, with_place
 from dreamer.sidekick.planner.language.text import quoted_spans
@@ -626,6 +626,8 @@ _NO_SUBJECT = frozenset({"recent", "latest", "name", "still", "left", "work", "c
 # Words that ask for a measure of something, said without a question word: "avg tenure for engineers".
 _MEASURES = frozenset({"average", "avg", "mean", "median", "total", "rate", "percentage", "percent", "ratio", "number",
                        "count", "breakdown", "compare", "trend", "split", "distribution", "how", "many", "much"})
+MAX_LEAD_WORDS = 2  # words of feeling before a command ("ugh, honestly, add ...")
+_FEELING_LEADS = frozenset({"oh", "ok", "okay", "well", "hmm", "argh", "omg", "god", "man", "ah", "aw", "yeah", "right"})
 # Words an example may open with that command nothing: who or what a remark is about ("my mum's list ...").
 _NOT_COMMANDS = frozenset({"a", "i", "my", "the", "we", "me", "in", "on", "is", "are", "am", "some", "something", "no"})
 # What opens a request even without a verb some example begins with: "please ...", "can you ...".
@@ -641,9 +643,14 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
         return False
     openers = get_index(tools).openers - _NOT_COMMANDS
     for clause in _COMMAS.split(text):
-        first = clause.split()[0].strip(",.!").casefold() if clause.split() else ""
-        if first in _ASKING or first in openers or first in GENERIC_WORDS or first in VERB_HEADS or first in QUESTION_WORDS:
-            return False
+        # (a word or two of feeling may open the command: "ugh add clean my room to my todos")
+        for word in clause.split()[:MAX_LEAD_WORDS + 1]:
+            first = word.strip(",.!").casefold()
+            if first in _ASKING or first in openers or first in GENERIC_WORDS or first in VERB_HEADS or (
+                    first in QUESTION_WORDS):
+                return False
+            if first not in JUDGING and first not in _FEELING_LEADS:
+                break
     if _NEEDING.search(text):
         return False  # "we're out of milk again, so annoying": a need, said with feeling
     said = judging_words({w.strip(",.!").casefold() for w in text.split()})
