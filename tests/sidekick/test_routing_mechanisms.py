@@ -892,3 +892,25 @@ def test_side26_a_question_with_no_word_of_the_data_goes_nowhere(tools: list[Too
                                                                   text: str) -> None:
     plan = _plan(tools, context, text)
     assert not any(s.name == "sql-explorer.ask" for s in plan.steps), (text, plan.steps)
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # things and a word of asking: the shopping list's
+    ("kitchen roll pls", "grocery.add_items", {"items": ["kitchen roll"]}),
+    ("apples, pears and plums please", "grocery.add_items", {"items": ["apples", "pears", "plums"]}),
+    # a place, "+" and what goes on it
+    ("shopping + dishwasher tablets", "grocery.add_items", {"items": ["dishwasher tablets"]}),
+    # agents' examples in more of people's words
+    ("do I have to be anywhere on friday", "calendar.agenda", {}),
+    ("what could I do with courgettes", "recipes.suggest", {"ingredient": "courgettes"}),
+    ("bring up what I wrote about the mortgage", "notes.search", {"query": "the mortgage"}),
+])
+def test_side26_things_and_places_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                                 args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+@pytest.mark.parametrize("text", ["brilliant, thanks", "news pls", "joke please", "help pls"])
+def test_side26_a_word_of_asking_alone_adds_nothing(tools: list[Tool], context: PlanContext, text: str) -> None:
+    plan = _plan(tools, context, text)
+    assert not any(s.name == "grocery.add_items" for s in plan.steps), (text, plan.steps)

@@ -345,6 +345,9 @@ def next_event(ctx: Context, title: str | None = None) -> dict:
         "what do I have on [the|my] calendar {day}",
         "[tell me] my (programme|program|plans|plan) [for] {day}", "{day}'s (schedule|agenda|programme|program)",
         "what do I have left {day}", "is (anything|there anything) [else] on my calendar {day}",
+        # whether the day is taken, asked around it: "do I need to be anywhere tomorrow", "have I got much on friday"
+        "do I (need|have) to be anywhere {day}", "have I got (much|anything) on {day}",
+        "(is|was) there (anything|something) (on|happening|planned) {day}",
     ],
 )
 def agenda(ctx: Context, day: str = "today") -> dict:

@@ -142,6 +142,7 @@ def _add_note(ctx: Context, text: str, tags: list[str]) -> dict:
         "look in my notes for {query}",
         # what the user kept, asked after: "what did I save about the boiler", "what have I got saved on the landlord"
         "what did I (save|note|jot down|keep) (about|on|for) {query}",
+        "(pull up|bring up|find) what I (wrote|noted|saved|jotted down) (on|about) {query}",
         "what (have|do) I (got|have) (saved|noted) (about|on) {query}",
     ],
 )
@@ -270,6 +271,9 @@ def _title_for(url: str, text: str | None) -> str:
         # read-it-later apps' words (Pocket, Instapaper): a reading list is where articles wait
         "(add|put|save) {url} (to|on|in) my (reading list|read later list|read-later list)",
         "save {url} to read later", "(I want to|I'd like to|let me) read {url} later", "(pocket|instapaper) {url}",
+        # kept to read somewhere: "keep this one for me to read on the train <url>"
+        "keep [this|this one|this article] [for me] to read (later|on the train|on the bus|tonight) {url}",
+        "keep {url} [for me] to read (later|on the train|on the bus|tonight)",
     ],
 )
 def save_article(ctx: Context, url: str, title: str | None = None, text: str | None = None) -> dict:

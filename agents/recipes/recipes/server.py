@@ -141,6 +141,8 @@ def _cuisine(value: str) -> str:
         "(give|find|show) me something to (cook|make) with {ingredient}",
         "what can I make for dinner with {ingredient}",
         "what (can|could) I (cook|make) with {ingredient} for dinner",
+        # what to do with an ingredient, in so many words: "what could I do with spinach", "any ideas what to do with chicken"
+        "what could I do with {ingredient}", "[any] ideas [for] what to (do|make|cook) with {ingredient}",
     ],
 )
 def suggest(

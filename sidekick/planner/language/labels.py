@@ -19,6 +19,8 @@ from dreamer.sidekick.planner.language.lexicon import QUESTION_WORDS
 # The colon is followed by a space or the end of a word that is no web address: "pocket https://..." has no label.
 _LABELLED = re.compile(r"^\s*([A-Za-z][A-Za-z' -]{0,40}?)\s*(?::(?!//)|\s[-–—]\s)\s*(\S.*)$")
 MAX_LABEL_WORDS = 3
+# A place, then "+" or "+=" and what goes on it, as a programmer or a terse user writes it.
+_PLUS = re.compile(r"^\s*([A-Za-z][A-Za-z'-]{0,20}(?: [A-Za-z][A-Za-z'-]{0,20})?) ?\+=? ?(\S.{0,200})$")
 # A longer label still names a place when it ends with one: "one more item for the list".
 _PLACE_WORDS = frozenset({"list", "calendar", "diary", "notes", "todo", "todos", "to-do", "groceries", "shopping"})
 MAX_PLACE_LABEL_WORDS = 7
@@ -39,6 +41,9 @@ _TAG = re.compile(r"(?<![\w#])#([A-Za-z-]{2,20})(?![\w-])")
 
 def labelled_entry(text: str) -> str | None:
     """The request a "label: value" message stands for, or None when it is not one."""
+    plus = _PLUS.match(text)
+    if plus is not None and plus.group(1).split()[-1].casefold() in _PLACE_WORDS | {"grocery", "todo", "to-do"}:
+        return f"add {plus.group(2).strip()} to my {plus.group(1).strip()}"  # "groceries + feta", "shopping list += bread"
     m = _LABELLED.match(text)
     if m is None:
         return None
@@ -74,3 +79,36 @@ def list_tag_entry(text: str) -> str | None:
     if not rest or rest.split()[0].casefold().split("'")[0] in QUESTION_WORDS:
         return None
     return f"add {rest} to my {_LIST_TAGS[m.group(1).casefold().replace('-', '')]}"
+
+
+# A message that is only things to get and a word of asking: "milk pls", "eggs and bacon pls", "bin bags!!".
+# Said to a personal assistant with nothing else, such things are the shopping list's.
+_ASKING_TAIL = frozenset({"pls", "plz", "please", "asap"})  # (not "thanks": "legend, thanks" thanks, and asks nothing)
+MAX_BARE_THINGS = 4
+MAX_THING_WORDS = 3
+
+
+def bare_things(text: str, not_things: frozenset[str]) -> str | None:
+    """ "add <things> to my shopping list" for a message of things and "pls" (or "!!"); None otherwise.
+    `not_things`: words that make a part something else than a thing (verbs, question words, pronouns)."""
+    words = text.replace(",", " , ").split()
+    asked = text.rstrip().endswith("!!")
+    while words and (words[-1].strip("!.").casefold() in _ASKING_TAIL or not words[-1].strip("!.,")):
+        asked = asked or words[-1].strip("!.,").casefold() in _ASKING_TAIL
+        words.pop()
+    if not asked or not words:
+        return None
+    parts: list[list[str]] = [[]]
+    for word in words:
+        bare = word.strip("!.").casefold()
+        if bare in (",", "and", "&"):
+            parts.append([])
+        else:
+            parts[-1].append(word.strip("!."))
+    parts = [p for p in parts if p]
+    if not parts or len(parts) > MAX_BARE_THINGS or any(len(p) > MAX_THING_WORDS for p in parts):
+        return None
+    if any(not w.replace("-", "").replace("'", "").isalpha() or w.casefold() in not_things
+           or w.casefold().removesuffix("s") in not_things for p in parts for w in p):
+        return None
+    return f"add {', '.join(' '.join(p) for p in parts)} to my shopping list"

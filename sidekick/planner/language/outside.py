@@ -76,7 +76,7 @@ DOMAINS: dict[str, Domain] = {
     "news and money": Domain(
         ("news headlines", "sports scores, results, leagues and tournaments",
          "stock prices, exchange rates, bitcoin and cryptocurrency", "prices of things and how much they cost"),
-        ("headline", "league", "tournament", "championship", "champion", "medal", "olympics", "stock", "bitcoin",
+        ("headline", "score", "league", "tournament", "championship", "champion", "medal", "olympics", "stock", "bitcoin",
          "crypto", "sensex", "nasdaq", "ftse", "nikkei", "dow", "forex", "share price"),
     ),
     "health": Domain(("sleep, steps, workouts, exercise and heart rate", "calories and nutrition facts"),

@@ -113,6 +113,8 @@ _STATE_HEAD = (
     r"|(?:i'm|i am|we're|we are|im) not (?:going|coming|gonna go|able to make it)(?: to)?"
     # what a search is for, said around it: "search my notes for anything on MOT"
     r"|(?:anything|everything|something|stuff|whatever|notes?) (?:on|about|regarding|to do with|related to|re|mentioning)"
+    # what the ideas are for, left on the ingredient: "(any ideas) what to do with chicken"
+    r"|(?:what )?to (?:do|make|cook) with"
     # that it is no longer needed: "we don't need rocket after all"
     r"|(?:(?:i|we) )?(?:don't|dont|do not|no longer) need(?: any| the)?(?: more)?)"
 )
@@ -199,7 +201,7 @@ def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
 
     article: a leading article or "my" goes too; item: an item of a list (" off" goes).
     """
-    text = " ".join(value.split()).strip(" ,;:-")
+    text = " ".join(value.split()).strip(" ,;:-").lstrip("+= ")  # (a leading "+" of "todo + call mum"; "C++" keeps its own)
     head, colon, tail = text.partition(": ")
     if colon and _says_something(tail) and _only_place(head):
         text = tail  # "put it on my calendar: lunch with Sam": what follows the colon is the value

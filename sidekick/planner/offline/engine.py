@@ -39,7 +39,7 @@ from dreamer.sidekick.planner.language.embedded import question_word_last, unwra
 from dreamer.sidekick.planner.language.negated import denied, wont
 from dreamer.sidekick.planner.language.selfcorrect import corrected, split_correction
 from dreamer.sidekick.planner.language.having import using_as_with, with_what_is_had, without_placeholder
-from dreamer.sidekick.planner.language.labels import labelled_entry, list_tag_entry, verb_labelled
+from dreamer.sidekick.planner.language.labels import bare_things, labelled_entry, list_tag_entry, verb_labelled
 from dreamer.sidekick.planner.language.addressed import Addressed, addressed_to, topic
 from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
@@ -157,6 +157,7 @@ class OfflinePlanner:
         return plan
 
     def _plan_message(self, text: str, tools: Sequence[Tool], context: PlanContext) -> Plan:
+        said = text  # as written, before its politeness goes (labels.bare_things reads "pls")
         if context.pending is not None:
             answered = resume(context.pending, text, context)
             if answered is not None:
@@ -270,6 +271,13 @@ class OfflinePlanner:
         asked = self._whole_question(text, plan, index, context)
         if asked is not None:
             return asked
+        # (nor a thing of a domain no agent serves: "weather pls", "joke pls")
+        things = bare_things(said, _NOT_THINGS | index.outside_words) if not _sure(plan) else None
+        if things is not None:
+            # "eggs and bacon pls": things and a word of asking, the shopping list's
+            read = self._plan_text(things, index, context)
+            if len(read.steps) == 1 and read.pending is None:
+                return read
         entry = labelled_entry(text) if len(plan.steps) != 1 or plan.pending is not None else None
         if entry is not None:
             # "shopping list: baking soda" fits nothing surely as written; as "add ... to my shopping list" it may.
@@ -626,6 +634,10 @@ _NO_SUBJECT = frozenset({"recent", "latest", "name", "still", "left", "work", "c
 # Words that ask for a measure of something, said without a question word: "avg tenure for engineers".
 _MEASURES = frozenset({"average", "avg", "mean", "median", "total", "rate", "percentage", "percent", "ratio", "number",
                        "count", "breakdown", "compare", "trend", "split", "distribution", "how", "many", "much"})
+# Words that make a part of a message something other than a thing to get (labels.bare_things).
+_NOT_THINGS = GENERIC_WORDS | QUESTION_WORDS | VERB_HEADS | frozenset(
+    {"i", "you", "we", "me", "my", "the", "it", "this", "that", "is", "are", "was", "not", "no", "yes", "ok", "okay", "hi",
+     "hello", "hey", "thanks", "thank", "bye", "sorry", "help", "stop", "wait", "cancel", "undo"})
 MAX_LEAD_WORDS = 2  # words of feeling before a command ("ugh, honestly, add ...")
 _FEELING_LEADS = frozenset({"oh", "ok", "okay", "well", "hmm", "argh", "omg", "god", "man", "ah", "aw", "yeah", "right"})
 # Words an example may open with that command nothing: who or what a remark is about ("my mum's list ...").
