@@ -914,3 +914,16 @@ def test_side26_things_and_places_route_and_fill(tools: list[Tool], context: Pla
 def test_side26_a_word_of_asking_alone_adds_nothing(tools: list[Tool], context: PlanContext, text: str) -> None:
     plan = _plan(tools, context, text)
     assert not any(s.name == "grocery.add_items" for s in plan.steps), (text, plan.steps)
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # a thing finished beside a word of putting or needing was used up: the shopping list's
+    ("my son finished the orange juice again, we need more", "grocery.add_items", {"items": ["orange juice"]}),
+    ("is finished the yoghurt, put on list", "grocery.add_items", {"items": ["yoghurt"]}),
+    # a chore finished is done, and a chore put on the to-dos is added
+    ("finished paint the fence, tick it off", "notes.finish_todo", {}),
+    ("I need to renew the car tax, add it to my tasks", "notes.add_todo", {}),
+])
+def test_side26_a_thing_used_up_and_a_chore_done(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                                 args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)

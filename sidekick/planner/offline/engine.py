@@ -56,6 +56,7 @@ from dreamer.sidekick.planner.language.values import (
     redistribute,
     strip_own_head,
     tidy_args,
+    tidy_items,
     without_politeness,
 )
 from dreamer.sidekick.planner.offline.choice import (
@@ -232,6 +233,9 @@ class OfflinePlanner:
         chore = self._as_chore(text, plan, index, context)
         if chore is not None:
             return chore
+        eaten = self._used_up(text, plan, index, context)
+        if eaten is not None:
+            return eaten
         for tidy in (True, False):
             # The thing first without the state said around it ("jeera is finished": "finished" is the to-do
             # list's word), then with it, where only the state says which list ("I have run out of tea").
@@ -392,6 +396,22 @@ class OfflinePlanner:
                     for v in read.steps[0].args.values()):
                 return read
         return None
+
+    def _used_up(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """"the kids finished the cereal again, we need more", "is finished the onions, put on list": a thing
+        (no chore: its words open with no verb) finished, beside a word of putting or needing, was used up,
+        not done: it goes on the shopping list. Read so where it is surely one call of a list of things."""
+        if len(plan.steps) != 1 or not holds_chores(index, plan.steps[0].name) or not _PUTTING.search(text) or not any(
+                w in plan.steps[0].function for w in ("finish", "complete", "done")):
+            return None  # (only a call that marks a chore done: adding one is what "put it on my to-dos" asks)
+        values = [v for v in plan.steps[0].args.values() if isinstance(v, str)]
+        if len(values) != 1 or opens_with_task(values[0]):
+            return None
+        thing = tidy_items([_FINISHED_TAIL.sub("", values[0].split(",")[0]).strip()])[0]
+        if not isinstance(thing, str) or not thing:
+            return None
+        read = self._plan_text(f"add {thing} to my shopping list", index, context)
+        return read if len(read.steps) == 1 and read.pending is None and not holds_chores(index, read.steps[0].name) else None
 
     def _after_preamble(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
         """The request after what was said before getting to it ("sorry, where was I, put tater tots on
@@ -640,6 +660,10 @@ _NOT_THINGS = GENERIC_WORDS | QUESTION_WORDS | VERB_HEADS | frozenset(
      "hello", "hey", "thanks", "thank", "bye", "sorry", "help", "stop", "wait", "cancel", "undo"})
 MAX_LEAD_WORDS = 2  # words of feeling before a command ("ugh, honestly, add ...")
 _FEELING_LEADS = frozenset({"oh", "ok", "okay", "well", "hmm", "argh", "omg", "god", "man", "ah", "aw", "yeah", "right"})
+# A word of putting on a list or of needing more, beside "finished the X" (engine._used_up).
+_PUTTING = re.compile(r"\b(?:put|add|pop|stick|chuck|bung|need|needs|get more|buy more|grab more)\b", re.IGNORECASE)
+# What is said after the thing in such a message: "all the cereal AGAIN so add cereal ..."
+_FINISHED_TAIL = re.compile(r"\s(?:again|so|without|and|before)\b.*$", re.IGNORECASE)
 # Words an example may open with that command nothing: who or what a remark is about ("my mum's list ...").
 _NOT_COMMANDS = frozenset({"a", "i", "my", "the", "we", "me", "in", "on", "is", "are", "am", "some", "something", "no"})
 # What opens a request even without a verb some example begins with: "please ...", "can you ...".
