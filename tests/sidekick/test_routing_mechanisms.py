@@ -927,3 +927,14 @@ def test_side26_a_word_of_asking_alone_adds_nothing(tools: list[Tool], context: 
 def test_side26_a_thing_used_up_and_a_chore_done(tools: list[Tool], context: PlanContext, text: str, name: str,
                                                  args: dict) -> None:
     _routes_and_fills(tools, context, text, name, args)
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("scrap my yoga class", "calendar.remove_event"),  # a kind of event is the calendar's
+    ("remove the physio appointment on thursday", "calendar.remove_event"),
+    ("scrap the dates from my shopping list", "grocery.remove_items"),  # a thing stays a thing
+])
+def test_side26_an_event_taken_off_is_the_calendars(tools: list[Tool], context: PlanContext, text: str,
+                                                    name: str) -> None:
+    plan = _plan(tools, context, text)
+    assert [s.name for s in plan.steps] == [name], (text, plan.steps)

@@ -58,6 +58,7 @@ from dreamer.sidekick.planner.language.values import (
     tidy_args,
     tidy_items,
     without_politeness,
+    without_when,
 )
 from dreamer.sidekick.planner.offline.choice import (
     domain_words,
@@ -236,6 +237,9 @@ class OfflinePlanner:
         eaten = self._used_up(text, plan, index, context)
         if eaten is not None:
             return eaten
+        event = self._an_event(text, plan, index, context)
+        if event is not None:
+            return event
         for tidy in (True, False):
             # The thing first without the state said around it ("jeera is finished": "finished" is the to-do
             # list's word), then with it, where only the state says which list ("I have run out of tea").
@@ -412,6 +416,24 @@ class OfflinePlanner:
             return None
         read = self._plan_text(f"add {thing} to my shopping list", index, context)
         return read if len(read.steps) == 1 and read.pending is None and not holds_chores(index, read.steps[0].name) else None
+
+    def _an_event(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """"scrap my piano lesson", "remove the team lunch": one thing taken off a list of things whose last
+        word is a kind of event (EVENT_KINDS) is the calendar's, where such things are kept; read again with
+        the calendar named, and taken where that is surely one call of another function."""
+        if len(plan.steps) != 1 or plan.pending is not None:
+            return None
+        lists = [v for v in plan.steps[0].args.values() if isinstance(v, list)]
+        if len(lists) != 1 or len(lists[0]) != 1 or not isinstance(lists[0][0], str):
+            return None
+        thing = without_when(lists[0][0]).split()  # "the dentist on friday": the dentist
+        last = thing[-1].casefold() if thing else ""
+        if last not in EVENT_KINDS or "remove" not in plan.steps[0].function:
+            return None
+        read = self._plan_text(f"{text.rstrip(' .!')} from my calendar", index, context)
+        if len(read.steps) == 1 and read.pending is None and read.steps[0].name != plan.steps[0].name:
+            return read
+        return None
 
     def _after_preamble(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
         """The request after what was said before getting to it ("sorry, where was I, put tater tots on
@@ -660,6 +682,13 @@ _NOT_THINGS = GENERIC_WORDS | QUESTION_WORDS | VERB_HEADS | frozenset(
      "hello", "hey", "thanks", "thank", "bye", "sorry", "help", "stop", "wait", "cancel", "undo"})
 MAX_LEAD_WORDS = 2  # words of feeling before a command ("ugh, honestly, add ...")
 _FEELING_LEADS = frozenset({"oh", "ok", "okay", "well", "hmm", "argh", "omg", "god", "man", "ah", "aw", "yeah", "right"})
+# Kinds of event, said as the last word of what is taken off: never a thing on a shopping list.
+EVENT_KINDS = frozenset({
+    "appointment", "appt", "meeting", "lesson", "lessons", "class", "session", "lunch", "brunch", "haircut", "checkup",
+    "check-up", "dentist", "doctor", "physio", "interview", "party", "practice", "rehearsal", "recital", "playdate",
+    "visit", "viewing", "webinar", "standup", "stand-up", "sync", "one-on-one", "1:1", "training", "therapy",
+    "consultation", "reservation", "booking", "call", "catch-up", "catchup", "offsite", "workshop", "exam",
+    "game", "match", "service", "mot", "hearing", "ceremony", "orientation", "shift"})
 # A word of putting on a list or of needing more, beside "finished the X" (engine._used_up).
 _PUTTING = re.compile(r"\b(?:put|add|pop|stick|chuck|bung|need|needs|get more|buy more|grab more)\b", re.IGNORECASE)
 # What is said after the thing in such a message: "all the cereal AGAIN so add cereal ..."
