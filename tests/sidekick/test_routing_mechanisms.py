@@ -938,3 +938,15 @@ def test_side26_an_event_taken_off_is_the_calendars(tools: list[Tool], context: 
                                                     name: str) -> None:
     plan = _plan(tools, context, text)
     assert [s.name for s in plan.steps] == [name], (text, plan.steps)
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("stick a bag of ice on my list eh", "grocery.add_items"),  # Canada's closing "eh"
+    ("I am wanting to know what is on my calendar friday", "calendar.agenda"),  # the wrapper, said politely
+    ("long story short my boss is vegan so can you find me a vegan lunch recipe", "recipes.suggest"),
+    ("break down absences by team for last month", "sql-explorer.ask"),
+])
+def test_side26_wrappers_and_stories_around_a_request(tools: list[Tool], context: PlanContext, text: str,
+                                                      name: str) -> None:
+    plan = _plan(tools, context, text)
+    assert [s.name for s in plan.steps] == [name] and plan.pending is None, (text, plan)

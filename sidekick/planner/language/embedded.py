@@ -16,7 +16,7 @@ import re
 _WRAPPED = re.compile(
     r"^(?:i wonder|i was wondering|i'm wondering|im wondering|wondering|do you know|d'you know|any idea|no idea"
     r"|remind me|i'd like to know|i want to know|i need to know|i would like to know|i'd love to know|i'd like to see"
-    r"|i would like to see|i want to see|i wanna know|i wanna see|let me see"
+    r"|i would like to see|i want to see|i wanna know|i wanna see|let me see|i am wanting to know|i was wanting to know"
     r"|(?:could|can|would) you (?:please )?tell me|(?:please |kindly )?tell me(?= (?:what|which|who|where|how)\b)"
     # "tell me what I need from the store" (never "tell me when ...": that asks to be told later, a watch)
     r"|tell me(?= (?:what|what's|whats|which|who|where|how|if|whether)\b)"

@@ -40,7 +40,7 @@ _PARTICLES = frozenset({"lah", "leh", "lor", "meh", "hor", "anot", "naman", "abe
 # Particles that are also something else in the middle of a sentence ("PO box", "ah I see", "na" in Hindi
 # and Tagalog, Nigerian "o"), dropped only where they close a clause: "any notes on insurance ah?",
 # "add it to the list po", "we ran out of calamansi na, add it", "abeg add am o".
-_CLOSING_PARTICLES = frozenset({"ah", "po", "na", "o", "sha", "jare", "jor", "ba", "ya", "noh", "ne"})
+_CLOSING_PARTICLES = frozenset({"ah", "po", "na", "o", "sha", "jare", "jor", "ba", "ya", "noh", "ne", "eh"})
 # Closing words that are another language's "too" (Tagalog "din", "rin": "calamansi din"), written as "too".
 _CLOSING_TOO = frozenset({"din", "rin"})
 # A question tag with no question in it: "can help me add it can or not", "shopping list pls can?"; South
@@ -55,7 +55,8 @@ _TEXTING = {"2morrow": "tomorrow", "2moro": "tomorrow", "2morow": "tomorrow", "2
             "tmoro": "tomorrow", "tomoz": "tomorrow", "2day": "today", "2nite": "tonight", "2night": "tonight",
             "tonite": "tonight", "wat": "what", "wut": "what", "wats": "what's", "wuts": "what's", "u": "you",
             "ur": "your", "b4": "before", "abt": "about", "nxt": "next", "mtg": "meeting", "mtgs": "meetings",
-            "bday": "birthday", "b-day": "birthday", "shud": "should", "cud": "could", "wud": "would", "hav": "have"}
+            "bday": "birthday", "b-day": "birthday", "shud": "should", "cud": "could", "wud": "would", "hav": "have",
+            "em": "them", "'em": "them", "ppl": "people"}
 _CAL_BEFORE = frozenset({"my", "the", "on", "to", "in", "our", "from", "off"})
 # Tagalog's "sa" (to, on, in) before where a thing goes: "add rusks sa grocery list".
 _SA_PLACES = frozenset({"the", "my", "our", "grocery", "groceries", "shopping", "list", "to-do", "todo", "calendar",

@@ -113,6 +113,8 @@ _STATE_HEAD = (
     r"|(?:i'm|i am|we're|we are|im) not (?:going|coming|gonna go|able to make it)(?: to)?"
     # what a search is for, said around it: "search my notes for anything on MOT"
     r"|(?:anything|everything|something|stuff|whatever|notes?) (?:on|about|regarding|to do with|related to|re|mentioning)"
+    # that more would help: "we might could use some more sweet tea bags", "I could really use coffee"
+    r"|(?:i|we) (?:could|might could|might|could really|can always) use(?: some| a few)?(?: more)?"
     # what the ideas are for, left on the ingredient: "(any ideas) what to do with chicken"
     r"|(?:what )?to (?:do|make|cook) with"
     # that it is no longer needed: "we don't need rocket after all"

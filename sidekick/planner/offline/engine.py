@@ -194,7 +194,8 @@ class OfflinePlanner:
             read = self._plan_text(asked, index, context)
             if len(read.steps) == 1 and read.pending is None and _reads(index, read.steps[0]):
                 return read
-        question = unwrapped_question(text) or question_word_last(text)
+        # (the wrapper before its politeness went too: "I am wanting to know what ..." lost "I am wanting to")
+        question = unwrapped_question(text) or unwrapped_question(said) or question_word_last(text)
         if question is not None:
             # "i wonder what's on the list": the wrapper is said to Sidekick; the question inside is the request.
             read = self._plan_text(question, index, context)
@@ -651,7 +652,8 @@ def _asked_of(readers: Sequence[Tool], named: Addressed) -> Step | None:
     return None
 
 
-_PREAMBLE_SPLIT = re.compile(r"[,;]|\.{2,}|…|\s[-–—]\s|(?<=\w)[.?!]+\s+")
+# (and "so" before asking, after a story with no comma: "... she's gluten free so can you find me ...")
+_PREAMBLE_SPLIT = re.compile(r"[,;]|\.{2,}|…|\s[-–—]\s|(?<=\w)[.?!]+\s+|\sso\s(?=(?:can|could|would) you\s|please\s|pls\s)")
 MAX_PREAMBLE_PIECES = 5
 # Words said alone before a request that are never its item: "sorry, ...", "ok, ...", "grand, ...".
 _INTERJECTIONS = frozenset(
@@ -675,7 +677,8 @@ _NO_SUBJECT = frozenset({"recent", "latest", "name", "still", "left", "work", "c
                          "each", "year", "month", "week", "quarter", "today", "type", "status", "reason"})
 # Words that ask for a measure of something, said without a question word: "avg tenure for engineers".
 _MEASURES = frozenset({"average", "avg", "mean", "median", "total", "rate", "percentage", "percent", "ratio", "number",
-                       "count", "breakdown", "compare", "trend", "split", "distribution", "how", "many", "much"})
+                       "count", "breakdown", "break", "compare", "trend", "split", "distribution", "how", "many",
+                       "much"})
 # Words that make a part of a message something other than a thing to get (labels.bare_things).
 _NOT_THINGS = GENERIC_WORDS | QUESTION_WORDS | VERB_HEADS | frozenset(
     {"i", "you", "we", "me", "my", "the", "it", "this", "that", "is", "are", "was", "not", "no", "yes", "ok", "okay", "hi",
