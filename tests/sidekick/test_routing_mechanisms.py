@@ -950,3 +950,12 @@ def test_side26_wrappers_and_stories_around_a_request(tools: list[Tool], context
                                                       name: str) -> None:
     plan = _plan(tools, context, text)
     assert [s.name for s in plan.steps] == [name] and plan.pending is None, (text, plan)
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    ("stick hummus on the list and also pitta bread", "grocery.add_items", {"items": ["hummus", "pitta bread"]}),
+    ("do we have any butter on the list", "grocery.list_items", {}),
+])
+def test_side26_one_more_after_the_place_and_a_question_of_having(tools: list[Tool], context: PlanContext, text: str,
+                                                                  name: str, args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)

@@ -26,6 +26,9 @@ _MEMBERSHIP = (
     # "check if crumpets is on the list", "can you see whether oat milk is already on my list"
     re.compile(r"^(?:(?:can|could) you )?(?:please )?(?:check|see|look|find out)(?: for me)? (?:if|whether) [^\s,;.!?][^,;.!?]{0,60}? "
                rf"(?:is|are|'s)(?: already| still)? (?:on|in) {_PLACE}{_AFTER}", re.IGNORECASE),
+    # "do we have any eggs on the list", "do we got bread on there already"
+    re.compile(r"^(?:do|does|did) (?:we|i|you) (?:still |already )?(?:have|got) (?:any )?[^\s,;.!?][^,;.!?]{0,60}? "
+               rf"(?:on|in) {_PLACE}{_AFTER}", re.IGNORECASE),
     # "does the list have eggs", "does my shopping list include milk"
     re.compile(rf"^(?:does|do) {_PLACE} (?:already )?(?:have|has|include|contain|got) [^\s,;.!?][^,;.!?]{{0,60}}?[?.!]?$",
                re.IGNORECASE),

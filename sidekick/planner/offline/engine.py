@@ -138,6 +138,10 @@ _JOINER = re.compile(  # (read on the text with single spaces: no pattern here r
 # "... to the shopping list and ... to my to-do list": each thing has a place of its own (the " and " after the first).
 _TWO_PLACES = re.compile(r"(?<=\blist) and (?=.{1,80} (?:to|on|onto) (?:my|the) [\w-]+(?: [\w-]+)? list$)", re.IGNORECASE)
 MIN_ASIDE_WORDS = 2  # "milk" alone is an item, never an aside
+# One more thing said after the place: "put X on the list and also Y (too)".
+_MORE_AFTER_PLACE = re.compile(r"^(?P<head>.{1,120}?) (?P<place>(?:on|to|onto|in) (?:the|my|our) (?:[\w-]+ )?list)"
+                               r" (?:and|&|plus) (?:also )?(?P<more>[^,.;!?]{1,60}?)(?: too| as well| also)?[.!]?$",
+                               re.IGNORECASE)
 # What the things are for, said after the list they go on: "... to the list for the big shop".
 _PURPOSE_AFTER_PLACE = re.compile(r"(?<= list) for ((?:the |my |our |a |this |next )?[\w'-]+(?: [\w'-]+){0,3})[.!?]?$",
                                   re.IGNORECASE)
@@ -273,7 +277,8 @@ class OfflinePlanner:
                 return read
         for reread in (lambda: self._without_aside(text, plan, index, context),
                        lambda: self._after_preamble(text, plan, index, context),
-                       lambda: self._without_purpose(text, plan, index, context)):
+                       lambda: self._without_purpose(text, plan, index, context),
+                       lambda: self._more_after_place(text, plan, index, context)):
             found = reread()
             if found is not None:
                 return found
@@ -543,6 +548,15 @@ class OfflinePlanner:
         if not own or others:
             return None
         return Plan(steps=(Step(info.tool.agent, info.tool.function, {name: text.strip()}),))
+
+    def _more_after_place(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """"put toilet paper on the list and also paper towels": one more thing said after the place, read
+        with the first ("put toilet paper and paper towels on the list"), where the whole was unsure."""
+        m = _MORE_AFTER_PLACE.match(" ".join(text.split()))
+        if m is None or _sure(plan) or m.group("more").split()[0].casefold() in index.openers - _NOT_COMMANDS:
+            return None  # ("... and remind me to ...": a request of its own)
+        read = self._plan_text(f"{m.group('head')} and {m.group('more')} {m.group('place')}", index, context)
+        return read if len(read.steps) == 1 and read.pending is None else None
 
     def _plan_text(self, text: str, index: Index, context: PlanContext) -> Plan:
         now = context.local_now()
