@@ -73,6 +73,8 @@ MAX_UNDO_CHARS = 200  # an undo is short; longer messages are requests
 # Said before owning a slip, and the slip's shorthand: "I'm afraid I made an error", "nvm". Taken off
 # before the patterns are tried (as fixed phrases, so the patterns above stay as small as they are).
 _AFRAID = re.compile(r"^\s*(?:(?:i'm|im|i am) afraid|actually|on second thoughts?),? ", re.IGNORECASE)
+# "didn't mean that" said without its "I", and typed without its apostrophe.
+_UNSAID_I = re.compile(r"\b(?:i )?(?:didnt|didn't|did not) mean (?:that|it|this)\b", re.IGNORECASE)
 # What was just added, pointed at in the plural: "remove them", "delete those again".
 _THEM = re.compile(r"^\s*(?:please )?(?:remove|delete|ditch|bin|drop) (?:them|those)(?: again| please| now| too)?[\s.!]*$",
                    re.IGNORECASE)
@@ -91,6 +93,7 @@ _REASON = re.compile(r"^\s*(?:(?:the|my|our) )?[\w'-]+(?: [\w'-]+)? (?:don't|doe
 
 def is_undo(text: str) -> bool:
     said = _BOTH.sub("them", _without_whom(_AFRAID.sub("", text.replace("’", "'"))))
+    said = _UNSAID_I.sub("i didn't mean that", said)  # "whoops didnt mean it"
     if UNDO.match(said) or _THEM.match(said):
         return True
     if len(said) > MAX_UNDO_CHARS:

@@ -463,3 +463,13 @@ def test_side26_yes_and_no_in_other_englishes(tools: list[Tool]) -> None:
     assert asked is not None and asked.pending is not None
     seen = read("yeah nah", tools, pending=asked.pending)
     assert seen.plan is None or not seen.plan.steps
+
+
+def test_side26_more_said_with_small_words_and_undo_without_its_i(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["crisps"]}, "result": {"added": ["crisps"]}}
+    state = after(tools, added)
+    assert steps(read("dip too, eh", tools, state)) == [("grocery.add_items", {"items": ["dip"]})]
+    assert steps(read("add salsa also only", tools, state)) == [("grocery.add_items", {"items": ["salsa"]})]
+    for text in ("oops didnt mean it", "kindly remove the same"):
+        seen = read(text, tools, state)
+        assert steps(seen) == [("grocery.remove_items", {"items": ["crisps"]})], text

@@ -114,7 +114,7 @@ def _without_particles(words: list[str]) -> list[str]:
         closing = word[-1:] in ",.!?;:" or all(w in _CLOSING_PARTICLES or w in _PARTICLES for w in low[n + 1:])
         if kept and (bare in _PARTICLES or (bare in _CLOSING_PARTICLES and closing)):
             end = word[len(word.rstrip(",.!?;:")):]
-            kept[-1] = kept[-1].rstrip(",") + end if end else kept[-1]
+            kept[-1] = kept[-1].rstrip(",") + end if end or n + 1 == len(words) else kept[-1]
             continue
         if bare in _PARTICLES and n + 1 < len(words):
             continue  # "abeg add garri", "lah, add it"
@@ -129,6 +129,10 @@ def _without_particles(words: list[str]) -> list[str]:
             word = word.replace("bout", "about", 1)  # "how bout Middle Eastern"
         if bare == "sa" and kept and n + 1 < len(words) and low[n + 1] in _SA_PLACES:
             word = "to"
+        if bare == "same" and len(kept) >= 2 and kept[-1].casefold() == "the" and kept[-2].casefold() in _PIDGIN_IT_VERBS | {
+                "delete", "cancel", "save", "note", "move"}:
+            kept.pop()  # Indian English "kindly remove the same": it
+            word = word.replace("same", "it", 1)
         if bare == "am" and kept and kept[-1].strip(",").casefold() in _PIDGIN_IT_VERBS:
             word = word.replace("am", "it", 1)
         kept.append(word)

@@ -241,7 +241,7 @@ _STATEMENT_ITEM = re.compile(
 
 # A sound said before the things, never a thing: "ope, limes too", "um, eggs and milk".
 _INTERJECTION_ITEMS = frozenset({"ope", "oops", "whoops", "oh", "um", "uh", "erm", "hmm", "ok", "okay", "nvm", "lol", "ah",
-                                 "ooh", "aah", "yeah", "yep", "right", "so", "well"})
+                                 "ooh", "aah", "yeah", "yep", "right", "so", "well", "only", "itself", "too", "also"})
 
 
 def tidy_items(items: list[Any]) -> list[Any]:
