@@ -74,6 +74,10 @@ REPLACE = [
 ]
 _BARE_REPLACE = 2  # REPLACE patterns from this one on say only a value: it must not plan as a request
 _APOLOGIES = frozenset({"sorry", "soz", "sry", "oops", "my bad"})
+_INSTEAD = 1  # REPLACE's "X instead" pattern
+# Verbs that open a request of their own, said with "instead": "move it to 10 instead", "show my notes instead".
+_COMMAND_VERBS = frozenset({"move", "push", "show", "cancel", "delete", "remove", "plan", "find", "search", "tell",
+                            "remind", "save", "book", "reschedule"})
 MAX_BARE_WORDS = 4
 PICK = re.compile(
     r"^(?:(?:ok|okay|then|and)\W+)?(?:(?:show|open|give|get|tell)\s+me\s+|i(?:'ll| will)?\s+(?:take|want|go with)\s+|"
@@ -483,6 +487,8 @@ def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: 
         if i >= _BARE_REPLACE and typed is None:
             if len(x.split()) > MAX_BARE_WORDS or _is_request(x, replan):
                 continue  # "no, show my notes": a request of its own
+        if i == _INSTEAD and x.split()[0].casefold() in _COMMAND_VERBS and _is_request(x, replan):
+            continue  # "move it to 10 instead": a request of its own, said with "instead"
         param = typed[0] if typed else (_fillable(tool) or _only_text_said(tool, record))
         if param is None:
             return None

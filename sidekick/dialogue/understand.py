@@ -200,6 +200,12 @@ def _fresh(
     if dismissed is not None and _words(dismissed.group("rest")) and not UNDOING.match(text):
         text = dismissed.group("rest")  # nothing is open to drop: the request is what follows
     text = without_reason(text)  # "remove the sugar, we have some": the request without why
+    tail = _pointing_tail(text) if state.calls else None
+    if tail is not None:
+        # "ok renewed the passport, tick it off": what happened, then the last thing pointed at and ticked off
+        alone = _fresh(tail, tools, context, state, plan, learned, question_open, avoid, pending_agents)
+        if alone.plan is not None and alone.plan.steps and alone.plan.pending is None and not alone.plan.unmatched:
+            return alone
     chat = small_talk(text, tools)
     if chat is not None:
         return Understood(Plan(reply=chat), "smalltalk")
@@ -252,6 +258,25 @@ def _fresh(
                                         "\"what can you do\".", unmatched=True), "planner")
         return Understood(Plan(reply=not_understood(text), unmatched=True), "planner")
     return Understood(planned, "planner")
+
+
+# The last clause of a message, when it ticks off or takes away something pointed at ("tick it off", "mark
+# that done", "take them off"); one fixed alternation after a few fixed leads, nothing repeated.
+_POINTING_TAIL = re.compile(r"^(?:(?:so|and|pls|please|you can|can you|now)\s)?(?:(?:tick|check|cross|strike|take|knock)"
+                            r"\s(?:it|that|this|them|those)\s(?:off|out)|mark\s(?:it|that|this|them|those)\s(?:as\s)?"
+                            r"(?:done|complete|completed|finished)|(?:remove|delete)\s(?:it|that|this|them|those))"
+                            r"(?:\s(?:please|pls|now|then|too))?[.!]?$", re.IGNORECASE)
+_PUTTING_WORDS = frozenset({"add", "put", "buy", "get", "need", "needs", "out", "outta", "low"})
+
+
+def _pointing_tail(text: str) -> str | None:
+    """The last clause, when it only ticks off or takes away what it points at and the clauses before
+    it put nothing anywhere ("we ran out of eggs, add it" is no such message: its "it" is the eggs)."""
+    clauses = [c.strip() for c in text.split(",") if c.strip()]
+    if len(clauses) < 2 or not _POINTING_TAIL.match(clauses[-1]):
+        return None
+    before = {w.strip(".!?").casefold() for c in clauses[:-1] for w in c.split()}
+    return None if before & _PUTTING_WORDS else clauses[-1]
 
 
 def _inverse_meant(text: str, planned: Plan, state: DialogueState, tools: Sequence[Tool]) -> UndoPlan | None:

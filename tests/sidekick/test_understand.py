@@ -473,3 +473,13 @@ def test_side26_more_said_with_small_words_and_undo_without_its_i(tools: list[To
     for text in ("oops didnt mean it", "kindly remove the same"):
         seen = read(text, tools, state)
         assert steps(seen) == [("grocery.remove_items", {"items": ["crisps"]})], text
+
+
+def test_side26_what_happened_then_the_thing_pointed_at_ticked_off(tools: list[Tool]) -> None:
+    added = {"agent": "notes", "function": "add_todo", "args": {"text": "post the parcel"},
+             "result": {"id": 4, "text": "post the parcel", "tags": ["todo"]}}
+    state = after(tools, added)
+    for text in ("posted it this morning, tick it off", "all sorted, mark it done"):
+        assert steps(read(text, tools, state)) == [("notes.finish_todo", {"text": "post the parcel"})], text
+    # "it" said of a thing the message itself names is that thing, not the last call's
+    assert steps(read("we've run out of honey, add it", tools, state)) == [("grocery.add_items", {"items": ["honey"]})]
