@@ -959,3 +959,10 @@ def test_side26_wrappers_and_stories_around_a_request(tools: list[Tool], context
 def test_side26_one_more_after_the_place_and_a_question_of_having(tools: list[Tool], context: PlanContext, text: str,
                                                                   name: str, args: dict) -> None:
     _routes_and_fills(tools, context, text, name, args)
+
+
+def test_side26_cal_before_whom_is_a_call() -> None:
+    from dreamer.sidekick.planner.language.spoken import as_written
+
+    assert as_written("remind me to cal the plumber") == "remind me to call the plumber"
+    assert as_written("put it on my cal") == "put it on my calendar"

@@ -58,6 +58,7 @@ _TEXTING = {"2morrow": "tomorrow", "2moro": "tomorrow", "2morow": "tomorrow", "2
             "bday": "birthday", "b-day": "birthday", "shud": "should", "cud": "could", "wud": "would", "hav": "have",
             "em": "them", "'em": "them", "ppl": "people"}
 _CAL_BEFORE = frozenset({"my", "the", "on", "to", "in", "our", "from", "off"})
+_CALLED = frozenset({"the", "my", "a", "an", "mum", "mom", "dad", "him", "her", "them", "me", "us", "back", "grandma"})
 # Tagalog's "sa" (to, on, in) before where a thing goes: "add rusks sa grocery list".
 _SA_PLACES = frozenset({"the", "my", "our", "grocery", "groceries", "shopping", "list", "to-do", "todo", "calendar",
                         "notes", "cart"})
@@ -119,7 +120,9 @@ def _without_particles(words: list[str]) -> list[str]:
         if bare in _PARTICLES and n + 1 < len(words):
             continue  # "abeg add garri", "lah, add it"
         core = word.strip(",.!?;:")
-        if core in _TEXTING or (core == "cal" and kept and kept[-1].casefold() in _CAL_BEFORE):
+        if core == "cal" and n + 1 < len(words) and low[n + 1] in _CALLED:
+            word = word.replace(core, "call", 1)  # "remind me to cal the bank": a call, mistyped
+        elif core in _TEXTING or (core == "cal" and kept and kept[-1].casefold() in _CAL_BEFORE):
             word = word.replace(core, _TEXTING.get(core, "calendar"), 1)
         if bare in _CLOSING_TOO and closing and kept:
             word = word.casefold().replace(bare, "too", 1)
