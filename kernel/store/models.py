@@ -206,7 +206,8 @@ class Span(Base):
 
     Keyed in the order they are written (`id`) and found by their trace: (trace_id, span_id)
     is a span's identity in OpenTelemetry, so the span id has no random b-tree of its own for
-    every batch of spans to dirty a page of per span (issue 23, migration 0021)."""
+    every batch of spans to dirty a page of per span. The kernel's trace ids and invocation ids
+    begin with their time, so the two indexes grow at their right edge too (decision 0055)."""
 
     __tablename__ = "spans"
     __table_args__ = (Index("ix_spans_trace_id_span_id", "trace_id", "span_id", unique=True),)
