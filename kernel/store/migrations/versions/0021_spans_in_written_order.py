@@ -22,36 +22,20 @@ down_revision: str | None = "0020"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-_COLUMNS = ("span_id", "trace_id", "parent_span_id", "name", "kind", "start_ns", "end_ns", "duration_ms",
-            "status", "attributes", "invocation_id")
-
-
-def _columns() -> list[sa.Column[object]]:
-    return [
-        sa.Column("span_id", sa.String(length=16), nullable=False),
-        sa.Column("trace_id", sa.String(length=32), nullable=False),
-        sa.Column("parent_span_id", sa.String(length=16), nullable=True),
-        sa.Column("name", sa.String(length=200), nullable=False),
-        sa.Column("kind", sa.String(length=16), nullable=False),
-        sa.Column("start_ns", sa.BigInteger(), nullable=False),
-        sa.Column("end_ns", sa.BigInteger(), nullable=False),
-        sa.Column("duration_ms", sa.Float(), nullable=False),
-        sa.Column("status", sa.String(length=16), nullable=False),
-        sa.Column("attributes", sa.JSON(), nullable=False),
-        sa.Column("invocation_id", sa.String(length=40), nullable=True),
-    ]
-
 
 def _rebuild(*, keyed: bool) -> None:
-    """SQLite: the spans table made anew, keyed by `id` or by `span_id`, its rows copied in the
-    order they were written (and the rowid order is that order). Its indexes go with the old one."""
-    columns = ", ".join(_COLUMNS)
+    """SQLite: the spans table made anew with its columns as they are, keyed by `id` or by
+    `span_id`, its rows copied in the order they were written (the rowid's order). Its
+    indexes go with the old table."""
+    old = sa.Table("spans", sa.MetaData(), autoload_with=op.get_bind())
+    kept = [column for column in old.columns if column.name != "id"]
+    names = ", ".join(column.name for column in kept)
     key = [sa.Column("id", sa.Integer(), nullable=False)] if keyed else []
     op.create_table(
-        "spans_rebuilt", *key, *_columns(),
+        "spans_rebuilt", *key, *(sa.Column(c.name, c.type, nullable=c.nullable) for c in kept),
         sa.PrimaryKeyConstraint("id" if keyed else "span_id", name="pk_spans"),
     )
-    op.execute(f"INSERT INTO spans_rebuilt ({columns}) SELECT {columns} FROM spans ORDER BY rowid")
+    op.execute(f"INSERT INTO spans_rebuilt ({names}) SELECT {names} FROM spans ORDER BY rowid")
     op.drop_table("spans")
     op.rename_table("spans_rebuilt", "spans")
     op.create_index("ix_spans_invocation_id", "spans", ["invocation_id"])
