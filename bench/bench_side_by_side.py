@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,20 +42,30 @@ def options() -> tuple[list[str], int, int]:
     return specs, rounds, n
 
 
+def seeded_spans() -> int:
+    """--seed-spans N: spans written into each kernel's store before it starts (a long-lived
+    kernel's table, where the spans' index pages are many), by that kernel's own code."""
+    return int(sys.argv[sys.argv.index("--seed-spans") + 1]) if "--seed-spans" in sys.argv else 0
+
+
 @contextlib.contextmanager
 def kernels_for(specs: list[str]) -> Iterator[dict[str, kernelproc.KernelProc]]:
     """A kernel for each NAME=PYTHON[:ENV_JSON], each with a home of its own; stopped at the end."""
     home = tempfile.mkdtemp()
     real = sys.executable
     kernels: dict[str, kernelproc.KernelProc] = {}
+    seed = seeded_spans()
     try:
         for spec in specs:
             name, _, rest = spec.partition("=")
             python, _, env = rest.partition(":")
+            extra = json.loads(env) if env else {}
+            if seed:
+                subprocess.run([python, str(HERE / "bench_span_export.py"), "--dir", str(Path(home) / name),
+                                "--seed", str(seed), "--batches", "0"], env={**os.environ, **extra}, check=True,
+                               stdout=sys.stderr)
             sys.executable = python  # start_kernel runs `sys.executable -m dreamer.host.server`
-            kernels[name] = kernelproc.start_kernel(
-                Path(home) / name, {"DREAMER_LOG_LEVEL": "error", **(json.loads(env) if env else {})}
-            )
+            kernels[name] = kernelproc.start_kernel(Path(home) / name, {"DREAMER_LOG_LEVEL": "error", **extra})
         sys.executable = real
         yield kernels
     finally:

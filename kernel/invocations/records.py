@@ -8,7 +8,8 @@ through the group writer (kernel/store/writer.py).
 from __future__ import annotations
 
 import asyncio
-import uuid
+import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -130,7 +131,12 @@ _INSERT_LOG = HotStatement(insert(table(InvocationLog)), ("invocation_id", "at",
 
 
 def new_invocation_id() -> str:
-    return "inv_" + uuid.uuid4().hex
+    """"inv_" and 32 hex digits: the milliseconds since the epoch (12), then 80 random bits (20),
+    from the source uuid4 draws on. Made in time order, ids keep every b-tree keyed by one (the
+    invocations' key; invocation_id in the spans, logs, audit and model requests) growing at its
+    right edge instead of taking a page anywhere per call (issue 23). Nobody reads an invocation
+    by its id alone without owning it (reads.check_own), so the time in it gives nothing away."""
+    return f"inv_{time.time_ns() // 1_000_000:012x}{os.urandom(10).hex()}"
 
 
 def start_row(

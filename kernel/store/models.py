@@ -202,12 +202,19 @@ class AuditEntry(Base):
 
 
 class Span(Base):
-    """OpenTelemetry spans, written by the kernel's own exporter."""
+    """OpenTelemetry spans, written by the kernel's own exporter.
+
+    Keyed in the order they are written (`id`) and found by their trace: (trace_id, span_id)
+    is a span's identity in OpenTelemetry, so the span id has no random b-tree of its own for
+    every batch of spans to dirty a page of per span. The kernel's trace ids and invocation ids
+    begin with their time, so the two indexes grow at their right edge too (decision 0055)."""
 
     __tablename__ = "spans"
+    __table_args__ = (Index("ix_spans_trace_id_span_id", "trace_id", "span_id", unique=True),)
 
-    span_id: Mapped[str] = mapped_column(String(16), primary_key=True)
-    trace_id: Mapped[str] = mapped_column(String(32), index=True)
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True)
+    span_id: Mapped[str] = mapped_column(String(16))
+    trace_id: Mapped[str] = mapped_column(String(32))
     parent_span_id: Mapped[str | None] = mapped_column(String(16), nullable=True)
     name: Mapped[str] = mapped_column(String(200))
     kind: Mapped[str] = mapped_column(String(16))

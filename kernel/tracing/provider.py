@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.writer import GroupWriter
+from dreamer.kernel.tracing.ids import TimeOrderedIds
 from dreamer.kernel.tracing.semconv import SERVICE_NAME
 from dreamer.kernel.tracing.store_exporter import StoreSpanExporter
 
@@ -49,9 +50,10 @@ def setup_tracing(
 
     With `batch`, spans are written by a background thread, off the call path;
     readers call `provider.force_flush()` first to see the latest ones. Given the
-    kernel's writer, span batches join its queue instead of racing it for the store."""
+    kernel's writer, span batches join its queue instead of racing it for the store. Its
+    trace ids begin with their time (ids.py), so the spans' index grows at its right edge."""
     resource = Resource.create({SERVICE_NAME_KEY: SERVICE_NAME, SERVICE_VERSION: _kernel_version()})
-    provider = TracerProvider(resource=resource)
+    provider = TracerProvider(resource=resource, id_generator=TimeOrderedIds())
     exporter = StoreSpanExporter(store, writer)
     provider.add_span_processor(
         BatchSpanProcessor(exporter, schedule_delay_millis=250) if batch else SimpleSpanProcessor(exporter)

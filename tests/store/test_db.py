@@ -176,14 +176,14 @@ def test_migrated_schema_matches_the_models(store: Store) -> None:
 def test_schema_drift_would_be_noticed(store: Store) -> None:
     # The check above is only worth something if a difference shows up.
     with store.engine.begin() as conn:
-        conn.execute(text("DROP INDEX ix_spans_trace_id"))
+        conn.execute(text("DROP INDEX ix_spans_invocation_id"))
     try:
         diff = _schema_diff(store)
-        assert any(item[0] == "add_index" and item[1].name == "ix_spans_trace_id" for item in diff)
+        assert any(item[0] == "add_index" and item[1].name == "ix_spans_invocation_id" for item in diff)
     finally:
         # The PostgreSQL database is shared by the session's tests: put it back.
         with store.engine.begin() as conn:
-            conn.execute(text("CREATE INDEX ix_spans_trace_id ON spans (trace_id)"))
+            conn.execute(text("CREATE INDEX ix_spans_invocation_id ON spans (invocation_id)"))
 
 
 def test_migrate_is_idempotent(store: Store) -> None:

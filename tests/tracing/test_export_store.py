@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
 from agentlightning_check import agl_spans, valid
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -19,7 +20,7 @@ from export_seed import SPANS_PER_RUN, seed
 
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.store.models import Trigger, User
+from dreamer.kernel.store.models import ModelRequest, Span, Trigger, User
 from dreamer.kernel.tracing.export import (
     Exportee, export_lines, exportees, known_secrets, parse_since, set_opted_out,
 )
@@ -65,6 +66,24 @@ def test_pages_of_rollouts_hold_every_call_span_model_call_and_reward(store: Sto
     for t in triplets[:5]:
         valid("Triplet", t)
     assert {t["reward"] for t in triplets if t["metadata"]["kind"] == "background_run"} == {0.5}
+
+
+def test_a_turns_own_model_call_brings_its_stored_span(store: Store) -> None:
+    # A turn's model calls are under no invocation: their chat spans are found by (trace, span).
+    ada = seed(store, "ada", runs=0, turns=2)
+    trace, mine, other = "7" * 32, "1" * 16, "2" * 16
+    with store.session() as s:
+        first = s.scalars(select(ModelRequest).where(ModelRequest.user_id == ada.user_id).order_by(ModelRequest.id)).first()
+        assert first is not None
+        first.trace_id, first.span_id = trace, mine
+        for span_id, trace_id in ((mine, trace), (other, trace), (mine, "8" * 32)):  # only the first is the call's
+            s.add(Span(span_id=span_id, trace_id=trace_id, parent_span_id=None, name="chat medium-1", kind="client",
+                       start_ns=1, end_ns=2, duration_ms=0.0, status="ok", invocation_id=None,
+                       attributes={"dreamer.note": f"{trace_id[0]}{span_id[0]}"}))
+    records = export(store, [Exportee(ada.user_id, "ada")], "otlp")
+    notes = [a["value"]["stringValue"] for r in records for rs in r["resourceSpans"] for sp in rs["scopeSpans"][0]["spans"]
+             for a in sp["attributes"] if a["key"] == "dreamer.note"]
+    assert notes == ["71"]
 
 
 def test_secrets_are_taken_out_by_value_by_shape_and_by_key(store: Store) -> None:

@@ -21,6 +21,7 @@ from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.tracing import StoreSpanExporter, setup_tracing, spans_for, traces_endpoint
 from dreamer.kernel.tracing import semconv as sc
+from dreamer.kernel.tracing.ids import TimeOrderedIds
 
 
 def test_spans_land_in_the_store_with_links_and_attributes(store: Store) -> None:
@@ -253,4 +254,19 @@ def test_batched_spans_are_readable_after_a_flush(store: Store) -> None:
     provider.force_flush()
     with store.session() as session:
         assert [s["name"] for s in spans_for(session, invocation_id="inv-b")] == ["invoke_agent batched"]
+    provider.shutdown()
+
+
+def test_the_kernels_trace_ids_begin_with_their_time(store: Store) -> None:
+    # The spans' index on (trace_id, span_id) then grows at its right edge (issue 23).
+    now = [1_765_000_000_123_456_789]
+    ids = TimeOrderedIds(clock_ns=lambda: now[0])
+    first, second = ids.generate_trace_id(), ids.generate_trace_id()
+    assert first >> 80 == second >> 80 == 1_765_000_000_123  # the milliseconds
+    assert first != second and len({ids.generate_trace_id() & (2**80 - 1) for _ in range(50)}) == 50
+    now[0] += 1_000_000
+    assert ids.generate_trace_id() > max(first, second)
+    assert ids.is_trace_id_random()  # the rightmost 56 bits and more are random
+    provider = setup_tracing(store, batch=False)
+    assert isinstance(provider.id_generator, TimeOrderedIds)
     provider.shutdown()

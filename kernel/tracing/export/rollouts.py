@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, or_, select, tuple_
 
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import ChatMessage, Conversation, Invocation, ModelRequest, Reward, Span
@@ -320,10 +320,12 @@ class _Found:
             for req in s.scalars(select(ModelRequest).where(ModelRequest.user_id == user_id, ModelRequest.turn_key.in_(chunk),
                                                             ModelRequest.invocation_id.is_(None))):
                 by_turn.setdefault(req.turn_key or "", []).append(req)
-        turn_span_ids = [r.span_id for rows in by_turn.values() for r in rows if r.span_id]
+        # By (trace, span), a span's identity and the spans table's index (migration 0021).
+        turn_span_keys = [(r.trace_id, r.span_id) for rows in by_turn.values() for r in rows if r.trace_id and r.span_id]
         turn_spans: list[dict[str, Any]] = []
-        for chunk in _chunks(turn_span_ids):
-            turn_spans.extend(dict(row._mapping) for row in s.execute(select(*_SPAN_COLUMNS).where(Span.span_id.in_(chunk))))
+        for keys in _chunks(turn_span_keys):
+            query = select(*_SPAN_COLUMNS).where(tuple_(Span.trace_id, Span.span_id).in_(keys))
+            turn_spans.extend(dict(row._mapping) for row in s.execute(query))
         return cls(spans, requests, by_turn, rewards, turn_rewards, turn_spans)
 
     def spans_of(self, ids: set[str]) -> list[dict[str, Any]]:
