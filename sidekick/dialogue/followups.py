@@ -624,6 +624,11 @@ def _remove(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: d
     return FollowUp((Step(agent, remover.function, {param: [e for _, e in picked]}),), "remove")
 
 
+def known_entities(state: DialogueState) -> list[tuple[str, Any]]:
+    """The entries the conversation has shown or named, newest first, with their agents."""
+    return _known_entities(state)
+
+
 def _known_entities(state: DialogueState) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     if state.shown is not None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from dreamer.sidekick.dialogue.answers import answer_kind
-from dreamer.sidekick.dialogue.followups import follow_up, removes_looked_up
+from dreamer.sidekick.dialogue.followups import follow_up, known_entities, removes_looked_up
 from dreamer.sidekick.dialogue.rephrase import offered_value, ordered, rephrase, thinking, without_pause, without_reason
 from dreamer.sidekick.dialogue.references import resolve_plan
 from dreamer.sidekick.dialogue.smalltalk import not_understood, small_talk
@@ -200,7 +200,7 @@ def _fresh(
     if dismissed is not None and _words(dismissed.group("rest")) and not UNDOING.match(text):
         text = dismissed.group("rest")  # nothing is open to drop: the request is what follows
     text = without_reason(text)  # "remove the sugar, we have some": the request without why
-    tail = _pointing_tail(text) if state.calls else None
+    tail = _pointing_tail(text, state) if state.calls else None
     if tail is not None:
         # "ok renewed the passport, tick it off": what happened, then the last thing pointed at and ticked off
         alone = _fresh(tail, tools, context, state, plan, learned, question_open, avoid, pending_agents)
@@ -267,16 +267,33 @@ _POINTING_TAIL = re.compile(r"^(?:(?:so|and|pls|please|you can|can you|now)\s)?(
                             r"(?:done|complete|completed|finished)|(?:remove|delete)\s(?:it|that|this|them|those))"
                             r"(?:\s(?:please|pls|now|then|too))?[.!]?$", re.IGNORECASE)
 _PUTTING_WORDS = frozenset({"add", "put", "buy", "get", "need", "needs", "out", "outta", "low"})
+_TAIL_VERBS = frozenset({"tick", "check", "cross", "strike", "take", "knock", "mark", "remove", "delete"})
+_SMALL = frozenset({"the", "and", "for", "got", "all", "now", "done", "just", "that", "this", "with"})
 
 
-def _pointing_tail(text: str) -> str | None:
+def _pointing_tail(text: str, state: DialogueState) -> str | None:
     """The last clause, when it only ticks off or takes away what it points at and the clauses before
-    it put nothing anywhere ("we ran out of eggs, add it" is no such message: its "it" is the eggs)."""
+    it put nothing anywhere ("we ran out of eggs, add it" is no such message: its "it" is the eggs); the
+    entry the clauses before name, where they name one the conversation holds ("got the bread, tick it
+    off" after a list: the bread, not the whole list), is what it points at."""
     clauses = [c.strip() for c in text.split(",") if c.strip()]
-    if len(clauses) < 2 or not _POINTING_TAIL.match(clauses[-1]):
+    m = _POINTING_TAIL.match(clauses[-1]) if len(clauses) >= 2 else None
+    if m is None:
         return None
     before = {w.strip(".!?").casefold() for c in clauses[:-1] for w in c.split()}
-    return None if before & _PUTTING_WORDS else clauses[-1]
+    if before & _PUTTING_WORDS:
+        return None
+    named = {label(e) for _, e in known_entities(state)
+             if {w.casefold() for w in label(e).split() if len(w) > 2} & before - _SMALL}
+    if len(named) > 1:
+        return None
+    if not named:
+        return clauses[-1]
+    thing = named.pop()
+    verb = next(w.casefold() for w in clauses[-1].split() if w.casefold() in _TAIL_VERBS)
+    if verb == "mark":
+        return f"mark {thing} as done"
+    return f"{verb} {thing}" if verb in ("remove", "delete") else f"{verb} off {thing}"
 
 
 def _inverse_meant(text: str, planned: Plan, state: DialogueState, tools: Sequence[Tool]) -> UndoPlan | None:

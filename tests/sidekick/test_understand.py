@@ -483,3 +483,9 @@ def test_side26_what_happened_then_the_thing_pointed_at_ticked_off(tools: list[T
         assert steps(read(text, tools, state)) == [("notes.finish_todo", {"text": "post the parcel"})], text
     # "it" said of a thing the message itself names is that thing, not the last call's
     assert steps(read("we've run out of honey, add it", tools, state)) == [("grocery.add_items", {"items": ["honey"]})]
+
+
+def test_side26_the_entry_a_clause_names_is_what_it_points_at(tools: list[Tool]) -> None:
+    shown = {"agent": "grocery", "function": "list_items", "args": {}, "result": {"items": ["lemons", "rice"]}}
+    assert steps(read("picked up the lemons, tick them off", tools, after(tools, shown))) == [
+        ("grocery.remove_items", {"items": ["lemons"]})]
