@@ -204,8 +204,10 @@ def _fresh(
     if tail is not None:
         # "ok renewed the passport, tick it off": what happened, then the last thing pointed at and ticked off
         alone = _fresh(tail, tools, context, state, plan, learned, question_open, avoid, pending_agents)
-        if alone.plan is not None and alone.plan.steps and alone.plan.pending is None and not alone.plan.unmatched:
-            return alone
+        known = known_entities(state)
+        if alone.plan is not None and alone.plan.steps and alone.plan.pending is None and not alone.plan.unmatched and (
+                not known or all(step.agent == known[0][0] for step in alone.plan.steps)):
+            return alone  # (kept only where it went to the agent whose entry was pointed at last)
     chat = small_talk(text, tools)
     if chat is not None:
         return Understood(Plan(reply=chat), "smalltalk")
