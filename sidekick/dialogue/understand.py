@@ -269,6 +269,7 @@ _POINTING_TAIL = re.compile(r"^(?:(?:so|and|pls|please|you can|can you|now)\s)?(
                             r"(?:done|complete|completed|finished)|(?:remove|delete)\s(?:it|that|this|them|those))"
                             r"(?:\s(?:please|pls|now|then|too))?[.!]?$", re.IGNORECASE)
 _PUTTING_WORDS = frozenset({"add", "put", "buy", "get", "need", "needs", "out", "outta", "low"})
+MAX_CALLS_NAMED = 5  # the last calls whose words a clause may name
 _TAIL_VERBS = frozenset({"tick", "check", "cross", "strike", "take", "knock", "mark", "remove", "delete"})
 _SMALL = frozenset({"the", "and", "for", "got", "all", "now", "done", "just", "that", "this", "with"})
 
@@ -285,8 +286,10 @@ def _pointing_tail(text: str, state: DialogueState) -> str | None:
     before = {w.strip(".!?").casefold() for c in clauses[:-1] for w in c.split()}
     if before & _PUTTING_WORDS:
         return None
-    named = {label(e) for _, e in known_entities(state)
-             if {w.casefold() for w in label(e).split() if len(w) > 2} & before - _SMALL}
+    # (the entries shown or put in a list, and the words the last calls were given: a to-do's text)
+    held = [label(e) for _, e in known_entities(state)] + [
+        v for record in state.calls[-MAX_CALLS_NAMED:] for v in record.args.values() if isinstance(v, str)]
+    named = {h for h in held if {w.casefold() for w in h.split() if len(w) > 2} & before - _SMALL}
     if len(named) > 1:
         return None
     if not named:
