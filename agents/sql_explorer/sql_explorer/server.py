@@ -161,11 +161,10 @@ def execute_sql(ctx: Context, sql: str, page: int = 1, connection: str = DEFAULT
         "(attrition|turnover|overtime|overtime hours|vacation days|pto|holiday allowance|time off) (by|per|in|for|this|last|since) {question}",
         "who (still has|has) [the most|any] (vacation|holiday|pto|annual leave) [days] [left] {question}",
         # more of the words people data is asked about in: they make a question this agent's (Sidekick's
-        # domain words) where no template above fits its shape ("avg tenure for engineers?")
-        "(tenure|contractors|contractor|interns|onboarding|onboarded|promotions|promoted|terminations|exits|"
-        "leavers|payroll|compensation|bonuses|bonus|raises|fte|ftes|part-timers|full-timers|workforce|"
-        "attrition rate|turnover rate|absenteeism|sick leave|parental leave|maternity leave) {question}",
-        "compare (salaries|pay|headcount|absences|attrition|turnover|hires|overtime) {question}",
+        # domain words) where no template above fits its shape ("avg tenure for engineers?"). Few: each
+        # alternative is a pattern, and a starter stays within a tenth of a bundle's limit
+        # (tests/bundles/test_example_cost.py).
+        "(tenure|contractors|interns|compensation|onboarding) {question}",
     ],
 )
 def ask(ctx: Context, question: WholeQuestion, choices: dict[str, str] | None = None, review: bool | None = None,
