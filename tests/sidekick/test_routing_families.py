@@ -34,6 +34,7 @@ from routing_eval import (
     held_out_families_9,
     held_out_families_10,
     held_out_families_11,
+    held_out_families_12,
     held_out_families_s,
     load_families,
     run_families,
@@ -159,6 +160,19 @@ def test_the_eleventh_held_out_batch_is_big_enough_and_apart() -> None:
     assert str(context.timezone) == "America/Chicago"
 
 
+def test_the_twelfth_held_out_batch_is_big_enough_and_apart() -> None:
+    # Loaded only, never planned here: the twelfth batch (branch heldout12) is score-only and has no floor;
+    # `routing_eval.py --families` prints its `held_out_12:` line.
+    import yaml
+    from routing_eval import FAMILIES_HELD_OUT_12
+
+    held_12, context, avoid = held_out_families_12()
+    assert len(held_12) >= 600 and len({c.text for c in held_12}) == len(held_12)
+    assert len(yaml.safe_load(FAMILIES_HELD_OUT_12.read_text())["families"]) >= 110
+    assert 0.21 * len(held_12) <= sum(c.reply for c in held_12) <= 0.25 * len(held_12) and len(avoid) >= 10
+    assert str(context.timezone) == "Pacific/Auckland"
+
+
 def test_a_day_passed_as_a_word_is_the_iso_day_it_names() -> None:
     # The contracts take "today", "tomorrow", a weekday or a date; the planner passes the first two as words.
     today = date(2026, 3, 27)
@@ -173,7 +187,7 @@ def test_no_request_of_any_batch_makes_the_planner_raise() -> None:
     # so every request we have is planned once; a blind batch's text is not printed.
     from routing_eval import (held_out_families_3, held_out_families_6, held_out_families_7, held_out_families_8,
                               held_out_families_9, held_out_families_10, held_out_families_11,
-                              held_out_families_s, load_tools)
+                              held_out_families_12, held_out_families_s, load_tools)
 
     from dreamer.sidekick.planner import OfflinePlanner
 
@@ -182,7 +196,8 @@ def test_no_request_of_any_batch_makes_the_planner_raise() -> None:
     for name, batch in (("held_out_3", held_out_families_3), ("held_out_s", held_out_families_s),
                         ("held_out_6", held_out_families_6), ("held_out_7", held_out_families_7),
                         ("held_out_8", held_out_families_8), ("held_out_9", held_out_families_9),
-                        ("held_out_10", held_out_families_10), ("held_out_11", held_out_families_11)):
+                        ("held_out_10", held_out_families_10), ("held_out_11", held_out_families_11),
+                        ("held_out_12", held_out_families_12)):
         cases, context, _ = batch()
         raised = []
         for case in cases:
