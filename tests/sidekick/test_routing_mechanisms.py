@@ -966,3 +966,60 @@ def test_side26_cal_before_whom_is_a_call() -> None:
 
     assert as_written("remind me to cal the plumber") == "remind me to call the plumber"
     assert as_written("put it on my cal") == "put it on my calendar"
+
+
+# ---------------------------------------------------------------- side27 (2026-12-07, second session)
+# Phrasings made up for each mechanism, none taken from a batch.
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # a favour asked as a chance, sorry for asking, obliged: politeness around the request
+    ("any chance you could stick oat biscuits on the shopping list", "grocery.add_items", {"items": ["oat biscuits"]}),
+    ("is there any chance u can put hummus on my list", "grocery.add_items", {"items": ["hummus"]}),
+    ("sorry to bother you, but can you add kidney beans to the grocery list", "grocery.add_items",
+     {"items": ["kidney beans"]}),
+    ("would it be too much trouble to add rice cakes to the shopping list", "grocery.add_items",
+     {"items": ["rice cakes"]}),
+    ("I would be much obliged if you put marmalade on my shopping list", "grocery.add_items", {"items": ["marmalade"]}),
+    ("can ya put gravy granules on the shopping list", "grocery.add_items", {"items": ["gravy granules"]}),
+    # whom it is said to and why now, said last
+    ("put pitta bread on the list, buddy", "grocery.add_items", {"items": ["pitta bread"]}),
+    ("add cous cous to the shopping list before I forget", "grocery.add_items", {"items": ["cous cous"]}),
+    ("pop fish fingers on the list before we go to Lidl", "grocery.add_items", {"items": ["fish fingers"]}),
+    # the speaker's clause after the thing, still to buy, no more wanted, a shop named with "the"
+    ("baking paper I bought already, take it off the list", "grocery.remove_items", {"items": ["baking paper"]}),
+    ("I must still get birthday candles, add them to the list", "grocery.add_items", {"items": ["birthday candles"]}),
+    ("we don't need any more cereal bars, remove them from the list", "grocery.remove_items",
+     {"items": ["cereal bars"]}),
+    ("need flatbreads from the Co-op, stick it on the list", "grocery.add_items", {"items": ["flatbreads"]}),
+    # a real word is meant as written ("tea" is no slip of "team")
+    ("I need tea lights", "grocery.add_items", {"items": ["tea lights"]}),
+    # the place first, then what goes on it
+    ("add to list brown rice please", "grocery.add_items", {"items": ["brown rice"]}),
+    ("put on my to-do list: renew the passport", "notes.add_todo", {"text": "renew the passport"}),
+    # a kind of event read as the calendar's word stays in the title
+    ("add a vet appointment thursday 11am", "calendar.add_event", {"title": "a vet appointment"}),
+    # an event that will not take place, and why, are not its title
+    ("the pottery class got cancelled, delete it from my calendar", "calendar.remove_event", {"title": "pottery class"}),
+    ("call off the team dinner, something came up", "calendar.remove_event", {"title": "team dinner"}),
+    # the rest of a time limit
+    ("what can I cook with lentils in twenty minutes or less", "recipes.suggest", {"ingredient": "lentils"}),
+])
+def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                          args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+def test_side27_words_of_english_and_clauses_keep_their_meaning() -> None:
+    from dreamer.sidekick.planner.language.english import is_english_word
+    from dreamer.sidekick.planner.language.membership import membership_question
+
+    assert is_english_word("tea") and is_english_word("remove")
+    assert not is_english_word("grocey") and not is_english_word("calender")  # slips stay slips
+    assert not is_english_word("mik")  # a piece of names ("Mik") is no word
+    # a request about a thing is no question whether it is there
+    assert membership_question("is there any chance you could put eggs on the list") is None
+    assert membership_question("is there any milk on the list") == "what's on my shopping list"
+    # the pronoun after a comma and a verb of the past reports, and points at nothing
+    assert resolve_pronoun("cross the eggs off, bought them this morning") is None
+    # the thing named after a pronoun stays: "we need X" is no clause after a thing
+    assert tidy_items(["thank you cards"]) == ["thank you cards"]
+    assert tidy_items(["oat milk we need"]) == ["oat milk"]

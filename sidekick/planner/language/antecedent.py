@@ -62,7 +62,10 @@ def _shape(text: str) -> _Shape | None:
         verb = m.group("verb").split()[0].casefold()
         joined = words[n - 1].group().endswith((",", ";", ".")) or words[n - 1].group().casefold() in _JOINERS
         before = words[n - 1].group().casefold()
-        if verb in FILLERS or verb in PRONOUNS or (not joined and (n < 2 or before in FILLERS)):
+        # (a verb of the past after a comma reports: "..., picked them up"; after "and" it may be a letter's
+        # favour once its wrapper went: "... and would be grateful if you added it to my list")
+        reported = _past(verb) and words[n - 1].group().endswith((",", ";", "."))
+        if verb in FILLERS or verb in PRONOUNS or reported or (not joined and (n < 2 or before in FILLERS)):
             continue  # "note that it rains", "remember to water it": no command about a thing said before
         plural = (m.group("pronoun") or "it").casefold() != "it"
         thing = _last_clause(_last_sentence(text[: w.start()]), plural)
@@ -71,6 +74,16 @@ def _shape(text: str) -> _Shape | None:
         rest = m.group("rest") if m.group("rest") is not None else m.group("where")
         return _Shape(thing, m.group("verb"), rest)
     return None
+
+
+# Said of what was done, not asked: "cross off eggs and milk, picked them up on the way home".
+_PAST_FORMS = frozenset({"got", "bought", "found", "took", "ate", "had", "did", "made", "brought", "gave", "left",
+                         "forgot", "threw", "sold", "drank", "finished", "done"})
+_NOT_PAST = frozenset({"need", "feed", "weed", "seed", "speed", "bleed", "breed", "shed", "bed", "red"})
+
+
+def _past(verb: str) -> bool:
+    return verb in _PAST_FORMS or (verb.endswith("ed") and verb not in _NOT_PAST and len(verb) > 4)
 
 
 def _last_sentence(text: str) -> str:

@@ -39,8 +39,17 @@ _VERB_LABELS = {"save": _NOTE, "remember": _NOTE, "jot": _NOTE, "jot down": _NOT
 _TAG = re.compile(r"(?<![\w#])#([A-Za-z-]{2,20})(?![\w-])")
 
 
+# The place said before what goes on it: "Add to list kefir please", "put on the shopping list: eggs, milk".
+_PLACE_FIRST = re.compile(r"^\s*(?:add|put|pop|stick|throw|chuck|write)(?: (?:in|on|onto|to|into))? (?:the |my |our )?"
+                          r"((?:[A-Za-z-]+ )?(?:list|to-do list|todo list|to-dos|todos|groceries)):? ([^\s:].{0,200})$",
+                          re.IGNORECASE)
+
+
 def labelled_entry(text: str) -> str | None:
     """The request a "label: value" message stands for, or None when it is not one."""
+    first = _PLACE_FIRST.match(text)
+    if first is not None and first.group(2).split()[0].casefold() not in ("and", "too", "please", "pls", "now"):
+        return f"add {first.group(2).strip()} to my {first.group(1).strip()}"
     plus = _PLUS.match(text)
     if plus is not None and plus.group(1).split()[-1].casefold() in _PLACE_WORDS | {"grocery", "todo", "to-do"}:
         return f"add {plus.group(2).strip()} to my {plus.group(1).strip()}"  # "groceries + feta", "shopping list += bread"

@@ -18,7 +18,8 @@ _PLACE = (r"(?P<place>(?:the |my |our |your )?(?:[\w-]+ )?(?:list|calendar|sched
 _AFTER = r"(?: already| yet| still| or not| by any chance| at all)?[?.!]?$"
 _MEMBERSHIP = (
     # "is milk on the list", "are the eggs on there or not", "is the dentist in my calendar"
-    re.compile(rf"^(?:is|are|was|were) (?:there )?(?:any )?[^\s,;.!?][^,;.!?]{{0,60}}? (?:on|in|onto) {_PLACE}{_AFTER}", re.IGNORECASE),
+    re.compile(rf"^(?:is|are|was|were) (?:there )?(?:any )?(?P<thing>[^\s,;.!?][^,;.!?]{{0,60}}?) (?:on|in|onto) {_PLACE}{_AFTER}",
+               re.IGNORECASE),
     # "did I already put eggs on the list", "have we added bin bags to the list", "did you add it to my to-dos"
     re.compile(r"^(?:did|have|had|has) (?:i|we|you|someone|anyone|somebody) (?:already |just |ever )?"
                r"(?:put|add|added|write|wrote|written|stick|stuck|pop|popped|chuck|chucked|get|got|jot|jotted)"
@@ -33,6 +34,8 @@ _MEMBERSHIP = (
     re.compile(rf"^(?:does|do) {_PLACE} (?:already )?(?:have|has|include|contain|got) [^\s,;.!?][^,;.!?]{{0,60}}?[?.!]?$",
                re.IGNORECASE),
 )
+# "is there any chance you could put eggs on the list": a thing asked of someone is a request, no question
+_ASKED = re.compile(r"\b(?:you|u|ya|someone)\b", re.IGNORECASE)
 _VAGUE_PLACE = frozenset({"there", "it", "the list", "my list", "our list", "your list"})
 
 
@@ -41,7 +44,7 @@ def membership_question(text: str) -> str | None:
     said = " ".join(text.split())
     for pattern in _MEMBERSHIP:
         m = pattern.match(said)
-        if m is not None:
+        if m is not None and not ("thing" in m.groupdict() and _ASKED.search(m.group("thing"))):
             place = m.group("place").casefold()
             # "on there", "on the list": with no other word, the shopping list is what such a question means
             return "what's on my shopping list" if place in _VAGUE_PLACE else f"what's on {place}"

@@ -127,7 +127,7 @@ _ONLY_PLACE = re.compile(rf"^(?:the |my |our )?(?:[\w-]+ )?{_PLACES}$", re.IGNOR
 # Where it comes from or goes, when, and trailing politeness.
 _TAIL = re.compile(
     r" (?:(?:from|at|in) the (?:store|shop|shops|supermarket|market|grocery store|grocer's)"
-    r"|on (?:the|my|our) way (?:home|back|in|out)"
+    r"|on (?:the|my|our) way (?:home|back|in|out|over|there|to (?:the |my )?\w+)(?: (?:from|to) (?:the |my )?\w+)?"
     r"|(?:to|on|onto|in|into|from|off) (?:the |my |our )?(?:[\w-]+ )?"
     rf"{_PLACES}"
     r"|already|now|right now|rn|again|too|as well|please|pls|kindly|thanks|thank you|for me|real quick|right away|asap|after all|after|fr|fr fr|for real|no cap|oh|uh|um|erm|like"
@@ -169,7 +169,12 @@ _TAIL = re.compile(
     r"|(?:we|i) (?:need|want|require)(?: it| them| some| more)?"
     # why now: "before I forget", "before I lose my mind"
     r"|before i (?:forget|lose my mind|go|leave)|while i remember|while i think of it"
-    r"|before (?:i|we) (?:head|go|drive|pop|run) (?:to|out to|down to|over to) (?:the )?[\w'-]+(?: [\w'-]+)?)$",
+    r"|before (?:i|we) (?:head|go|drive|pop|run) (?:to|out to|down to|over to) (?:the )?[\w'-]+(?: [\w'-]+)?"
+    # the rest of a time limit once its number went: "eggs [in thirty minutes] or less"
+    r"|or less|or under"
+    # that an event will not take place, and why: "the Spanish class is cancelled", ", something came up"
+    r"|(?:is|are|was|has been|got|been) (?:cancell?ed|called off|postponed|off)|(?:is|are) not happening(?: anymore)?"
+    r"|isn't happening(?: anymore)?)$",
     re.IGNORECASE,
 )
 # What to do with it, said after it as a clause of its own: "X, remove from todos", "X, kindly close that task".
@@ -178,11 +183,20 @@ _CLAUSE_TAIL = re.compile(
     r"(?:the |my )?(?:todos|to-dos|tasks|task|list|to-do list|todo list|to do list)$", re.IGNORECASE)
 # The shop an item comes from, by its name, after it: "capsicum from Woolies", "plantain at Coles", "milk
 # from NTUC" (capitals only: "chocolate from the bakery" is tidied by _TAIL, "cheese from home" is kept).
-_SHOP = re.compile(r" (?:from|at) (?:[A-Z][\w'&-]*)(?: [A-Z][\w'&-]*)?$")
+_SHOP = re.compile(r" (?:from|at) (?:the )?(?:[A-Z][\w'&-]*)(?: [A-Z][\w'&-]*)?$")
 # "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some) (?!(?:" + "|".join(sorted(QUANTITY)) + r")\b)", re.IGNORECASE)
 # "scratch eggs off the list": not "eggs off"; "put cordial down on the list": not "cordial down"
-_ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis)$", re.IGNORECASE)
+_ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis|no more(?: already| left)?)$", re.IGNORECASE)
+# A clause of the speaker's after the thing: "tortillas I buy already", "sparkling water but let's",
+# "ranch before I head to Meijer" (a person's words after a joining word; "you" only so: "thank you cards").
+_ITEM_CLAUSE = re.compile(
+    r",? (?:(?:but|before|after|when|because|cause|cos|coz|since|until|till|while|if|as|so|and) "
+    r"(?:i|i'll|i'm|i've|i'd|we|we'll|we're|we've|you|you'll|y'all|ya|they|let's|lets)"
+    # (without a joining word only where it says the thing is had: "tortillas I buy already"; "ag man, we need
+    # boerewors" and "my daughter reminds me that we require prunes" name the thing after the pronoun)
+    r"|(?:i|we|they) (?:already )?(?:buy|bought|got|have|had|grab|grabbed|picked up|will buy)(?: it| them)?(?: already)?$)"
+    r"\b.*$", re.IGNORECASE)
 # Putting an item on, said around it and left on an item read out of a follow-up ("chuck limes on too");
 # the verb only with its particle, so "pop tarts" and "stick of butter" stay items.
 _PUT_VERBS = frozenset({"chuck", "pop", "stick", "bung", "throw", "toss", "put", "add", "write", "jot"})
@@ -191,7 +205,14 @@ _PUT_PARTICLES = frozenset({"on", "in", "down"})
 _ITEM_HEAD = re.compile(
     r"^(?:to )?(?:buy|purchase|pick up|grab|get some|get more|add|put) (?=\S)"
     # what introduces one more, or corrects: "one more thing, eggs", "I said soy milk"
-    r"|^(?:and )?one more thing,? |^(?:no,? )?i (?:said|meant|mean) (?=\S)", re.IGNORECASE)
+    r"|^(?:and )?one more thing,? |^(?:no,? )?i (?:said|meant|mean) (?=\S)"
+    # that it is still to be bought, and no more wanted: "I must still buy quark", "is need to buy buckwheat",
+    # "we don't need anymore kefir" (once "we don't need" went)
+    r"|^(?:(?:i|we|is) )?(?:must|should|still|also|need to|needs to|have to|gotta)(?: still)? (?:buy|get|grab|pick up) (?=\S)"
+    r"|^(?:any ?more|no more|no longer) (?=\S)"
+    # whom it is for and what it is about, said before it: "add for me the dates", "nvm on the oat milk"
+    # ("get me a ride" keeps its "me": a thing got for the speaker is seldom shopping)
+    r"|^(?:for )?me (?=the \S)|^on the (?=\S)", re.IGNORECASE)
 # An item that is a command about another item ("add it", "take them off"): no item.
 _COMMAND_ITEM = re.compile(
     r"^(?:(?:you can|can you|could you|you could|please|pls|just|so) )?(?:\w+ )(?:it|them|that|this|those|these)(?: \w+)?$",
@@ -210,7 +231,7 @@ def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
     if item:
         text = _without_putting(text)
     rules = (_HEAD, _CLAUSE_TAIL, _TAIL) + ((_ARTICLE,) if article else ()) + (
-        (_ITEM_TAIL, _ITEM_HEAD, _SHOP) if item else ())
+        (_ITEM_TAIL, _ITEM_HEAD, _SHOP, _ITEM_CLAUSE) if item else ())
     changed = True
     while changed:
         changed = False
@@ -235,7 +256,7 @@ _ONE_MORE = re.compile(r"^(?:and |oh |also )?(?:one more thing|another thing|one
 # An item that is a statement of the speaker's, said after the things in a list of its own: "put scallions
 # on the list, we're plumb out", "apples and peanut butter, I'm driving".
 _STATEMENT_ITEM = re.compile(
-    r"^(?:(?:or|and|but|so|cause|because|coz|cuz) )?(?:i'm|im|i've|ive|i'd|we're|we've|we'd|they're|you're|it's|i am|we are"
+    r"^(?:(?:or|and|but|so|cause|because|coz|cuz) )?(?:i'm|im|i've|ive|i'd|i'll|we'll|we're|we've|we'd|they're|you're|it's|i am|we are"
     r"|it is|they are|you are|before i|while i|since i|as i|when i)(?: |$)", re.IGNORECASE)
 
 
@@ -418,14 +439,19 @@ _POLITE_OPENING = re.compile(
     r"|(?:hey|ok|okay|hi) (?:google|alexa|siri|sidekick|assistant|cortana|bixby)|(?:google|alexa|siri|cortana|bixby)(?=,)"
     r"|(?:i|we) (?:was|were|am|are) hoping (?:that )?you (?:could|would|can|will)|(?:i'm|im|i am|we're|we are) (?:needing|wanting)(?: to)?"
     r"|would you mind|do you mind|if you don't mind|mind and|mind you|mind(?= \w+ing\b)|(?:i'd|i would|we'd|we would) love(?: to)?"
-    r"|could you please|can you please|could you|can you|would you|will you"
+    r"|could you please|can you please|could you|can you|would you|will you|(?:could|can|would|will) (?:ya|u)"
+    # sorry for asking, said first: "sorry to bug you, but could you add ..."
+    r"|sorry to (?:bug|bother|trouble|pester) (?:you|ya)(?:,? but)?"
+    r"|would it be too much (?:trouble|bother) to|if it'?s not (?:a|too much) (?:bother|trouble)"
     # a favour asked as a question: "would it be possible to add ...", "could I trouble you to put ..."
     r"|(?:would|will) it be possible to|is it possible to|is there any way (?:you could|to)"
+    # "any chance you could put brown sauce on the list", "is there a chance u can add ..."
+    r"|(?:is there )?(?:any|a|some) chance (?:you|u|ya) (?:could|can|would|will|might)|any way (?:you|u) (?:could|can)"
     r"|do you (?:think|reckon) you (?:could|can)|could i (?:trouble|ask|get) you to|may i ask you to"
     # formal and old-fashioned requests: "I should be most grateful if you would add ...",
     # "would you be so kind as to ...", "please be good enough to ...", "dear assistant, ..."
-    r"|kindly|dear (?:assistant|sidekick|bot)|(?:i|we) (?:should|would|'d) be (?:most |very |really |so )?grateful"
-    r" if you (?:would|could)|(?:i|we) (?:was|were) wondering if you (?:could|would)"
+    r"|kindly|dear (?:assistant|sidekick|bot)|(?:i|we) (?:should|would|'d) be (?:most |very |really |so |much )?(?:grateful|obliged)"
+    r" if you(?: would| could)?|(?:i|we) (?:was|were) wondering if you (?:could|would)"
     r"|be (?:so kind|good enough|kind enough)(?: as)? to|if you (?:could|would))[, ]+(?=\S)"
     # asking for a recommendation as a question: "what's a good X" asks for "a good X"
     r"|^(?:what(?:'s| is| are|s)|do you (?:know|have)) (?=(?:a|an|any|some) (?:good|nice|great|decent|tasty|quick|easy"
@@ -441,7 +467,15 @@ _POLITE_CLOSING = re.compile(
     # Irish English closes a request with "so": "add barry's tea to the shopping list so"
     r"| so$"
     # why now, said after: "jam as well while you're at it", "pretzels please, I forgot it"
-    r"|,? while you'?re at it|, ?i (?:forgot|nearly forgot|almost forgot)(?: it| them| that)?$"
+    r"|,? (?:don'?t|do not|dont) wait$|,? while you'?re at it|,? (?:before i (?:forget|lose my mind)|while i (?:remember|think of it))$"
+    # whom it is said to, last (never a thing to buy: no "sugar" or "honey" here): "..., habibi", "bestie ty"
+    r"|,? (?:habibi|habibti|bestie|hon|darling|darlin'?|love|dear|buddy|pal|sweetie|sweetheart|y'all|my friend|chief|boss)"
+    r"(?: ty| thx| thanks| thank you)?$"
+    # why it is off, said after: "cancel the team dinner, something came up"
+    r"|,? (?:something|stuff|things) (?:came|has come|have come) up$"
+    # why now, said after the place: "... on the shopping list before I head to Meijer"
+    r"|,? before (?:i|we) (?:head|go|drive|pop|run|leave)(?: (?:to|out to|down to|over to|for) (?:the )?[\w'-]+(?: [\w'-]+)?)?$"
+    r"|, ?i (?:forgot|nearly forgot|almost forgot)(?: it| them| that)?$"
     # a letter's sign-off, with the writer's name: "Yours sincerely, Margaret", "Kind regards, Tom"
     r"|[.,]? (?:yours (?:sincerely|faithfully|truly)|(?:kind |best |warm |warmest )?regards|best wishes|many thanks"
     r"|with thanks|thanking you|sincerely)(?:,? [\w.'-]+(?: [\w.'-]+)?)?$"

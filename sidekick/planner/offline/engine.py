@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from dreamer.sidekick.planner.base import (
     FunctionFacts,
@@ -176,6 +177,9 @@ class OfflinePlanner:
             return Plan(reply=chatter)
         text = unwrapped_letter(text) or text  # "Good afternoon. ... Please put Metamucil on it. Regards, Harold"
         text = without_politeness(text)
+        chatter = chatter_reply(text)
+        if chatter is not None:  # "good morning hon!" once whom it is said to went
+            return Plan(reply=chatter)
         text = as_command(text) or text  # "I'd like shortbread added to my list" is "add shortbread to my list"
         text = as_sentence(text) or text  # "/notes search visa" is "search my notes for visa"
         text = verb_labelled(text) or text  # "save: the gate code is 4471" is "save a note: ..."
@@ -962,7 +966,7 @@ def _step(index: Index, m: Match, req: Request) -> Step:
     info = index.tools[m.tool]
     tool = info.tool
     # Politeness, how the user came to need a thing, where it goes: never part of a value.
-    args = tidy_args(m.args, {name: slot.kind for name, slot in info.slots.items()}, tool.examples,
+    args = tidy_args(_with_kind_word(m, req), {name: slot.kind for name, slot in info.slots.items()}, tool.examples,
                      m.pattern.example)
     redistribute(args, info.slots, info.param_words)
     fill_typical(args, info.slots, req.span_text(m.a, m.b))
@@ -977,6 +981,27 @@ def _step(index: Index, m: Match, req: Request) -> Step:
         if takes_whole_request(tool.properties, name) and name in args:
             args[name] = " ".join(req.span_text(m.a, m.b).split())
     return Step(tool.agent, tool.function, args)
+
+
+def _with_kind_word(m: Match, req: Request) -> dict[str, Any]:
+    """The fit's values, where a word read as the place a pattern names ("calendar" for "appointment")
+    follows a value with none of the place's small words said: "add a dentist appointment friday 3pm"
+    fits "add {title} on my calendar {start}" with "appointment" for "calendar", yet the word is part of
+    the title, and still says which function is meant."""
+    args = dict(m.args)
+    said = dict(m.said)
+    for name, (a, b) in m.spans.items():
+        value = args.get(name)
+        if not isinstance(value, str) or said.get(b) is None or any(s <= b < e for s, e in m.spans.values()):
+            continue
+        if said[b] in _PLACE_NOUNS and _PLACE_WORDS & set(m.missed) and (
+                " ".join(value.casefold().split()) == " ".join(req.span_text(a, b).casefold().split())):
+            args[name] = req.span_text(a, b + 1)
+    return args
+
+
+_PLACE_NOUNS = frozenset({"calendar", "list", "notes", "schedule", "diary"})
+_PLACE_WORDS = frozenset({"on", "in", "into", "to", "onto"})
 
 
 class _Parser:

@@ -7,8 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.sidekick.planner.language.dates import DATE_WORDS, MONTHS, TEMPORAL, WEEKDAYS, spoken_spans
+from dreamer.sidekick.planner.language.english import is_english_word
 from dreamer.sidekick.planner.language.lexicon import (
     FILLERS,
+    VERB_HEADS,
     OPENING_VERBS,
     PRONOUNS,
     QUESTION_AUXILIARIES,
@@ -205,6 +207,12 @@ def _item_quality(length: int, pronoun_only: bool, url: bool = False) -> float:
     return 0.6 if length > MAX_ITEM_WORDS else 1.0
 
 
+def _slip_target(lex: Lexicon, word: str) -> bool:
+    """A word a real word may be a slip of: a small word, or a verb any request opens with."""
+    canon = lex.canon_word(word)
+    return canon in lex.fillers or canon in lex.generic or canon in VERB_HEADS
+
+
 def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
     text = prepare(text)
     words = tokenize(text)
@@ -245,6 +253,11 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
         fix = canon if canon in DATE_WORDS else w.low
         if w.kind == "word" and not lex.is_known(w.low):
             typo = lex.spell(w.low.replace("'", ""))
+            # A word of English is meant as written ("tea" is no "team"), unless what it may be a slip of is a
+            # small word or a verb ("wit" for "with", "bread" for "read"): a slip onto another real word happens
+            # to those most, and a thing's name read as another thing's changes what is talked about.
+            if typo is not None and is_english_word(w.low) and not _slip_target(lex, typo[0]):
+                typo = None
             if typo is not None:
                 choice, distance = typo
                 alt = lex.canon_word(choice)
