@@ -58,22 +58,27 @@ REMOVE = re.compile(
     r"^(?:please\s+)?take\s+(?:the\s+)?(?P<y>.+?)\s+(?:off|out)(?:\s+(?:again|too|please|now|of it))*+\s*[.!]*$",
     re.I,
 )
+# Words that take something back, in more languages than English: "perdón, I meant tostadas", "Entschuldigung,
+# I meant pumpernickel", "Oh dear, I meant cream cheese", "ay no, lemons, not limes".
+_TAKE_BACK = (r"(?:actually|no|nope|sorry|oops|whoops|wait|wrong|ay|ah|oh|dear|my bad|perd[oó]n|pardon me|entschuldigung"
+              r"|excuse me|d[ée]sol[ée]e?|disculpa|lo siento|scusa)")
 REPLACE = [
-    re.compile(r"^(?:(?:actually|no|sorry|oh|wait|oops|hmm)\W+)*+(?:please\s+)?(?:make\s+(?:that|it|this)|change\s+(?:that|it)\s+to|"
+    re.compile(r"^(?:(?:actually|no|sorry|oh|wait|oops|hmm|dear|perd[oó]n|pardon me|entschuldigung|excuse me"
+               r"|d[ée]sol[ée]e?|disculpa|lo siento|scusa|ah|ay)\W+)*+(?:please\s+)?(?:make\s+(?:that|it|this)|change\s+(?:that|it)\s+to|"
                r"switch\s+(?:that|it)\s+to|replace\s+(?:that|it)\s+with|i\s+meant|i\s+mean|i\s+said|not\s+that,)\s+(?P<x>.+?)"
                r"(?:\s+instead)?(?:\s+please)?\s*[.!]*$", re.I),
     re.compile(r"^(?:(?:actually|no|sorry)\W+)*+(?P<x>.+?)\s+instead(?:\s+please)?\s*[.!]*$", re.I),
     # "actually almond milk", "sorry, thursday not wednesday", "no, 10am", "oops, almond milk, not regular":
     # a lead word, then only the value (checked in _replace: it must not be a request of its own).
     # Only words that take something back lead a correction: "oh and lemons" adds lemons.
-    re.compile(r"^(?:actually|no|nope|sorry|oops|wait)[\s,.!;:-]+"
-               r"(?:(?:actually|no|nope|sorry|oops|wait)[\s,.!;:-]+)?(?P<x>[^,]+?)"
+    re.compile(rf"^{_TAKE_BACK}[\s,.!;:-]+"
+               rf"(?:{_TAKE_BACK}[\s,.!;:-]+)?(?P<x>[^,]+?)"
                r"(?:\s*,?\s+not\s+(?:the\s+|a\s+)?[^,]+?)?(?:\s+please)?\s*[.!]*$", re.I),
     # The value ends on a letter, so the space before "not" is read one way only (no backtracking).
     re.compile(r"^(?P<x>[^,]*?[^\s,]),?\s+not\s+[^,]*$", re.I),
 ]
 _BARE_REPLACE = 2  # REPLACE patterns from this one on say only a value: it must not plan as a request
-_APOLOGIES = frozenset({"sorry", "soz", "sry", "oops", "my bad"})
+_APOLOGIES = frozenset({"sorry", "soz", "sry", "oops", "my bad", "lol", "haha", "lmao", "xx"})  # (and laughter)
 _INSTEAD = 1  # REPLACE's "X instead" pattern
 # Verbs that open a request of their own, said with "instead": "move it to 10 instead", "show my notes instead".
 _COMMAND_VERBS = frozenset({"move", "push", "show", "cancel", "delete", "remove", "plan", "find", "search", "tell",

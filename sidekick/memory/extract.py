@@ -120,6 +120,8 @@ _STATEMENTS: tuple[re.Pattern[str], ...] = tuple(
         _SUBJ + r"\s+(?:just\s+|recently\s+)?moved\s+to\s+" + _OBJ,
         _SUBJ + r"\s+(?:don't|do\s+not|never|can't|cannot|won't|will\s+not|no\s+longer|only|rarely)\s+(?:eat|drink)\s+" + _OBJ,
         _SUBJ + r"\s+(?:eat|drink)\s+no\s+" + _OBJ,
+        # "I eat halal only", "we only eat kosher", "I keep halal"
+        _SUBJ + r"\s+(?:only\s+)?(?:eat|keep)\s+(?:strictly\s+)?(?:" + _DIETS + r")(?:\s+(?:food|meat))?(?:\s+only)?",
         _SUBJ + r"\s+(?:try\s+to\s+|always\s+)?avoid\s+" + _OBJ,
         _BE + r"\s+(?:trying\s+to\s+avoid|avoiding)\s+" + _OBJ,
         _SUBJ + r"(?:\s+(?:really|absolutely|truly|just))?(?:\s+(?:don't|do\s+not))?(?:\s+really)?\s+"

@@ -1002,10 +1002,36 @@ def test_side26_cal_before_whom_is_a_call() -> None:
     ("call off the team dinner, something came up", "calendar.remove_event", {"title": "team dinner"}),
     # the rest of a time limit
     ("what can I cook with lentils in twenty minutes or less", "recipes.suggest", {"ingredient": "lentils"}),
+    # a verb's form in -s opens no second request: a thing named in a list
+    ("put nappies and wipes on the shopping list", "grocery.add_items", {"items": ["nappies", "wipes"]}),
+    # figures asked for with a verb of telling, said first
+    ("share the headcount in Marketing for last year", "sql-explorer.ask",
+     {"question": "share the headcount in marketing for last year"}),  # (compared casefolded)
+    # whether anybody put it there, or whether it was forgotten
+    ("has anybody added oat milk to the list", "grocery.list_items", {}),
+    ("is washing powder on the shopping list or did I forget", "grocery.list_items", {}),
 ])
 def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                           args: dict) -> None:
     _routes_and_fills(tools, context, text, name, args)
+
+
+@pytest.mark.parametrize("text", [
+    "my sister finally got her visa, woohoo",
+    "the new office coffee machine is kinda scary",
+    "our team had a rough week",
+])
+def test_side27_a_remark_of_feeling_makes_no_call(tools: list[Tool], context: PlanContext, text: str) -> None:
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None, (text, plan.steps)
+
+
+def test_side27_a_diet_kept_is_a_fact_to_remember() -> None:
+    from dreamer.sidekick.memory.extract import read_memory_intent
+
+    assert read_memory_intent("we only eat kosher") is not None
+    assert read_memory_intent("I eat halal only") is not None
+    assert read_memory_intent("I eat pasta on fridays") is None
 
 
 def test_side27_words_of_english_and_clauses_keep_their_meaning() -> None:

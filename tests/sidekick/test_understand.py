@@ -489,3 +489,20 @@ def test_side26_the_entry_a_clause_names_is_what_it_points_at(tools: list[Tool])
     shown = {"agent": "grocery", "function": "list_items", "args": {}, "result": {"items": ["lemons", "rice"]}}
     assert steps(read("picked up the lemons, tick them off", tools, after(tools, shown))) == [
         ("grocery.remove_items", {"items": ["lemons"]})]
+
+
+# ---------------------------------------------------------------- side27 (2026-12-07, second session)
+def test_side27_a_correction_led_by_an_apology_in_another_language(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["penne"]}, "result": {"added": ["penne"]}}
+    state = after(tools, added)
+    for text in ("disculpa, I meant fusilli", "Pardon me, I meant fusilli.", "oh dear, I meant fusilli",
+                 "désolé, fusilli not penne", "I meant fusilli lol"):
+        assert steps(read(text, tools, state)) == [("grocery.remove_items", {"items": ["penne"]}),
+                                                   ("grocery.add_items", {"items": ["fusilli"]})], text
+
+
+def test_side27_more_said_with_an_apology_or_laughter_last(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["crisps"]}, "result": {"added": ["crisps"]}}
+    state = after(tools, added)
+    for text in ("add salsa too, sorry", "salsa as well lol"):
+        assert steps(read(text, tools, state)) == [("grocery.add_items", {"items": ["salsa"]})], text

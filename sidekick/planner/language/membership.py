@@ -15,13 +15,13 @@ import re
 # Where things are kept, as a question names it; "there" / "on it" is the list a shopping question means.
 _PLACE = (r"(?P<place>(?:the |my |our |your )?(?:[\w-]+ )?(?:list|calendar|schedule|diary|agenda|notes|to-do list"
           r"|todo list|to-dos|todos|tasks)|there|it)")
-_AFTER = r"(?: already| yet| still| or not| by any chance| at all)?[?.!]?$"
+_AFTER = r"(?: already| yet| still| or not| by any chance| at all| or did i forget(?: it)?)?[?.!]?$"
 _MEMBERSHIP = (
     # "is milk on the list", "are the eggs on there or not", "is the dentist in my calendar"
     re.compile(rf"^(?:is|are|was|were) (?:there )?(?:any )?(?P<thing>[^\s,;.!?][^,;.!?]{{0,60}}?) (?:on|in|onto) {_PLACE}{_AFTER}",
                re.IGNORECASE),
     # "did I already put eggs on the list", "have we added bin bags to the list", "did you add it to my to-dos"
-    re.compile(r"^(?:did|have|had|has) (?:i|we|you|someone|anyone|somebody) (?:already |just |ever )?"
+    re.compile(r"^(?:did|have|had|has) (?:i|we|you|someone|anyone|somebody|anybody) (?:already |just |ever )?"
                r"(?:put|add|added|write|wrote|written|stick|stuck|pop|popped|chuck|chucked|get|got|jot|jotted)"
                rf"(?: down)? [^\s,;.!?][^,;.!?]{{0,60}}? (?:on|to|in|into|onto) {_PLACE}{_AFTER}", re.IGNORECASE),
     # "check if crumpets is on the list", "can you see whether oat milk is already on my list"

@@ -18,6 +18,9 @@ JUDGING = frozenset({
     "sucks", "sucked", "ridiculous", "frustrating", "infuriating", "hopeless", "never", "worst", "pathetic",
     "overrated", "crap", "dreadful", "tedious", "irritating", "shambles", "so", "haiya", "aiyo",
     "honestly", "always",
+    # feeling, glad or not: "my manager finally approved my PTO, woohoo", "it's been rough", "so satisfying"
+    "typical", "woohoo", "yay", "yippee", "satisfying", "scary", "rough", "delicious", "yummy", "stressed",
+    "exhausted", "knackered", "gutted", "chuffed", "stoked", "bummed", "kinda",
 })
 # A word of these, with another of JUDGING, is judgement; alone ("so", "always", "never", "honestly") it
 # is an ordinary word of a value ("so-so", "always fresh bread").

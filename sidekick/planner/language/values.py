@@ -130,7 +130,7 @@ _TAIL = re.compile(
     r"|on (?:the|my|our) way (?:home|back|in|out|over|there|to (?:the |my )?\w+)(?: (?:from|to) (?:the |my )?\w+)?"
     r"|(?:to|on|onto|in|into|from|off) (?:the |my |our )?(?:[\w-]+ )?"
     rf"{_PLACES}"
-    r"|already|now|right now|rn|again|too|as well|please|pls|kindly|thanks|thank you|for me|real quick|right away|asap|after all|after|fr|fr fr|for real|no cap|oh|uh|um|erm|like"
+    r"|already|now|right now|rn|again|too|as well|then|please|pls|kindly|thanks|thank you|for me|real quick|right away|asap|after all|after|fr|fr fr|for real|no cap|oh|uh|um|erm|like"
     # tags and whom it is said to, with no comma: "add cheese na", "cheese too yaar", "put bread bro"
     r"|na|naa|yaar|bro|bruh|dude|fam|sis|hun|babe|mate|ya|yeah"
     # what the meal is for: "something with paneer for dinner"
@@ -187,7 +187,8 @@ _SHOP = re.compile(r" (?:from|at) (?:the )?(?:[A-Z][\w'&-]*)(?: [A-Z][\w'&-]*)?$
 # "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some) (?!(?:" + "|".join(sorted(QUANTITY)) + r")\b)", re.IGNORECASE)
 # "scratch eggs off the list": not "eggs off"; "put cordial down on the list": not "cordial down"
-_ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis|no more(?: already| left)?)$", re.IGNORECASE)
+_ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis|no more(?: already| left)?|not need(?:ed)?)$",
+                        re.IGNORECASE)
 # A clause of the speaker's after the thing: "tortillas I buy already", "sparkling water but let's",
 # "ranch before I head to Meijer" (a person's words after a joining word; "you" only so: "thank you cards").
 _ITEM_CLAUSE = re.compile(
@@ -210,6 +211,8 @@ _ITEM_HEAD = re.compile(
     # "we don't need anymore kefir" (once "we don't need" went)
     r"|^(?:(?:i|we|is) )?(?:must|should|still|also|need to|needs to|have to|gotta)(?: still)? (?:buy|get|grab|pick up) (?=\S)"
     r"|^(?:any ?more|no more|no longer) (?=\S)"
+    # that it was got, said before it: "I picked up bread and butter, take them off"
+    r"|^(?:(?:i|we) )?(?:just |already )?(?:picked up|bought|grabbed) (?=\S)"
     # whom it is for and what it is about, said before it: "add for me the dates", "nvm on the oat milk"
     # ("get me a ride" keeps its "me": a thing got for the speaker is seldom shopping)
     r"|^(?:for )?me (?=the \S)|^on the (?=\S)", re.IGNORECASE)
@@ -471,6 +474,8 @@ _POLITE_CLOSING = re.compile(
     # whom it is said to, last (never a thing to buy: no "sugar" or "honey" here): "..., habibi", "bestie ty"
     r"|,? (?:habibi|habibti|bestie|hon|darling|darlin'?|love|dear|buddy|pal|sweetie|sweetheart|y'all|my friend|chief|boss)"
     r"(?: ty| thx| thanks| thank you)?$"
+    # laughter, an apology and a blessing, said last: "red bull lol", "add coffee too, sorry", "buns, you betcha"
+    r"|,? (?:lol|lmao|haha|hahaha|hehe|sorry|bless you|bless your heart|you betcha|betcha)$"
     # why it is off, said after: "cancel the team dinner, something came up"
     r"|,? (?:something|stuff|things) (?:came|has come|have come) up$"
     # why now, said after the place: "... on the shopping list before I head to Meijer"

@@ -542,13 +542,14 @@ class OfflinePlanner:
             return None  # a choice among that agent's own functions is asked as it is
         req = read_request(text, index.lex, context.local_now())
         words = {t.fix.casefold() for t in req.toks}
-        if not (req.asks or text.rstrip().endswith("?") or words & _MEASURES):
+        telling = bool(req.toks) and req.toks[0].fix.casefold() in _TELLING
+        if not (req.asks or text.rstrip().endswith("?") or words & _MEASURES or telling):
             return None
         # (a word of its subject: not a number nor a word like "left" or "recent")
         own = {w for w in domain_words(index, req, info.tool.agent, 0, len(req.toks))
                if w.isalpha() and len(w) > 3 and w not in _MEASURES and w not in _NO_SUBJECT}
         others = {w for t in index.tools if t.tool.agent != info.tool.agent
-                  for w in domain_words(index, req, t.tool.agent, 0, len(req.toks))}
+                  for w in domain_words(index, req, t.tool.agent, 0, len(req.toks))} - _TELLING
         if not own or others:
             return None
         return Plan(steps=(Step(info.tool.agent, info.tool.function, {name: text.strip()}),))
@@ -697,6 +698,9 @@ _NO_SUBJECT = frozenset({"recent", "latest", "name", "still", "left", "work", "c
 _MEASURES = frozenset({"average", "avg", "mean", "median", "total", "rate", "percentage", "percent", "ratio", "number",
                        "count", "breakdown", "break", "compare", "trend", "split", "distribution", "how", "many",
                        "much"})
+# Verbs that ask for figures, said first: "kindly share attrition in Sales this year", "revert with the count".
+_TELLING = frozenset({"share", "tell", "give", "show", "pull", "send", "list", "report", "revert", "fetch", "provide",
+                      "get"})
 # Words that make a part of a message something other than a thing to get (labels.bare_things).
 _NOT_THINGS = GENERIC_WORDS | QUESTION_WORDS | VERB_HEADS | frozenset(
     {"i", "you", "we", "me", "my", "the", "it", "this", "that", "is", "are", "was", "not", "no", "yes", "ok", "okay", "hi",
@@ -1086,14 +1090,19 @@ def split_points(index: Index, req: Request, a: int, b: int) -> list[tuple[int, 
                 start += 2 if toks[start].canon == "after" else 1
             if start < b and _opens(index, toks[start]):
                 out.append((t, start))
-        elif toks[t - 1].sep in (";", ".", "!", "?") or (toks[t - 1].sep == "," and toks[t].canon in index.openers):
+        elif toks[t - 1].sep in (";", ".", "!", "?") or (toks[t - 1].sep == "," and toks[t].canon in index.openers
+                                                          and _opens(index, toks[t])):
             if toks[t].canon not in split_words:
                 out.append((t, t))
     return out[:MAX_SPLIT_POINTS]
 
 
 def _opens(index: Index, tok: Tok) -> bool:
-    """The word may begin a request (a likely typo of such a word counts, after "and" or "then")."""
+    """The word may begin a request (a likely typo of such a word counts, after "and" or "then"); a verb's
+    form in -s never does: "add diapers and wipes" names a thing, where "and wipe the list" commands."""
+    if (tok.fix.endswith("s") and not tok.fix.endswith("ss") and tok.fix != tok.canon and tok.kind == "word"
+            and tok.fix not in {t.tool.agent for t in index.tools}):  # ("notes: call mum" names the agent)
+        return False
     return any(alt in index.openers for alt in tok.alts)
 
 
