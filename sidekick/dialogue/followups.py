@@ -77,6 +77,7 @@ REPLACE = [
     # The value ends on a letter, so the space before "not" is read one way only (no backtracking).
     re.compile(r"^(?P<x>[^,]*?[^\s,]),?\s+not\s+[^,]*$", re.I),
 ]
+_NOT_THAT = re.compile(r",?\s+not\s+(?:the\s+|a\s+)?[^,\s]+(?:\s[^,\s]+){0,3}\s*$", re.I)
 _BARE_REPLACE = 2  # REPLACE patterns from this one on say only a value: it must not plan as a request
 _APOLOGIES = frozenset({"sorry", "soz", "sry", "oops", "my bad", "lol", "haha", "lmao", "xx"})  # (and laughter)
 _INSTEAD = 1  # REPLACE's "X instead" pattern
@@ -479,6 +480,8 @@ def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: 
             return None
         if len(x.split()) > 1 and x.split()[-1].casefold().strip(".,!") in _APOLOGIES:
             x = x.rsplit(" ", 1)[0].rstrip(" ,")  # "I meant paneer sorry"
+        if i == 0:
+            x = _NOT_THAT.sub("", x) or x  # "I meant tostadas not tortillas": what it was is no part of it
         typed = _typed_value(tool, record, x, now)
         if i >= _BARE_REPLACE and re.match(r"(?:and|also|plus|too|as well)\b", x, re.I):
             continue  # "sorry, and lemons": one more, not instead

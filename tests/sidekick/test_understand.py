@@ -506,3 +506,9 @@ def test_side27_more_said_with_an_apology_or_laughter_last(tools: list[Tool]) ->
     state = after(tools, added)
     for text in ("add salsa too, sorry", "salsa as well lol"):
         assert steps(read(text, tools, state)) == [("grocery.add_items", {"items": ["salsa"]})], text
+
+
+def test_side27_i_meant_x_not_y_takes_x(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["penne"]}, "result": {"added": ["penne"]}}
+    assert steps(read("sorry, I meant rigatoni not penne", tools, after(tools, added))) == [
+        ("grocery.remove_items", {"items": ["penne"]}), ("grocery.add_items", {"items": ["rigatoni"]})]

@@ -245,8 +245,8 @@ def list_items(ctx: Context) -> dict:
         "delete everything on my grocery list",
         "start a new grocery list",
         "(clear|empty) [my|the] [grocery|shopping] list",
-        "remove (everything|all items) from [my|the] (grocery|shopping) list",
-        "take everything off [my|the] (grocery|shopping) list",
+        "(remove|delete) (everything|all items) from [my|the] (grocery|shopping) list",
+        "(take|delete|remove) everything off [my|the] [grocery|shopping] list",
     ],
 )
 def clear(ctx: Context) -> dict:

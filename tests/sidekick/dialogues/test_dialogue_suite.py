@@ -6,11 +6,9 @@ heldout_3.yaml a third, written by an outsider while others tuned: only its scor
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from dialogue_suite import HERE, load, reads_badly, run_suite
-from kernelproc import KernelProc, start_kernel
+from kernelproc import KernelProc
 
 TARGET = 0.9
 # Floors just below what the splits measure (side16d, 2026-12-05: tuned 348/350, heldout 57/57,
@@ -31,13 +29,6 @@ FLOOR = {"tuned": 0.98, "heldout": 0.98, "heldout_2": TARGET, "heldout_3": 0.83,
 # `heldout_10` / `heldout_11` / `heldout_12` print their scores.
 SCORED_ONLY = ("heldout_3", "heldout_d", "heldout_7", "heldout_8", "heldout_9", "heldout_10",
                "heldout_11", "heldout_12")  # failures not shown
-
-
-@pytest.fixture(scope="module")
-def suite_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelProc]:
-    k = start_kernel(tmp_path_factory.mktemp("dialogues") / "home", wait_s=300)
-    yield k
-    k.stop()
 
 
 def test_the_suite_is_written_as_families_with_a_held_out_split() -> None:
@@ -120,12 +111,18 @@ def test_field_dumps_and_exception_names_are_caught() -> None:
     assert reads_badly("Added milk to your grocery list.") is None
 
 
+# The tuned splits run in a module of their own (test_dialogue_tuned.py), on a kernel of their own, so that
+# pytest-xdist (--dist loadfile) gives the two halves to two workers: together they were the suite's longest chain.
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("split", ["tuned", "heldout", "heldout_2", "heldout_3", "tuned_2", "heldout_d", "heldout_4"])
+@pytest.mark.parametrize("split", ["heldout", "heldout_2", "heldout_3", "heldout_d", "heldout_4"])
 def test_split_meets_the_target(suite_kernel: KernelProc, split: str) -> None:
-    passed, total, failures, _ = run_suite(suite_kernel, HERE / f"{split}.yaml")
+    meets_the_floor(suite_kernel, split)
+
+
+def meets_the_floor(kernel: KernelProc, split: str) -> None:
+    """The split run against `kernel` scores at least its floor; a blind split's failures are not shown."""
+    passed, total, failures, _ = run_suite(kernel, HERE / f"{split}.yaml")
     print(f"{split}: {passed}/{total}")
-    # The third held-out batch is scored, never read: its failures are not shown.
     shown = "" if split in SCORED_ONLY else "\n".join(failures)
     assert passed / total >= FLOOR[split], shown or f"{split}: {passed}/{total}"
 
