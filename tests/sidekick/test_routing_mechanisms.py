@@ -1010,6 +1010,11 @@ def test_side26_cal_before_whom_is_a_call() -> None:
     # whether anybody put it there, or whether it was forgotten
     ("has anybody added oat milk to the list", "grocery.list_items", {}),
     ("is washing powder on the shopping list or did I forget", "grocery.list_items", {}),
+    # a thing said first, then "add to list" with no pronoun; a sweet word after the place
+    ("the ginger is all gone, please add to list", "grocery.add_items", {"items": ["ginger"]}),
+    ("low on rice, beans and salsa, add to the shopping list", "grocery.add_items",
+     {"items": ["rice", "beans", "salsa"]}),
+    ("out of grits, put it on the list, honey", "grocery.add_items", {"items": ["grits"]}),
 ])
 def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                           args: dict) -> None:

@@ -23,7 +23,9 @@ _COMMAND = re.compile(
     r"(?:and\s+|so\s+|please\s+|kindly\s+|can you\s+|could you\s+)?"
     r"(?P<verb>[a-z]+(?:\s+(?:up|down|off|out|on|in))?)\s+"
     r"(?:(?P<pronoun>it|them|em|'em|both|both of them|all of them|those|these)\b(?P<rest>[^,;]*)"
-    r"|that\b(?P<where>\s+(?:on|onto|in|into|to|off|from)\b[^,;]*))",
+    r"|that\b(?P<where>\s+(?:on|onto|in|into|to|off|from)\b[^,;]*)"
+    # no pronoun, straight to the list: "capsicum is finished at home, please add to list"
+    r"|(?P<bare>(?:on|onto|in|into|to)\s+(?:the\s+|my\s+|our\s+)?(?:[\w-]+\s+)?list\b[^,;]*))",
     re.IGNORECASE,
 )
 # Words that join clauses: in a long thing clause ("I was making pancakes and realised we have no maple
@@ -65,17 +67,23 @@ def _shape(text: str) -> _Shape | None:
         # (a verb of the past after a comma reports: "..., picked them up"; after "and" it may be a letter's
         # favour once its wrapper went: "... and would be grateful if you added it to my list")
         reported = _past(verb) and words[n - 1].group().endswith((",", ";", "."))
+        if m.group("bare") is not None and (verb not in _PUTTING or not joined):
+            continue  # without a pronoun only a verb of putting, after a comma: "cat food to the list" is no command
         if verb in FILLERS or verb in PRONOUNS or reported or (not joined and (n < 2 or before in FILLERS)):
             continue  # "note that it rains", "remember to water it": no command about a thing said before
-        plural = (m.group("pronoun") or "it").casefold() != "it"
+        # (no pronoun says nothing of how many: "short on butter, leeks and garlic, add to the list" means all three)
+        plural = (m.group("pronoun") or "it").casefold() != "it" or m.group("bare") is not None
         thing = _last_clause(_last_sentence(text[: w.start()]), plural)
         if not thing or any(c in thing for c in "!?"):
             return None
-        rest = m.group("rest") if m.group("rest") is not None else m.group("where")
+        rest = next((m.group(g) for g in ("rest", "where", "bare") if m.group(g) is not None), "")
+        if m.group("bare") is not None:
+            rest = " " + rest
         return _Shape(thing, m.group("verb"), rest)
     return None
 
 
+_PUTTING = frozenset({"add", "put", "pop", "stick", "chuck", "throw", "bung", "write", "jot"})
 # Said of what was done, not asked: "cross off eggs and milk, picked them up on the way home".
 _PAST_FORMS = frozenset({"got", "bought", "found", "took", "ate", "had", "did", "made", "brought", "gave", "left",
                          "forgot", "threw", "sold", "drank", "finished", "done"})

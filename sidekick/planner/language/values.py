@@ -474,6 +474,8 @@ _POLITE_CLOSING = re.compile(
     # whom it is said to, last (never a thing to buy: no "sugar" or "honey" here): "..., habibi", "bestie ty"
     r"|,? (?:habibi|habibti|bestie|hon|darling|darlin'?|love|dear|buddy|pal|sweetie|sweetheart|y'all|my friend|chief|boss)"
     r"(?: ty| thx| thanks| thank you)?$"
+    # ... and a sweet word after the place, where no thing goes: "add it to the list, sugar"
+    r"|(?<=list),? (?:sugar|honey|hun|babe|sweetie pie|sugar pie|sweet pea)$"
     # laughter, an apology and a blessing, said last: "red bull lol", "add coffee too, sorry", "buns, you betcha"
     r"|,? (?:lol|lmao|haha|hahaha|hehe|sorry|bless you|bless your heart|you betcha|betcha)$"
     # why it is off, said after: "cancel the team dinner, something came up"
