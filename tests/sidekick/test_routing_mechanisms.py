@@ -1015,6 +1015,10 @@ def test_side26_cal_before_whom_is_a_call() -> None:
     ("low on rice, beans and salsa, add to the shopping list", "grocery.add_items",
      {"items": ["rice", "beans", "salsa"]}),
     ("out of grits, put it on the list, honey", "grocery.add_items", {"items": ["grits"]}),
+    # the story first, then the request; where a thing should go, said with an adverb
+    ("the dog chewed through the bin bags again. ugh. add bin bags to the shopping list", "grocery.add_items",
+     {"items": ["bin bags"]}),
+    ("peanut butter should definitely go on the shopping list", "grocery.add_items", {"items": ["peanut butter"]}),
 ])
 def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                           args: dict) -> None:
@@ -1029,6 +1033,15 @@ def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContex
 def test_side27_a_remark_of_feeling_makes_no_call(tools: list[Tool], context: PlanContext, text: str) -> None:
     plan = _plan(tools, context, text)
     assert not plan.steps and plan.pending is None, (text, plan.steps)
+
+
+def test_side27_a_clause_that_tells_what_happened() -> None:
+    from dreamer.sidekick.planner.language.narration import narrates
+
+    assert narrates("our boiler broke down on Sunday") and narrates("we ran out halfway through")
+    assert narrates("the kids were up half the night")
+    assert not narrates("add bread to the list") and not narrates("we need bread")
+    assert not narrates("picked up eggs")  # no one it happened to: a done-list of its own
 
 
 def test_side27_a_diet_kept_is_a_fact_to_remember() -> None:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
+from dreamer.sidekick.planner.language.narration import past_form
 from dreamer.sidekick.planner.language.values import tidy_text
 
 # "<thing>, <one or two command words> it|them <the rest>"; the command words do not include a
@@ -66,7 +67,7 @@ def _shape(text: str) -> _Shape | None:
         before = words[n - 1].group().casefold()
         # (a verb of the past after a comma reports: "..., picked them up"; after "and" it may be a letter's
         # favour once its wrapper went: "... and would be grateful if you added it to my list")
-        reported = _past(verb) and words[n - 1].group().endswith((",", ";", "."))
+        reported = past_form(verb) and words[n - 1].group().endswith((",", ";", "."))
         if m.group("bare") is not None and (verb not in _PUTTING or not joined):
             continue  # without a pronoun only a verb of putting, after a comma: "cat food to the list" is no command
         if verb in FILLERS or verb in PRONOUNS or reported or (not joined and (n < 2 or before in FILLERS)):
@@ -84,16 +85,6 @@ def _shape(text: str) -> _Shape | None:
 
 
 _PUTTING = frozenset({"add", "put", "pop", "stick", "chuck", "throw", "bung", "write", "jot"})
-# Said of what was done, not asked: "cross off eggs and milk, picked them up on the way home".
-_PAST_FORMS = frozenset({"got", "bought", "found", "took", "ate", "had", "did", "made", "brought", "gave", "left",
-                         "forgot", "threw", "sold", "drank", "finished", "done"})
-_NOT_PAST = frozenset({"need", "feed", "weed", "seed", "speed", "bleed", "breed", "shed", "bed", "red"})
-
-
-def _past(verb: str) -> bool:
-    return verb in _PAST_FORMS or (verb.endswith("ed") and verb not in _NOT_PAST and len(verb) > 4)
-
-
 def _last_sentence(text: str) -> str:
     """ "We had guests. We require prunes." -> "We require prunes.": the thing is in the sentence before the command."""
     body = text.rstrip().rstrip(".")

@@ -137,7 +137,7 @@ _TAIL = re.compile(
     r"|for (?:dinner|lunch|breakfast|supper|tonight|tea tonight)"
     # where it has to go, said after it ("squash needs to go [on the list]"), and a copula left dangling
     # once the place went ("make sure eggs is [on the list]")
-    r"|(?:needs|need|has|have|ought|got) to go|should go|goes|(?:is|are)"
+    r"|(?:needs|need|has|have|ought|got) to go|should(?: probably| really| definitely| also)? go|goes|(?:is|are)"
     # that it is used up, and sighs: "olive oil is done", "sourdough bread again ugh", "no maple syrup left"
     r"|(?:is|are|was|were) (?:done|finished|gone|all gone|used up|empty|out|sorted)|left|anymore|any more|ugh|argh|lol"
     r"|sorted|(?:we've|we have|i've|i have|we|i)(?: got)? (?:heaps|plenty|loads|lots|enough)(?: of (?:it|them|those))?"

@@ -46,6 +46,7 @@ from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
 from dreamer.sidekick.planner.language.membership import membership_question
+from dreamer.sidekick.planner.language.narration import narrates
 from dreamer.sidekick.planner.language.remarks import JUDGING, REMARK_REPLY, judging_words
 from dreamer.sidekick.planner.language.lexicon import GENERIC_WORDS, QUESTION_WORDS, VERB_HEADS
 from dreamer.sidekick.planner.language.letters import unwrapped_letter, with_place
@@ -463,7 +464,7 @@ class OfflinePlanner:
             if len(words) >= MIN_ASIDE_WORDS and not self._plan_text(pieces[k], index, context).steps:
                 continue  # "where were we, ok, add kumquats": a known word opens a clause that asks nothing
             before = pieces[:k]
-            if not all(_interjection(p) or _about_oneself(p) or (len(p.split()) >= MIN_ASIDE_WORDS and not _sure(
+            if not all(_interjection(p) or _about_oneself(p) or narrates(p) or (len(p.split()) >= MIN_ASIDE_WORDS and not _sure(
                     self._plan_text(p, index, context))) for p in before):
                 return None
             read = self._plan_text(without_politeness(", ".join(pieces[k:])), index, context)
@@ -474,8 +475,11 @@ class OfflinePlanner:
                 return None  # "I'm in the mood for japanese, what can I cook": the clause held a value
             said = " ".join(str(x) for step in plan.steps for v in step.args.values()
                             for x in (v if isinstance(v, list) else [v])).casefold()
+            # (or its values hold words only the story says: "the dog chewed through the bin bags again. ugh. add ...")
             if not _sure(plan) or any(p.casefold() in said for p in before if not _interjection(p)) or _across(
                     plan, " ".join(before), " ".join(pieces[k:])) or any(
+                    _holds_words_of(step, " ".join(before), " ".join(pieces[k:])) for step in plan.steps
+                    if any(narrates(p) for p in before) and not _POINTS_BACK.search(pieces[k])) or any(
                     _interjection(p) and p.casefold() in said.split() for p in before):
                 if len(read.steps) == 1 and read.pending is None:  # a typical value said before still counts ("in the mood for thai, ...")
                     return replace(read, steps=(_with_typical(index, read.steps[0], ", ".join(before)),))
@@ -677,7 +681,11 @@ MAX_PREAMBLE_PIECES = 5
 # Words said alone before a request that are never its item: "sorry, ...", "ok, ...", "grand, ...".
 _INTERJECTIONS = frozenset(
     "sorry ok okay grand right so well yeah yes oh hey anyway alright cool great lovely perfect hmm um uh wait "
-    "also now then righto sweet fine aye ach och lol haha".split())
+    "also now then righto sweet fine aye ach och lol haha ugh argh sigh oof meh phew jeez".split())
+
+
+# A word that points back at what was said before it: "can you get that in my calendar".
+_POINTS_BACK = re.compile(r"\b(?:it|that|them|those|this|these)\b", re.IGNORECASE)
 
 
 def _interjection(piece: str) -> bool:
@@ -732,7 +740,7 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
     if not plan.steps or not text.split() or "?" in text:
         return False
     openers = get_index(tools).openers - _NOT_COMMANDS
-    for clause in _COMMAS.split(text):
+    for clause in _CLAUSES.split(text):  # (a sentence is a clause too: "... again. ugh. add bin bags ...")
         # (a word or two of feeling may open the command: "ugh add clean my room to my todos")
         for word in clause.split()[:MAX_LEAD_WORDS + 1]:
             first = word.strip(",.!").casefold()
