@@ -1019,6 +1019,9 @@ def test_side26_cal_before_whom_is_a_call() -> None:
     ("the dog chewed through the bin bags again. ugh. add bin bags to the shopping list", "grocery.add_items",
      {"items": ["bin bags"]}),
     ("peanut butter should definitely go on the shopping list", "grocery.add_items", {"items": ["peanut butter"]}),
+    # "the whole list" is the list ("whole milk" stays a thing)
+    ("what's on the entire shopping list", "grocery.list_items", {}),
+    ("put whole milk on the list", "grocery.add_items", {"items": ["whole milk"]}),
 ])
 def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                           args: dict) -> None:

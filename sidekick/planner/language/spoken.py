@@ -65,6 +65,11 @@ _SA_PLACES = frozenset({"the", "my", "our", "grocery", "groceries", "shopping", 
 _PIDGIN_IT_VERBS = frozenset({"add", "put", "remove", "take", "buy", "carry", "drop", "comot", "write", "chuck"})
 
 
+# "the whole list", "my entire calendar": the place itself ("read me the whole list" read "whole" as an item).
+_WHOLE_PLACE = re.compile(r"\b(the|my|our) (?:whole|entire|full|complete) (?=(?:[\w-]+ )?(?:list|calendar|schedule|diary)\b)",
+                          re.IGNORECASE)
+
+
 def as_written(text: str) -> str:
     """`text` with hesitations and other Englishes' particles dropped, spoken punctuation written and
     spoken clock times in digits; unchanged when nothing else is said ("uh" alone is somebody thinking,
@@ -91,7 +96,7 @@ def as_written(text: str) -> str:
         if bare in _DAY_PARTS:
             word = word.casefold().replace(bare, _DAY_PARTS[bare])
         kept.append(word)
-    written = _SPOKEN_MERIDIEM.sub(_clock, " ".join(w for w in kept if w))
+    written = _WHOLE_PLACE.sub(r"\1 ", _SPOKEN_MERIDIEM.sub(_clock, " ".join(w for w in kept if w)))
     return written if any(c.isalnum() for c in written) else text
 
 
