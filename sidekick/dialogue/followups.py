@@ -162,6 +162,7 @@ def _swap(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
         return None
     asking = said.strip().endswith("?") or m.group("about")
     x = body[m.end():].strip()
+    x = _without_tail(x)
     if not asking or not x or len(x) > MAX_SWAP_CHARS or "," in x or "?" in x:
         return None
     if len(x.split()) > MAX_SWAP_WORDS or _is_request(x, replan):
@@ -210,7 +211,7 @@ def _more(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: dat
         m = pattern.match(said)
         if m is None:
             continue
-        x = m.group("x").strip()
+        x = _without_tail(m.group("x").strip())
         param = _fillable(tool)
         if param is None or not x or takes_whole_request(tool.properties, param):
             return None  # a fragment is no whole question: _reask rewrites the question, or the planner reads it
@@ -451,6 +452,12 @@ def _time_phrases(words: Sequence[str]) -> list[tuple[int, int, bool]]:
 
 _WRAPPER_LEAD = frozenset("and now then ok okay so what how about do it that the same thing for on also again please".split())
 _WRAPPER_TAIL = frozenset("too also again please then instead as well".split())
+
+
+def _without_tail(x: str) -> str:
+    """The value without a last word that only says how it was asked: "how about chicken tacos then"."""
+    words = x.split()
+    return " ".join(words[:-1]) if len(words) > 1 and words[-1].casefold().strip(".,!") in _WRAPPER_TAIL else x
 
 
 def _bare_day(said: str) -> str | None:

@@ -512,3 +512,10 @@ def test_side27_i_meant_x_not_y_takes_x(tools: list[Tool]) -> None:
     added = {"agent": "grocery", "function": "add_items", "args": {"items": ["penne"]}, "result": {"added": ["penne"]}}
     assert steps(read("sorry, I meant rigatoni not penne", tools, after(tools, added))) == [
         ("grocery.remove_items", {"items": ["penne"]}), ("grocery.add_items", {"items": ["rigatoni"]})]
+
+
+def test_side27_how_about_x_then_swaps_x(tools: list[Tool]) -> None:
+    shown = {"agent": "recipes", "function": "get_recipe", "args": {"name": "Pad Thai"},
+             "result": {"name": "Pad Thai", "minutes": 30}}
+    assert steps(read("ok how about green curry then", tools, after(tools, shown))) == [
+        ("recipes.get_recipe", {"name": "green curry"})]
