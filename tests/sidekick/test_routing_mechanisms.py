@@ -1032,6 +1032,9 @@ def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContex
     "my sister finally got her visa, woohoo",
     "the new office coffee machine is kinda scary",
     "our team had a rough week",
+    # how something went, with nothing done, changed or to come in it
+    "that lentil soup was a big hit with the kids",
+    "we had curry last night, everybody loved it",
 ])
 def test_side27_a_remark_of_feeling_makes_no_call(tools: list[Tool], context: PlanContext, text: str) -> None:
     plan = _plan(tools, context, text)
@@ -1045,6 +1048,11 @@ def test_side27_a_clause_that_tells_what_happened() -> None:
     assert narrates("the kids were up half the night")
     assert not narrates("add bread to the list") and not narrates("we need bread")
     assert not narrates("picked up eggs")  # no one it happened to: a done-list of its own
+    from dreamer.sidekick.planner.language.narration import tells_how_it_went
+
+    assert tells_how_it_went("the pie was gone in minutes") is False  # "gone": used up, a list's business
+    assert tells_how_it_went("I was wondering if you could find me a recipe") is False  # asked of someone
+    assert tells_how_it_went("the yoga class was cancelled") is False  # a change the calendar keeps
 
 
 def test_side27_a_diet_kept_is_a_fact_to_remember() -> None:

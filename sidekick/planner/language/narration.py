@@ -18,7 +18,7 @@ _PAST_FORMS = frozenset({"got", "bought", "found", "took", "ate", "had", "did", 
 _NOT_PAST = frozenset({"need", "feed", "weed", "seed", "speed", "bleed", "breed", "shed", "bed", "red", "shred",
                        "embed", "exceed", "proceed", "succeed", "indeed"})
 # Who or what it happened to, first: a person, or "my/our/the <thing>".
-_TELLER = frozenset({"i", "we", "you", "he", "she", "they", "it", "everyone", "everybody", "somebody", "someone",
+_TELLER = frozenset({"i", "we", "you", "he", "she", "they", "it", "that", "this", "everyone", "everybody", "somebody", "someone",
                      "kids", "my", "our", "the", "his", "her", "their"})
 MAX_SUBJECT_WORDS = 3
 
@@ -34,3 +34,27 @@ def narrates(clause: str) -> bool:
     if not words or words[0] not in _TELLER:
         return False
     return any(past_form(w) for w in words[1:1 + MAX_SUBJECT_WORDS + 1])
+
+
+# How something was, not what was done: "that recipe was a huge hit", "we had tacos for dinner".
+_HOW_IT_WENT = frozenset({"was", "were", "had", "loved", "liked", "enjoyed", "hated"})
+# Words that make a story a request after all: something done or changed that a list or a calendar keeps
+# ("the dentist was cancelled", "we had to buy milk"), or what is to come ("was moved to tomorrow").
+_TO_DO = re.compile(
+    r"\b(?:cancell?ed|called off|moved|postponed|rescheduled|pushed|finished|done|bought|booked|sorted|paid|"
+    r"completed|called|sent|picked|collected|returned|fixed|cleaned|out|gone|empty|ran|run|used|need|needs|to buy|"
+    r"tomorrow|tonight|today|next|this (?:morning|afternoon|evening|week|weekend)|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|at \d|\d ?(?:am|pm)|remind|remember|add|put|list"
+    # said to someone: "I was wondering if you could show me ..." asks
+    r"|you|u|please|pls|show|tell|give|find|help)\b", re.IGNORECASE)
+
+
+def tells_how_it_went(text: str) -> bool:
+    """The message tells how something was ("that shakshuka recipe was a huge hit last night", "we had tacos
+    for dinner, everyone was happy for once") and holds nothing done, changed or to come."""
+    if "?" in text or _TO_DO.search(text):
+        return False
+    first = re.split(r"[,;.!]", text, maxsplit=1)[0]
+    words = re.findall(r"[a-z']+", first.casefold())
+    return bool(words) and words[0] in _TELLER and any(
+        w in _HOW_IT_WENT for w in words[1:1 + MAX_SUBJECT_WORDS + 1])

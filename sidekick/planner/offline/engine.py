@@ -46,7 +46,7 @@ from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
 from dreamer.sidekick.planner.language.membership import membership_question
-from dreamer.sidekick.planner.language.narration import narrates
+from dreamer.sidekick.planner.language.narration import narrates, tells_how_it_went
 from dreamer.sidekick.planner.language.remarks import JUDGING, REMARK_REPLY, judging_words
 from dreamer.sidekick.planner.language.lexicon import GENERIC_WORDS, QUESTION_WORDS, VERB_HEADS
 from dreamer.sidekick.planner.language.letters import unwrapped_letter, with_place
@@ -728,6 +728,9 @@ _PUTTING = re.compile(r"\b(?:put|add|pop|stick|chuck|bung|need|needs|get more|bu
 _FINISHED_TAIL = re.compile(r"\s(?:again|so|without|and|before)\b.*$", re.IGNORECASE)
 # Words an example may open with that command nothing: who or what a remark is about ("my mum's list ...").
 _NOT_COMMANDS = frozenset({"a", "i", "my", "the", "we", "me", "in", "on", "is", "are", "am", "some", "something", "no"})
+# Generic words that command nothing when they open a clause: who or what it is about ("everyone was happy").
+_NOT_COMMANDING = frozenset({"everyone", "everybody", "people", "person", "user", "thing", "something", "anything",
+                             "one", "item", "this", "next", "last", "first", "coming", "upcoming", "soon", "again"})
 # What opens a request even without a verb some example begins with: "please ...", "can you ...".
 _ASKING = frozenset({"please", "pls", "plz", "kindly", "can", "could", "would", "will", "remind", "remember", "note",
                      "add", "put", "need", "want", "let", "make", "tell", "show"})
@@ -744,7 +747,8 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
         # (a word or two of feeling may open the command: "ugh add clean my room to my todos")
         for word in clause.split()[:MAX_LEAD_WORDS + 1]:
             first = word.strip(",.!").casefold()
-            if first in _ASKING or first in openers or first in GENERIC_WORDS or first in VERB_HEADS or (
+            if first in _ASKING or first in openers or (first in GENERIC_WORDS and first not in _NOT_COMMANDING) or (
+                    first in VERB_HEADS) or (
                     first in QUESTION_WORDS):
                 return False
             if first not in JUDGING and first not in _FEELING_LEADS:
@@ -752,7 +756,8 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
     if _NEEDING.search(text):
         return False  # "we're out of milk again, so annoying": a need, said with feeling
     said = judging_words({w.strip(",.!").casefold() for w in text.split()})
-    return bool(judging_words({w for step in plan.steps for w in _value_words(step)}) or said)
+    # (or a story of how something went, with nothing in it to do: "we had tacos for dinner, everyone was happy")
+    return bool(judging_words({w for step in plan.steps for w in _value_words(step)}) or said) or tells_how_it_went(text)
 
 
 def _first_of_one_readers(index: Index, options: list[Match]) -> list[Match]:
