@@ -60,8 +60,9 @@ REMOVE = re.compile(
 )
 # Words that take something back, in more languages than English: "perdón, I meant tostadas", "Entschuldigung,
 # I meant pumpernickel", "Oh dear, I meant cream cheese", "ay no, lemons, not limes".
-_TAKE_BACK = (r"(?:actually|no|nope|sorry|oops|whoops|wait|wrong|ay|ah|oh|dear|my bad|perd[oó]n|pardon me|entschuldigung"
-              r"|excuse me|d[ée]sol[ée]e?|disculpa|lo siento|scusa)")
+# (Not "oh" or "ah" alone: "oh, custard as well" adds custard; only "oh dear", "ah no" take something back.)
+_TAKE_BACK = (r"(?:actually|no|nope|sorry|oops|whoops|wait|wrong|ay no|ah no|oh dear|my bad|perd[oó]n|pardon me"
+              r"|entschuldigung|excuse me|d[ée]sol[ée]e?|disculpa|lo siento|scusa)")
 REPLACE = [
     re.compile(r"^(?:(?:actually|no|sorry|oh|wait|oops|hmm|dear|perd[oó]n|pardon me|entschuldigung|excuse me"
                r"|d[ée]sol[ée]e?|disculpa|lo siento|scusa|ah|ay)\W+)*+(?:please\s+)?(?:make\s+(?:that|it|this)|change\s+(?:that|it)\s+to|"
@@ -114,6 +115,7 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
     said = " ".join(text.replace("’", "'").split())
     if len(said) > MAX_FOLLOWUP_CHARS:  # follow-ups are short; no pattern below sees a long message
         return None
+    said = _WHILE_AT_IT.sub(" too", said)  # "oh, ketchup chips while you're at it": one more, as "too" says
     said = without_politeness(said)  # "neeps as well, ta", "jam as well while you're at it"
     said = as_correction(said)  # "oh shoot I meant X", "nah make that X", "correction: X, not Y"
     if not said or not state.calls and state.shown is None:
@@ -132,6 +134,9 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
                 return found
     return (_more(said, state, by_name, now, replan) or _refine(said, state, by_name)
             or _swap(said, state, by_name, now, replan))
+
+
+_WHILE_AT_IT = re.compile(r"(?<!too)(?<!as well),? while you'?re at it[.!]*$", re.IGNORECASE)
 
 
 # The words before the value; the value is the rest of the message (cut in code: nothing to backtrack).

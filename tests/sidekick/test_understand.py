@@ -519,3 +519,12 @@ def test_side27_how_about_x_then_swaps_x(tools: list[Tool]) -> None:
              "result": {"name": "Pad Thai", "minutes": 30}}
     assert steps(read("ok how about green curry then", tools, after(tools, shown))) == [
         ("recipes.get_recipe", {"name": "green curry"})]
+
+
+def test_side27_oh_x_while_youre_at_it_adds_x_and_oh_alone_takes_nothing_back(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["scones"]}, "result": {"added": ["scones"]}}
+    state = after(tools, added)
+    for text in ("oh, clotted cream while you're at it", "oh, clotted cream as well"):
+        assert steps(read(text, tools, state)) == [("grocery.add_items", {"items": ["clotted cream"]})], text
+    assert steps(read("ah no, crumpets", tools, state)) == [
+        ("grocery.remove_items", {"items": ["scones"]}), ("grocery.add_items", {"items": ["crumpets"]})]
