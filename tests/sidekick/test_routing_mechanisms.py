@@ -1022,6 +1022,8 @@ def test_side26_cal_before_whom_is_a_call() -> None:
     # "the whole list" is the list ("whole milk" stays a thing)
     ("what's on the entire shopping list", "grocery.list_items", {}),
     ("put whole milk on the list", "grocery.add_items", {"items": ["whole milk"]}),
+    # a thing needed by a time is no event at that time
+    ("we'll need sparklers for the party", "grocery.add_items", {"items": ["sparklers"]}),
 ])
 def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                           args: dict) -> None:

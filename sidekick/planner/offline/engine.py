@@ -247,6 +247,9 @@ class OfflinePlanner:
         eaten = self._used_up(text, plan, index, context)
         if eaten is not None:
             return eaten
+        needed = self._needed_by(text, plan, index, context)
+        if needed is not None:
+            return needed
         event = self._an_event(text, plan, index, context)
         if event is not None:
             return event
@@ -426,6 +429,17 @@ class OfflinePlanner:
         if not isinstance(thing, str) or not thing:
             return None
         read = self._plan_text(f"add {thing} to my shopping list", index, context)
+        return read if len(read.steps) == 1 and read.pending is None and not holds_chores(index, read.steps[0].name) else None
+
+    def _needed_by(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """"I'll need tea bags for the weekend", "we need candles by friday": a thing needed, and when it is needed
+        (no event at that time); read as the thing alone, where the whole was not surely one call."""
+        if _sure(plan):
+            return None
+        m = _NEEDED_BY.match(" ".join(text.split()))
+        if m is None:
+            return None
+        read = self._plan_text(f"we need {m.group('thing')}", index, context)
         return read if len(read.steps) == 1 and read.pending is None and not holds_chores(index, read.steps[0].name) else None
 
     def _an_event(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
@@ -724,6 +738,10 @@ EVENT_KINDS = frozenset({
     "game", "match", "service", "mot", "hearing", "ceremony", "orientation", "shift"})
 # A word of putting on a list or of needing more, beside "finished the X" (engine._used_up).
 _PUTTING = re.compile(r"\b(?:put|add|pop|stick|chuck|bung|need|needs|get more|buy more|grab more)\b", re.IGNORECASE)
+# A thing needed by a time: "I'll need tea bags for the weekend" (not "need to ...": a task).
+_NEEDED_BY = re.compile(r"^(?:i|we)(?:'ll| will|'re going to| are going to| am going to)? (?:also )?(?:need|want)(?! to\b) "
+                        r"(?P<thing>[^,;]{1,60}?) (?:for|by|before|on) (?:the |this |next )?(?:weekend|\w+day|tomorrow|tonight|"
+                        r"morning|evening|week|party|trip|holiday|holidays|braai|bbq|barbecue)[.!]?$", re.IGNORECASE)
 # What is said after the thing in such a message: "all the cereal AGAIN so add cereal ..."
 _FINISHED_TAIL = re.compile(r"\s(?:again|so|without|and|before)\b.*$", re.IGNORECASE)
 # Words an example may open with that command nothing: who or what a remark is about ("my mum's list ...").
