@@ -1043,6 +1043,15 @@ def test_side27_a_remark_of_feeling_makes_no_call(tools: list[Tool], context: Pl
     assert not plan.steps and plan.pending is None, (text, plan.steps)
 
 
+def test_side27_anything_on_a_list_shows_that_list(tools: list[Tool],
+                                                                               context: PlanContext) -> None:
+    # (the list as such is the shopping list's, as "what's on the list" is, even after the to-dos: not built yet)
+    plan = _plan(tools, replace(context, recent_agent="grocery"), "anything else left on the list?")
+    assert plan.pending is None and [s.name for s in plan.steps] == ["grocery.list_items"], plan
+    assert [s.name for s in _plan(tools, context, "anything still on my to-do list").steps] == ["notes.todos"]
+    assert [s.name for s in _plan(tools, context, "much on the calendar?").steps] == ["calendar.agenda"]
+
+
 def test_side27_a_clause_that_tells_what_happened() -> None:
     from dreamer.sidekick.planner.language.narration import narrates
 

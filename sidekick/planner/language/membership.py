@@ -36,6 +36,10 @@ _MEMBERSHIP = (
 )
 # "is there any chance you could put eggs on the list": a thing asked of someone is a request, no question
 _ASKED = re.compile(r"\b(?:you|u|ya|someone)\b", re.IGNORECASE)
+# "anything left on the list?", "is there anything else on my shopping list", "much on the to-do list?": a
+# question about the place as a whole, whichever list the conversation is about ("the list" after the to-dos).
+_ANYTHING = re.compile(rf"^(?:is there |are there |got )?(?:anything|something|much|stuff|any items)(?: else)?(?: left| still)? "
+                       rf"(?:on|in) {_PLACE}{_AFTER}", re.IGNORECASE)
 _VAGUE_PLACE = frozenset({"there", "it", "the list", "my list", "our list", "your list"})
 
 
@@ -48,4 +52,7 @@ def membership_question(text: str) -> str | None:
             place = m.group("place").casefold()
             # "on there", "on the list": with no other word, the shopping list is what such a question means
             return "what's on my shopping list" if place in _VAGUE_PLACE else f"what's on {place}"
+    m = _ANYTHING.match(said)
+    if m is not None and m.group("place").casefold() not in ("there", "it"):
+        return f"what's on {m.group('place')}"
     return None
