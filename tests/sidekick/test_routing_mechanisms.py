@@ -1024,6 +1024,13 @@ def test_side26_cal_before_whom_is_a_call() -> None:
     ("put whole milk on the list", "grocery.add_items", {"items": ["whole milk"]}),
     # a thing needed by a time is no event at that time
     ("we'll need sparklers for the party", "grocery.add_items", {"items": ["sparklers"]}),
+    # what and when, with no verb: an appointment
+    ("physio thursday 4pm", "calendar.add_event", {"title": "physio"}),
+    ("drinks with Tom on saturday at 7pm", "calendar.add_event", {"title": "drinks with tom"}),  # (casefolded)
+    # Jamaican Patois' small words where two are said; New Zealand's thanks; a request put formally
+    ("mi need plantain, put it pon di list", "grocery.add_items", {"items": ["plantain"]}),
+    ("add kumara to the list, chur", "grocery.add_items", {"items": ["kumara"]}),
+    ("I am requesting you to add ugali flour to the shopping list", "grocery.add_items", {"items": ["ugali flour"]}),
 ])
 def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                           args: dict) -> None:
@@ -1050,6 +1057,12 @@ def test_side27_anything_on_a_list_shows_that_list(tools: list[Tool],
     assert plan.pending is None and [s.name for s in plan.steps] == ["grocery.list_items"], plan
     assert [s.name for s in _plan(tools, context, "anything still on my to-do list").steps] == ["notes.todos"]
     assert [s.name for s in _plan(tools, context, "much on the calendar?").steps] == ["calendar.agenda"]
+
+
+def test_side27_a_time_alone_with_something_no_agent_does_stays_unanswered(tools: list[Tool],
+                                                                            context: PlanContext) -> None:
+    for text in ("weather tomorrow 9am", "milk tomorrow"):  # (a day alone is no appointment)
+        assert not _plan(tools, context, text).steps, text
 
 
 def test_side27_a_clause_that_tells_what_happened() -> None:

@@ -14,11 +14,11 @@ from rapidfuzz import fuzz, process
 GREETING = re.compile(r"^(?:hi|hello|hey|hiya|howdy|yo|good (?:morning|afternoon|evening|day)|greetings|hallo|heya|sup|"
                       r"what's up|whats up)(?:\s+(?:there|sidekick|buddy|friend|again|everyone))?\s*[!.,]*\s*$", re.I)
 _ACK_WORDS = (r"(?:ok(?:ay)?|great|cool|perfect|awesome|nice|lovely|brilliant|excellent|wonderful|that's great|good|"
-              r"got it|alright|all right|fine|noted|understood|sounds good|right|sure|nice one|good one)")
-THANKS = re.compile(rf"^(?:{_ACK_WORDS}\W*)*+(?:thanks?(?: you)?(?: (?:so|very) much)?(?: a lot)?|thx|ty|cheers|"
-                    r"much appreciated|appreciate it)(?:\s+(?:sidekick|buddy|mate))?\s*[!.,]*\s*$", re.I)
+              r"got it|alright|all right|fine|noted|understood|sounds good|right|sure|nice one|good one|sweet as|grand)")
+THANKS = re.compile(rf"^(?:{_ACK_WORDS}\W*)*+(?:thanks?(?: you)?(?: (?:so|very) much)?(?: a lot)?|thx|ty|cheers|chur|ta|"
+                    r"much appreciated|appreciate it)(?:\s+(?:sidekick|buddy|mate|bro|love|heaps))?\s*[!.,]*\s*$", re.I)
 # "ok", "cool", "got it": the user has read the answer; nothing to thank them for.
-ACK = re.compile(rf"^(?:{_ACK_WORDS}\W*)++(?:\s*(?:sidekick|buddy|mate))?\s*$", re.I)
+ACK = re.compile(rf"^(?:{_ACK_WORDS}\W*)++(?:\s*(?:sidekick|buddy|mate|bro))?\s*$", re.I)
 DONE = re.compile(r"^(?:(?:ok(?:ay)?|no)\W+)?(?:that's all|that is all|all good|nothing else|that's it|that is it"
                   r"|never ?mind|nvm|forget it|don't worry(?: about it)?|dont worry(?: about it)?|no worries)"
                   r"(?: for now)?\W*$", re.I)

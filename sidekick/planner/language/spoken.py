@@ -56,12 +56,17 @@ _TEXTING = {"2morrow": "tomorrow", "2moro": "tomorrow", "2morow": "tomorrow", "2
             "tonite": "tonight", "wat": "what", "wut": "what", "wats": "what's", "wuts": "what's", "u": "you",
             "ur": "your", "b4": "before", "abt": "about", "nxt": "next", "mtg": "meeting", "mtgs": "meetings",
             "bday": "birthday", "b-day": "birthday", "shud": "should", "cud": "could", "wud": "would", "hav": "have",
-            "em": "them", "'em": "them", "ppl": "people"}
+            "em": "them", "'em": "them", "ppl": "people", "tmrw": "tomorrow", "tmr": "tomorrow", "tmw": "tomorrow",
+            "tdy": "today", "appt": "appointment", "w/": "with", "dr": "doctor", "dentist's": "dentist"}
 _CAL_BEFORE = frozenset({"my", "the", "on", "to", "in", "our", "from", "off"})
 _CALLED = frozenset({"the", "my", "a", "an", "mum", "mom", "dad", "him", "her", "them", "me", "us", "back", "grandma"})
 # Tagalog's "sa" (to, on, in) before where a thing goes: "add rusks sa grocery list".
 _SA_PLACES = frozenset({"the", "my", "our", "grocery", "groceries", "shopping", "list", "to-do", "todo", "calendar",
                         "notes", "cart"})
+# Jamaican Patois' small words, read only where two of the marks are said.
+_PATOIS = {"mi": "I", "pon": "on", "di": "the", "fi": "for", "dem": "them", "nuh": "don't", "wah": "what",
+           "inna": "in", "haffi": "have to", "neva": "never", "deh": "there", "yuh": "you", "seh": "say"}
+_PATOIS_MARKS = frozenset({"mi", "pon", "di", "fi", "dem", "nuh", "wah", "inna", "haffi", "yuh", "deh"})
 _PIDGIN_IT_VERBS = frozenset({"add", "put", "remove", "take", "buy", "carry", "drop", "comot", "write", "chuck"})
 
 
@@ -100,6 +105,19 @@ def as_written(text: str) -> str:
     return written if any(c.isalnum() for c in written) else text
 
 
+_MI_SUBJECT_AFTER = frozenset({"what", "wah", "when", "where", "how", "why", "and", "so", "but", "if"})
+_MI_VERBS = frozenset({"need", "want", "wan", "have", "haffi", "a", "go", "did", "gonna", "can", "will", "nuh", "neva",
+                       "never", "like", "got", "forget", "forgot", "buy", "run", "ran"})
+
+
+def _mi(kept: list[str], following: str | None) -> str:
+    """Patois "mi": "I" before a verb or opening a clause, "my" before a thing, "me" last ("fi mi")."""
+    before = kept[-1].casefold() if kept else ""
+    if not kept or before.endswith((",", ".", "!", "?")) or before in _MI_SUBJECT_AFTER or following in _MI_VERBS:
+        return "I"
+    return "my" if following is not None else "me"
+
+
 def _without_particles(words: list[str]) -> list[str]:
     """The words without the particles and tags above; each particle's punctuation stays on the word before."""
     words = [_PAKI.sub("", w) if n == 0 or words[n - 1].endswith((",", ".", "!", "?")) else w
@@ -115,6 +133,7 @@ def _without_particles(words: list[str]) -> list[str]:
                 words[n - 1] = words[n - 1].rstrip(",") + end
                 del words[n:n + k], low[n:n + k]
     kept: list[str] = []
+    patois = sum(w in _PATOIS_MARKS for w in low) >= 2  # (one "di" or "mi" alone is no Patois: "Di" is a name)
     for n, (word, bare) in enumerate(zip(words, low)):
         # (the last word, or one before punctuation or before nothing but particles: "calamansi din po")
         closing = word[-1:] in ",.!?;:" or all(w in _CLOSING_PARTICLES or w in _PARTICLES for w in low[n + 1:])
@@ -143,6 +162,10 @@ def _without_particles(words: list[str]) -> list[str]:
             word = word.replace("same", "it", 1)
         if bare == "am" and kept and kept[-1].strip(",").casefold() in _PIDGIN_IT_VERBS:
             word = word.replace("am", "it", 1)
+        if patois and bare in _PATOIS:
+            # Jamaican Patois: "mi need rice, put it pon di list fi mi" ("mi" is "I" first, "me" after)
+            said = _PATOIS[bare] if bare != "mi" else _mi(kept, low[n + 1] if n + 1 < len(low) else None)
+            word = word[:len(word) - len(word.lstrip(",.!?;:"))] + said + word[len(word.rstrip(",.!?;:")):]
         kept.append(word)
     return kept if any(w.strip(",.!?;:") for w in kept) else words
 

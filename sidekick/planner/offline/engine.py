@@ -293,6 +293,9 @@ class OfflinePlanner:
         asked = self._whole_question(text, plan, index, context)
         if asked is not None:
             return asked
+        scheduled = self._scheduled(text, plan, index, context)
+        if scheduled is not None:
+            return scheduled
         # (nor a thing of a domain no agent serves: "weather pls", "joke pls")
         things = bare_things(said, _NOT_THINGS | index.outside_words) if not _sure(plan) else None
         if things is not None:
@@ -572,6 +575,26 @@ class OfflinePlanner:
             return None
         return Plan(steps=(Step(info.tool.agent, info.tool.function, {name: text.strip()}),))
 
+    def _scheduled(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """What happens and when, with no verb ("dentist tuesday 3pm", "lunch with Sam friday 1pm"): put in a
+        diary, as "schedule ..." says; only where nothing fitted at all, the message names a time of day,
+        asks nothing, and is short; and only a call that takes the time as a moment or a day."""
+        if not plan.unmatched or "?" in text or len(text.split()) > MAX_SCHEDULED_WORDS:
+            return None  # (a reply that it is for no agent, by meaning, stands: "football scores tonight")
+        req = read_request(text, index.lex, context.local_now())
+        # (a clock time, not a day alone: "milk tomorrow" is no appointment)
+        if not req.toks or req.asks or req.toks[0].canon in VERB_HEADS or not any(
+                t.kind == "time" or (t.temporal and t.kind == "num") for t in req.toks) or all(
+                t.temporal or t.weight < 1.0 for t in req.toks):
+            return None
+        read = self._plan_text(f"schedule {text}", index, context)
+        if len(read.steps) != 1 or (read.pending is not None and read.pending.kind != "missing"):
+            return None
+        info = next((t for t in index.tools if t.tool.name == read.steps[0].name), None)
+        timed = info is not None and any(info.slots[n].kind in ("moment", "day") for n in read.steps[0].args
+                                         if n in info.slots)
+        return read if timed and not _reads(index, read.steps[0]) else None
+
     def _more_after_place(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
         """"put toilet paper on the list and also paper towels": one more thing said after the place, read
         with the first ("put toilet paper and paper towels on the list"), where the whole was unsure."""
@@ -728,6 +751,7 @@ _NOT_THINGS = GENERIC_WORDS | QUESTION_WORDS | VERB_HEADS | frozenset(
     {"i", "you", "we", "me", "my", "the", "it", "this", "that", "is", "are", "was", "not", "no", "yes", "ok", "okay", "hi",
      "hello", "hey", "thanks", "thank", "bye", "sorry", "help", "stop", "wait", "cancel", "undo"})
 MAX_LEAD_WORDS = 2  # words of feeling before a command ("ugh, honestly, add ...")
+MAX_SCHEDULED_WORDS = 10  # "dentist tuesday 3pm": what and when, said tersely
 _FEELING_LEADS = frozenset({"oh", "ok", "okay", "well", "hmm", "argh", "omg", "god", "man", "ah", "aw", "yeah", "right"})
 # Kinds of event, said as the last word of what is taken off: never a thing on a shopping list.
 EVENT_KINDS = frozenset({
