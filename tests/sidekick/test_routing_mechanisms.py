@@ -1031,6 +1031,12 @@ def test_side26_cal_before_whom_is_a_call() -> None:
     ("mi need plantain, put it pon di list", "grocery.add_items", {"items": ["plantain"]}),
     ("add kumara to the list, chur", "grocery.add_items", {"items": ["kumara"]}),
     ("I am requesting you to add ugali flour to the shopping list", "grocery.add_items", {"items": ["ugali flour"]}),
+    # dictation's fillers and asking to ask
+    ("ok so basically I need you to put rice cakes on the list", "grocery.add_items", {"items": ["rice cakes"]}),
+    ("I wanted to ask if you could add hair ties to the shopping list", "grocery.add_items", {"items": ["hair ties"]}),
+    ("gonna need more bin liners put them on the list", "grocery.add_items", {"items": ["bin liners"]}),
+    ("which recipes have lentils in them", "recipes.suggest", {"ingredient": "lentils"}),
+    ("add crackers n cheese to the list", "grocery.add_items", {"items": ["crackers", "cheese"]}),
 ])
 def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                           args: dict) -> None:

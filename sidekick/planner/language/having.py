@@ -52,7 +52,7 @@ MAX_TAIL_WORDS = 6  # ... and where it is or why it must go ("that needs to be u
 # and the agents' examples say "with".
 _USING = re.compile(
     r"\b(recipes?|dish(?:es)?|meals?|something|anything|ideas?|dinners?|make|cook|do)\s+(?:that\s+|which\s+)?"
-    r"(?:uses?|using)(?:\s+up)?\s+(?=\w)",
+    r"(?:uses?|using|have|has|contain|contains|include|includes|call\s+for|calls\s+for)(?:\s+up)?\s+(?=\w)",
     re.IGNORECASE,
 )
 _PRONOUN = re.compile(r"\b(?:it|them|those|that)\b(?=[\s?!.]*$)", re.IGNORECASE)
