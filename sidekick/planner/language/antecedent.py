@@ -26,7 +26,8 @@ _COMMAND = re.compile(
     r"(?:(?P<pronoun>it|them|em|'em|both|both of them|all of them|those|these)\b(?P<rest>[^,;]*)"
     r"|that\b(?P<where>\s+(?:on|onto|in|into|to|off|from)\b[^,;]*)"
     # no pronoun, straight to the list: "capsicum is finished at home, please add to list"
-    r"|(?P<bare>(?:on|onto|in|into|to)\s+(?:the\s+|my\s+|our\s+)?(?:[\w-]+\s+)?list\b[^,;]*))",
+    r"|(?P<bare>(?:on|onto|in|into|to)\s+(?:the\s+|my\s+|our\s+)?(?:[\w-]+\s+)?(?:list|calendar|diary|schedule|to-dos|todos)"
+    r"\b[^,;]*))",
     re.IGNORECASE,
 )
 # Words that join clauses: in a long thing clause ("I was making pancakes and realised we have no maple

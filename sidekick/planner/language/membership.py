@@ -30,6 +30,9 @@ _MEMBERSHIP = (
     # "do we have any eggs on the list", "do we got bread on there already"
     re.compile(r"^(?:do|does|did) (?:we|i|you) (?:still |already )?(?:have|got) (?:any )?[^\s,;.!?][^,;.!?]{0,60}? "
                rf"(?:on|in) {_PLACE}{_AFTER}", re.IGNORECASE),
+    # "there is milk in the list?": the question asked in a statement's order (with its question mark)
+    re.compile(rf"^there (?:is|are|'s) (?:any |some )?[^\s,;.!?][^,;.!?]{{0,60}}? (?:on|in) {_PLACE}(?: already| yet| still)?\?$",
+               re.IGNORECASE),
     # "does the list have eggs", "does my shopping list include milk"
     re.compile(rf"^(?:does|do) {_PLACE} (?:already )?(?:have|has|include|contain|got) [^\s,;.!?][^,;.!?]{{0,60}}?[?.!]?$",
                re.IGNORECASE),

@@ -57,8 +57,7 @@ _TEXTING = {"2morrow": "tomorrow", "2moro": "tomorrow", "2morow": "tomorrow", "2
             "ur": "your", "b4": "before", "abt": "about", "nxt": "next", "mtg": "meeting", "mtgs": "meetings",
             "bday": "birthday", "b-day": "birthday", "shud": "should", "cud": "could", "wud": "would", "hav": "have",
             "em": "them", "'em": "them", "ppl": "people", "tmrw": "tomorrow", "tmr": "tomorrow", "tmw": "tomorrow",
-            "tdy": "today", "appt": "appointment", "w/": "with", "dr": "doctor", "dentist's": "dentist", "n": "and",
-            "&": "and"}
+            "tdy": "today", "appt": "appointment", "w/": "with", "dr": "doctor", "dentist's": "dentist"}
 _CAL_BEFORE = frozenset({"my", "the", "on", "to", "in", "our", "from", "off"})
 _CALLED = frozenset({"the", "my", "a", "an", "mum", "mom", "dad", "him", "her", "them", "me", "us", "back", "grandma"})
 # Tagalog's "sa" (to, on, in) before where a thing goes: "add rusks sa grocery list".

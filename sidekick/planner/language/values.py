@@ -272,6 +272,8 @@ _INTERJECTION_ITEMS = frozenset({"ope", "oops", "whoops", "oh", "um", "uh", "erm
 def tidy_items(items: list[Any]) -> list[Any]:
     """Each item tidied (articles too); items that are commands about another item dropped."""
     out: list[Any] = []
+    # texting's "n" between two things is "and": "doritos n dip" (never "&": "Marks & Spencer" is one name)
+    items = [part for item in items for part in (item.split(" n ") if isinstance(item, str) else [item])]
     for item in items:
         if not isinstance(item, str):
             out.append(item)
@@ -428,7 +430,7 @@ def _take_duration(args: dict[str, Any], name: str, text: str) -> str:
 # One phrase at a time, in a loop: a repeated group of alternatives under `+` (the obvious
 # pattern) backtracks exponentially on a message made of them (tests/security/test_regex_backtracking.py).
 _POLITE_OPENING = re.compile(
-    r"^(?:ok(?:ay)?|so|hey|please|pls|just|go ahead and|i need you to|i want you to|i'd like you to"
+    r"^(?:ok(?:ay)?|so|hey|please to|please|pls|just|go ahead and|i need you to|i want you to|i'd like you to"
     # what comes first, said before it: "actually first, add stamps"
     r"|(?:actually |but )?first(?=,)|before that(?=,)|righto|right then|alright|all right|oye|oi"
     # British endearments that ask a favour: "be a love and put crumpets on the list"

@@ -446,9 +446,10 @@ class OfflinePlanner:
         return read if len(read.steps) == 1 and read.pending is None and not holds_chores(index, read.steps[0].name) else None
 
     def _an_event(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
-        """"scrap my piano lesson", "remove the team lunch": one thing taken off a list of things whose last
-        word is a kind of event (EVENT_KINDS) is the calendar's, where such things are kept; read again with
-        the calendar named, and taken where that is surely one call of another function."""
+        """"scrap my piano lesson", "remove the team lunch", "add dentist": one thing taken off or put on a list of
+        things whose last word is a kind of event (EVENT_KINDS) is the calendar's, where such things are kept;
+        read again with the calendar named, and taken where that is surely one call of another function (an
+        event put on may still ask when)."""
         if len(plan.steps) != 1 or plan.pending is not None:
             return None
         lists = [v for v in plan.steps[0].args.values() if isinstance(v, list)]
@@ -456,10 +457,14 @@ class OfflinePlanner:
             return None
         thing = without_when(lists[0][0]).split()  # "the dentist on friday": the dentist
         last = thing[-1].casefold() if thing else ""
-        if last not in EVENT_KINDS or "remove" not in plan.steps[0].function:
+        function = plan.steps[0].function
+        if last not in EVENT_KINDS or not ("remove" in function or "add" in function):
             return None
-        read = self._plan_text(f"{text.rstrip(' .!')} from my calendar", index, context)
-        if len(read.steps) == 1 and read.pending is None and read.steps[0].name != plan.steps[0].name:
+        # ("add dentist" is put on the calendar too, which then asks when: a kind of event is no thing to buy)
+        place = "from my calendar" if "remove" in function else "to my calendar"
+        read = self._plan_text(f"{text.rstrip(' .!')} {place}", index, context)
+        if len(read.steps) == 1 and read.steps[0].name != plan.steps[0].name and (
+                read.pending is None or ("add" in function and read.pending.kind == "missing")):
             return read
         return None
 

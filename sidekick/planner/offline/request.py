@@ -10,7 +10,6 @@ from dreamer.sidekick.planner.language.dates import DATE_WORDS, MONTHS, TEMPORAL
 from dreamer.sidekick.planner.language.english import is_english_word
 from dreamer.sidekick.planner.language.lexicon import (
     FILLERS,
-    VERB_HEADS,
     OPENING_VERBS,
     PRONOUNS,
     QUESTION_AUXILIARIES,
@@ -208,11 +207,9 @@ def _item_quality(length: int, pronoun_only: bool, url: bool = False) -> float:
 
 
 def _slip_target(lex: Lexicon, word: str) -> bool:
-    """A word a real word may be a slip of: a small word ("wit" for "with") or a verb ("bread" for "read"),
-    never another thing's name. (Verbs stay: "add bread" asks which list, as a dozen dialogue tests and
-    the issue's example have it; "take bread and butter off the list" still loses its bread to "read".)"""
-    canon = lex.canon_word(word)
-    return canon in lex.fillers or canon in lex.generic or canon in VERB_HEADS
+    """A word a real word may be a slip of: a small word ("wit" for "with"), never a verb or a thing's name
+    ("bread" is no "read": "add bread in the shopping list" offered to show the list)."""
+    return lex.canon_word(word) in lex.fillers
 
 
 def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
@@ -255,8 +252,8 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
         fix = canon if canon in DATE_WORDS else w.low
         if w.kind == "word" and not lex.is_known(w.low):
             typo = lex.spell(w.low.replace("'", ""))
-            # A word of English is meant as written ("tea" is no "team"), unless what it may be a slip of is a
-            # small word or a verb (_slip_target): a word read as another thing's name changes what is talked about.
+            # A word of English is meant as written ("tea" is no "team", "bread" no "read"), unless what it may be
+            # a slip of is a small word (_slip_target): a word read as another word changes what is talked about.
             if typo is not None and is_english_word(w.low) and not _slip_target(lex, typo[0]):
                 typo = None
             if typo is not None:
