@@ -38,12 +38,12 @@ def new_user(kernel: KernelProc, name: str) -> str:
 
 def test_an_open_question_does_not_swallow_a_new_request(kernel: KernelProc) -> None:
     token = new_user(kernel, "dlg-question")
-    asked = say(kernel, "add birthday cake", token=token)
+    asked = say(kernel, "add bread", token=token)
     assert asked["pending"]["kind"] == "choose" and asked["calls"] == []
     out = say(kernel, "put cheese on the grocery list", asked["conversation_id"], token)
     assert [(c["function"], c["args"]) for c in out["calls"]] == [("add_items", {"items": ["cheese"]})]
     assert out["reply"].startswith("I've dropped the earlier question.") and out["pending"] is None
-    assert "birthday cake" not in items(kernel, token)
+    assert "bread" not in items(kernel, token)
 
     first = say(kernel, "remind me to call mom", token=token)
     assert first["calls"] == [] and first["pending"] is not None
@@ -103,14 +103,14 @@ def test_small_talk_help_and_out_of_scope(kernel: KernelProc) -> None:
 
 def test_a_picked_option_routes_directly_next_time_for_that_user_only(kernel: KernelProc) -> None:
     ann, bob = new_user(kernel, "dlg-ann"), new_user(kernel, "dlg-bob")
-    asked = say(kernel, "add birthday cake", token=ann)
+    asked = say(kernel, "add garlic bread", token=ann)
     assert asked["pending"]["kind"] == "choose"
     grocery = next(i for i, label in enumerate(asked["pending"]["options"], 1) if "grocery" in label)
     say(kernel, str(grocery), asked["conversation_id"], ann)
-    direct = say(kernel, "Add birthday cake!", token=ann)  # a new conversation, other capitals and punctuation
-    assert called(direct) == [("add_items", '{"items": ["birthday cake"]}')] and direct["pending"] is None
+    direct = say(kernel, "Add garlic bread!", token=ann)  # a new conversation, other capitals and punctuation
+    assert called(direct) == [("add_items", '{"items": ["garlic bread"]}')] and direct["pending"] is None
     # Bob never taught anything: he is still asked.
-    assert say(kernel, "add birthday cake", token=bob)["pending"]["kind"] == "choose"
+    assert say(kernel, "add garlic bread", token=bob)["pending"]["kind"] == "choose"
 
 
 def test_dreamer_chat_follow_up_by_conversation_id(kernel: KernelProc) -> None:

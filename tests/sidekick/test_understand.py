@@ -30,12 +30,12 @@ def steps(seen: Understood) -> list[tuple[str, dict]]:
 
 
 def test_a_request_of_its_own_drops_the_open_question(tools: list[Tool]) -> None:
-    asked = read("add birthday cake", tools).plan
+    asked = read("add bread", tools).plan
     assert asked is not None and asked.pending is not None and asked.pending.kind == "choose"
     seen = read("put cheese on the grocery list", tools, pending=asked.pending)
     assert seen.dropped_question and steps(seen) == [("grocery.add_items", {"items": ["cheese"]})]
     picked = read("the grocery one", tools, pending=asked.pending)
-    assert not picked.dropped_question and steps(picked) == [("grocery.add_items", {"items": ["birthday cake"]})]
+    assert not picked.dropped_question and steps(picked) == [("grocery.add_items", {"items": ["bread"]})]
     assert picked.picked is not None and picked.picked[0].name == "grocery.add_items"  # what is learned
 
 
@@ -63,11 +63,11 @@ def test_yes_and_no_in_other_words(tools: list[Tool]) -> None:
 
 
 def test_an_option_is_named_by_its_words_or_their_synonyms(tools: list[Tool]) -> None:
-    asked = read("add birthday cake", tools).plan
+    asked = read("add bread", tools).plan
     assert asked is not None and asked.pending is not None and asked.pending.kind == "choose"
     for words in ("the shopping list one", "shopping", "on my grocery list please"):
         seen = read(words, tools, pending=asked.pending)
-        assert seen.how == "answer" and steps(seen) == [("grocery.add_items", {"items": ["birthday cake"]})], words
+        assert seen.how == "answer" and steps(seen) == [("grocery.add_items", {"items": ["bread"]})], words
     for words in ("no", "no, leave it", "neither"):
         seen = read(words, tools, pending=asked.pending)
         assert seen.how == "answer" and seen.plan is not None and seen.plan.steps == (), words
@@ -130,12 +130,12 @@ def test_small_talk_help_and_unknown_requests(tools: list[Tool]) -> None:
 
 
 def test_a_taught_phrasing_routes_straight_to_its_function(tools: list[Tool]) -> None:
-    seen = read("add birthday cake", tools, taught=[("calendar", "add_event", {"title": "birthday cake"})])
+    seen = read("add bread", tools, taught=[("calendar", "add_event", {"title": "bread"})])
     assert seen.how == "learned" and seen.plan is not None and seen.plan.pending is not None
     # add_event still needs its start: the usual question follows, but no "which did you mean".
     assert seen.plan.pending.kind == "missing" and seen.plan.steps[0].name == "calendar.add_event"
-    assert steps(read("add birthday cake", tools, taught=[("grocery", "add_items", {"items": ["birthday cake"]})])) == [
-        ("grocery.add_items", {"items": ["birthday cake"]})]
+    assert steps(read("add bread", tools, taught=[("grocery", "add_items", {"items": ["bread"]})])) == [
+        ("grocery.add_items", {"items": ["bread"]})]
 
 
 def test_a_request_inside_a_follow_up_is_read_as_one(tools: list[Tool]) -> None:
@@ -151,7 +151,7 @@ def test_a_request_inside_a_follow_up_is_read_as_one(tools: list[Tool]) -> None:
 
 
 def test_a_dismissal_before_a_request_drops_the_question_and_plans_the_rest(tools: list[Tool]) -> None:
-    asked = read("add birthday cake", tools).plan
+    asked = read("add bread", tools).plan
     assert asked is not None and asked.pending is not None and asked.pending.kind == "choose"
     seen = read("forget that, what's on my calendar today", tools, pending=asked.pending)
     assert seen.dropped_question and steps(seen) == [("calendar.agenda", {"day": "today"})]
@@ -330,7 +330,7 @@ def test_side24_answers_picks_and_corrections_in_other_words(tools: list[Tool]) 
         seen = read(no, tools, pending=asked.pending)
         assert seen.how == "answer" and seen.plan is not None and seen.plan.steps == (), no
     # no to the first guess, and which one instead
-    choice = read("add birthday cake", tools).plan
+    choice = read("add bread", tools).plan
     assert choice is not None and choice.pending is not None and choice.pending.kind == "choose"
     seen = read("nah, the calendar one", tools, pending=choice.pending)
     assert seen.how == "answer" and [s.name for s in seen.plan.steps] == ["calendar.add_event"]  # type: ignore[union-attr]

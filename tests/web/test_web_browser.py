@@ -129,7 +129,7 @@ def test_chat_calls_grocery_and_shows_the_card(page: object, kernel: tuple[Kerne
 
 def test_clarification_answered_by_a_button(page: object) -> None:
     page.goto("/")  # type: ignore[attr-defined]
-    answer = say(page, "add birthday cake")  # the grocery list or the calendar: Sidekick asks
+    answer = say(page, "add bread")  # the grocery list or the calendar: Sidekick asks
     choices = answer.locator(".ask button")
     assert choices.count() >= 2
     shot(page, "03-clarification")

@@ -595,7 +595,7 @@ def test_a_clarification_offers_its_choices_as_real_buttons(visit: Visit, kernel
         for learned in c.get("/v1/learned").json()["examples"]:
             c.delete(f"/v1/learned/{learned['id']}").raise_for_status()
     page.goto("/")
-    answer = visit.say("add birthday cake")  # the grocery list or the calendar: Sidekick asks
+    answer = visit.say("add bread")  # the grocery list or the calendar: Sidekick asks
     chips = answer.locator(".ask button")
     assert chips.count() >= 2
     looks = chips.evaluate_all("bs => bs.map(b => [b.disabled, getComputedStyle(b).opacity])")
