@@ -79,4 +79,9 @@ def inline_patterns() -> dict[str, re.Pattern[str]]:
 
 @lru_cache(maxsize=1)
 def all_patterns() -> dict[str, re.Pattern[str]]:
-    return {**compiled_patterns(), **inline_patterns()}
+    """Every pattern once: an inline `re.compile(...)` a module keeps (`REPLACE = [re.compile(...), ...]`) is
+    named by the module attribute that holds it, not by its line, which moves with every edit above it."""
+    compiled = compiled_patterns()
+    held = {p.pattern for p in compiled.values()}  # (by its text: the source's flags are not all read)
+    inline = {name: p for name, p in inline_patterns().items() if p.pattern not in held}
+    return {**compiled, **inline}

@@ -54,9 +54,7 @@ REVIEWED.update({name: POSSESSIVE for name in (
     "dreamer.sidekick.dialogue.followups.REPLACE", "dreamer.sidekick.dialogue.smalltalk.THANKS",
     "dreamer.sidekick.dialogue.smalltalk.ACK", "dreamer.sidekick.planner.language.chatter.THANKS",
     "dreamer.sidekick.planner.language.chatter.ACK",
-    "dreamer.sidekick.dialogue.undo.UNDO", "sidekick/dialogue/followups.py:48", "sidekick/dialogue/followups.py:54",
-    "sidekick/dialogue/followups.py:67", "sidekick/dialogue/followups.py:71", "sidekick/dialogue/followups.py:68", "sidekick/planner/language/chatter.py:18", "sidekick/planner/language/chatter.py:21",
-    "sidekick/dialogue/undo.py:18",
+    "dreamer.sidekick.dialogue.undo.UNDO",
     # `\{(!?)(name(?:\.(?:part|\*))*)...\}`: each repeated part starts with a dot the part before cannot hold.
     "dreamer.contracts.reply_text.FIELD_RE",
 )})
