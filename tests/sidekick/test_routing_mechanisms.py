@@ -1037,6 +1037,8 @@ def test_side26_cal_before_whom_is_a_call() -> None:
     ("gonna need more bin liners put them on the list", "grocery.add_items", {"items": ["bin liners"]}),
     ("which recipes have lentils in them", "recipes.suggest", {"ingredient": "lentils"}),
     ("add crackers n cheese to the list", "grocery.add_items", {"items": ["crackers", "cheese"]}),
+    # small words only, said word for word as an example says them: a request, not a call for help
+    ("what do we need?", "grocery.list_items", {}),
 ])
 def test_side27_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                           args: dict) -> None:

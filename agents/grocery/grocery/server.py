@@ -213,7 +213,7 @@ def remove_items(ctx: Context, items: list[str]) -> dict:
         "what's on the list",
         "what (do|should) I (get|buy) at the (store|supermarket)",
         "what groceries do (I|we) need",
-        "what do (I|we) need to (buy|get)",
+        "what do (I|we) need [to (buy|get)]",
         "what's left to buy",
         "what (am I|are we) supposed to (buy|get)",
         "go through my [grocery|shopping] list",

@@ -612,7 +612,7 @@ class OfflinePlanner:
     def _plan_text(self, text: str, index: Index, context: PlanContext) -> Plan:
         now = context.local_now()
         req = read_request(text, index.lex, now)
-        if not any(t.weight >= 1.0 for t in req.toks):
+        if not any(t.weight >= 1.0 for t in req.toks) and not _said_as_an_example(index, req):
             return Plan(reply=capabilities(index, "Here is what I can do:"), unmatched=True)
         query = statement(index, req)
         if query is not None:  # "run SELECT ...": the statement is the whole of what is asked
@@ -663,6 +663,14 @@ class OfflinePlanner:
             now=now.isoformat(), timezone=context.timezone,
         )
         return advance(partial)
+
+
+def _said_as_an_example(index: Index, req: Request) -> bool:
+    """A message of small words only that one of the functions' own examples says word for word ("what do we
+    need" for the shopping list): a request, where small words alone otherwise ask what Sidekick can do."""
+    return any(m.unexplained == 0 and not m.missing and not m.missed and m.score >= ACCEPT and not any(
+        takes_whole_request(index.tools[m.tool].tool.properties, n) for n in index.tools[m.tool].tool.properties)
+        for m in candidates(index, req, 0, len(req.toks), ACCEPT))  # ("how many" alone is no HR question)
 
 
 def _long_words(text: str, size: int = 3) -> set[str]:
