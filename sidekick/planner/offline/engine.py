@@ -665,9 +665,14 @@ class OfflinePlanner:
         return advance(partial)
 
 
+_POINTERS = frozenset({"it", "that", "them", "this", "those", "these", "there"})
+
+
 def _said_as_an_example(index: Index, req: Request) -> bool:
     """A message of small words only that one of the functions' own examples says word for word ("what do we
     need" for the shopping list): a request, where small words alone otherwise ask what Sidekick can do."""
+    if any(t.fix in _POINTERS for t in req.toks):
+        return False  # "what's on it now?": what "it" is, the conversation says (dialogue), not an example
     return any(m.unexplained == 0 and not m.missing and not m.missed and m.score >= ACCEPT and not any(
         takes_whole_request(index.tools[m.tool].tool.properties, n) for n in index.tools[m.tool].tool.properties)
         for m in candidates(index, req, 0, len(req.toks), ACCEPT))  # ("how many" alone is no HR question)
