@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS
 from dreamer.sidekick.planner.language.narration import past_form
-from dreamer.sidekick.planner.language.values import tidy_text
+from dreamer.sidekick.planner.language.values import PUT_VERBS, tidy_text
 
 # "<thing>, <one or two command words> it|them <the rest>"; the command words do not include a
 # pronoun themselves, and the thing clause has no comma of its own (a list of things is no clause).
@@ -69,7 +69,7 @@ def _shape(text: str) -> _Shape | None:
         # (a verb of the past after a comma reports: "..., picked them up"; after "and" it may be a letter's
         # favour once its wrapper went: "... and would be grateful if you added it to my list")
         reported = past_form(verb) and words[n - 1].group().endswith((",", ";", "."))
-        if m.group("bare") is not None and (verb not in _PUTTING or not joined):
+        if m.group("bare") is not None and (verb not in PUT_VERBS or not joined):
             continue  # without a pronoun only a verb of putting, after a comma: "cat food to the list" is no command
         if verb in FILLERS or verb in PRONOUNS or reported or (not joined and (n < 2 or before in FILLERS)):
             continue  # "note that it rains", "remember to water it": no command about a thing said before
@@ -85,7 +85,6 @@ def _shape(text: str) -> _Shape | None:
     return None
 
 
-_PUTTING = frozenset({"add", "put", "pop", "stick", "chuck", "throw", "bung", "write", "jot"})
 def _last_sentence(text: str) -> str:
     """ "We had guests. We require prunes." -> "We require prunes.": the thing is in the sentence before the command."""
     body = text.rstrip().rstrip(".")

@@ -200,7 +200,7 @@ _ITEM_CLAUSE = re.compile(
     r"\b.*$", re.IGNORECASE)
 # Putting an item on, said around it and left on an item read out of a follow-up ("chuck limes on too");
 # the verb only with its particle, so "pop tarts" and "stick of butter" stay items.
-_PUT_VERBS = frozenset({"chuck", "pop", "stick", "bung", "throw", "toss", "put", "add", "write", "jot"})
+PUT_VERBS = frozenset({"chuck", "pop", "stick", "bung", "throw", "toss", "put", "add", "write", "jot"})
 _PUT_PARTICLES = frozenset({"on", "in", "down"})
 # Buying it, said before it: "i need buy rice" once "i need" went.
 _ITEM_HEAD = re.compile(
@@ -248,7 +248,7 @@ def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
 
 def _without_putting(text: str) -> str:
     words = text.split()
-    if len(words) > 2 and words[0].casefold() in _PUT_VERBS and words[-1].casefold() in _PUT_PARTICLES:
+    if len(words) > 2 and words[0].casefold() in PUT_VERBS and words[-1].casefold() in _PUT_PARTICLES:
         return " ".join(words[1:-1])
     return text
 
@@ -279,7 +279,7 @@ def tidy_items(items: list[Any]) -> list[Any]:
             out.append(item)
             continue
         if (_COMMAND_ITEM.match(item.strip()) or _COMMAND_ITEM.match(tidy_text(item))
-                or item.strip().casefold() in _PUT_VERBS or _ONE_MORE.match(item.strip())
+                or item.strip().casefold() in PUT_VERBS or _ONE_MORE.match(item.strip())
                 or _STATEMENT_ITEM.match(tidy_text(item, item=True))
                 or item.strip(" ,.!").casefold() in _INTERJECTION_ITEMS
                 or judging_words(set(item.casefold().strip(" ,.!").split()) - {"so", "very", "really"})) and len(items) > 1:
