@@ -1110,3 +1110,66 @@ def test_side27_words_of_english_and_clauses_keep_their_meaning() -> None:
     # the thing named after a pronoun stays: "we need X" is no clause after a thing
     assert tidy_items(["thank you cards"]) == ["thank you cards"]
     assert tidy_items(["oat milk we need"]) == ["oat milk"]
+
+
+# ---------------------------------------------------------------- side28 (2026-12-07, third session)
+# Phrasings made up for each mechanism, none taken from a batch.
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # a story of the past before the request: its "made it" is no command, its sentence no value
+    ("the car broke down so we never made it to Aldi. Could you put oat milk on the list?", "grocery.add_items",
+     {"items": ["oat milk"]}),
+    ("Dropped the twins at nursery and noticed we're out of rice cakes. Add them to the list?", "grocery.add_items",
+     {"items": ["rice cakes"]}),
+    # a story and an exclamation before it, and what the thing is for after the place
+    ("The fridge leaked all night and we threw half of it out, such a pain. Put yoghurt on the list for now.",
+     "grocery.add_items", {"items": ["yoghurt"]}),
+    # a hedged wish for a thing, and when it is wanted
+    ("I'm thinking perhaps we should get pears this weekend, can you add them to the list", "grocery.add_items",
+     {"items": ["pears"]}),
+    ("it would be handy to have spare batteries in the drawer, put them on the shopping list", "grocery.add_items",
+     {"items": ["spare batteries"]}),
+    ("we could do with some more kitchen roll", "grocery.add_items", {"items": ["kitchen roll"]}),
+    # a state a page says, with its preposition; the ask for word said again before it
+    ("alert me when https://shop.example.net/kettle shows on offer", "watch.add_watch",
+     {"what": "on offer", "url": "https://shop.example.net/kettle"}),
+    ("track https://tickets.example.org/gig and let me know when sold out appears", "watch.add_watch",
+     {"what": "sold out", "url": "https://tickets.example.org/gig"}),
+    # whether a thing made it onto the list: the list is shown
+    ("did the bin bags make it onto the list?", "grocery.list_items", {}),
+])
+def test_side28_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                          args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+@pytest.mark.parametrize("text", [
+    # the past of someone else's world is no entry of the user's calendar or to-dos
+    "when was the Eiffel Tower finished",
+    "when did the first moon landing happen",
+    "did the Lions win?",
+    "when were the pyramids built",
+    # whether the weather calls for something is the forecast's question
+    "do I need a raincoat tomorrow",
+    "will we need suncream at the beach",
+    # small talk in other words
+    "hiya, how're you doing",
+    "I'm fine, and you?",
+    # services no agent gives
+    "can you get me a ride to the station",
+    "roll the dice for me",
+])
+def test_side28_no_call(tools: list[Tool], context: PlanContext, text: str) -> None:
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None, (text, plan.steps)
+
+
+def test_side28_the_users_own_past_and_texting_statements_still_route(tools: list[Tool],
+                                                                       context: PlanContext) -> None:
+    # "did I ..." is the user's own past; "did the laundry" is texting's "I did the laundry"
+    assert [s.name for s in _plan(tools, context, "did I put coffee on the list").steps] == ["grocery.list_items"]
+    assert [s.name for s in _plan(tools, context, "did the ironing").steps] == ["notes.finish_todo"]
+    # an HR question in the past tense is the HR data's
+    assert [s.name for s in _plan(tools, context, "when was Priya hired").steps] == ["sql-explorer.ask"]
+    # a thing asked for to buy, not whether it is needed, stays on the list
+    assert [s.name for s in _plan(tools, context, "add a raincoat to the shopping list").steps] == [
+        "grocery.add_items"]

@@ -68,7 +68,8 @@ def _shape(text: str) -> _Shape | None:
         before = words[n - 1].group().casefold()
         # (a verb of the past after a comma reports: "..., picked them up"; after "and" it may be a letter's
         # favour once its wrapper went: "... and would be grateful if you added it to my list")
-        reported = past_form(verb) and words[n - 1].group().endswith((",", ";", "."))
+        # (nor one after its subject: "I never made it to Target" tells what happened)
+        reported = past_form(verb) and (words[n - 1].group().endswith((",", ";", ".")) or not joined)
         if m.group("bare") is not None and (verb not in PUT_VERBS or not joined):
             continue  # without a pronoun only a verb of putting, after a comma: "cat food to the list" is no command
         if verb in FILLERS or verb in PRONOUNS or reported or (not joined and (n < 2 or before in FILLERS)):
@@ -79,6 +80,8 @@ def _shape(text: str) -> _Shape | None:
         if not thing or any(c in thing for c in "!?"):
             return None
         rest = next((m.group(g) for g in ("rest", "where", "bare") if m.group(g) is not None), "")
+        if re.search(r"[.!?]\s+\S", rest):
+            continue  # the command ends with its sentence: "... made it to Target. Can you put ..." is two
         if m.group("bare") is not None:
             rest = " " + rest
         return _Shape(thing, m.group("verb"), rest)

@@ -24,7 +24,8 @@ DONE = re.compile(r"^(?:(?:ok(?:ay)?|no)\W+)?(?:that's all|that is all|all good|
                   r"(?: for now)?\W*$", re.I)
 BYE = re.compile(r"^(?:bye|goodbye|good night|see you(?: later)?|see ya|later|ciao|that's it for now|have a good one"
                  r"|have a (?:good|nice|great) (?:day|evening|night|weekend)|take care|catch you later|ttyl)\W*$", re.I)
-HOW_ARE_YOU = re.compile(r"^(?:hi\W+|hey\W+)?how (?:are you|are things|is it going|do you do)(?: today)?\W*$", re.I)
+HOW_ARE_YOU = re.compile(r"^(?:hi\W+|hey\W+)?how(?: are|'re|re)? (?:you|ya|u|things|is it going|do you do)(?: doing| going)?(?: today)?\W*$",
+                         re.I)
 WHO = re.compile(r"^(?:who|what) are you\W*$", re.I)
 MAX_SMALL_TALK_CHARS = 300  # tests/security/test_regex_backtracking.py fuzzes these patterns at this length
 
@@ -68,7 +69,10 @@ LEXICON: dict[str, tuple[str, ...]] = {
              "that is all for now", "that's all for now", "i am done", "i'm done", "all done", "that will be all",
              "no that is it", "no that's it", "that's everything", "that is everything"),
     "how": ("how are you", "how are you doing", "how are things", "how is it going", "how's it going",
-            "how do you do", "how are you today", "what's up", "whats up", "how have you been", "you ok", "are you ok"),
+            "how do you do", "how are you today", "what's up", "whats up", "how have you been", "you ok", "are you ok",
+            "how're you", "how're you doing", "how're you doing today", "how you doing", "how are you doing today",
+            "what's good", "whats good", "what's new", "wassup", "sup", "i am fine", "i'm fine", "im fine", "not bad",
+            "what about you", "how about you", "and you", "and yourself"),
     "who": ("who are you", "what are you", "what is your name", "what's your name", "are you a robot", "are you a bot",
             "are you human", "are you real", "are you an ai", "who made you", "who built you"),
     "praise": ("you're the best", "you are the best", "great job", "good job", "well done", "nice work", "good bot",

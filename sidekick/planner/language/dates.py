@@ -99,7 +99,10 @@ def parse_day(words: list[str], today: date) -> date | None:
 
 def parse_moment(words: list[str], now: datetime) -> Moment | None:
     """A day and/or a time that all of `words` name ("tomorrow at 3pm", "9:30 on friday"), or None."""
+    said = words
     words = _trim(words, lead=False)  # "at" stays: it makes "at 8" a time
+    if not words or (words == said and len(words) == 1 and words[0] in ORDINALS):
+        return None  # a bare "first", as parse_day reads it: "put it on the list first" names no day
     today = now.date()
     day: date | None = None
     clock: time | None = None

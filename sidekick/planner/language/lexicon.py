@@ -116,7 +116,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("article", "page", "link", "story", "webpage", "post", "website", "site", "web page"),
     ("tag", "label", "hashtag"),
     ("recent", "latest", "last", "newest", "most recent"),
-    ("need", "want", "require"),
+    ("need", "want", "require", "could use", "could do with"),
     ("briefing", "summary", "rundown", "overview", "brief", "digest", "lowdown"),
     ("vegetarian", "veggie", "meat-free", "meatless"),
     ("everything", "all", "all items", "every item"),
@@ -146,6 +146,7 @@ GENERIC_WORDS: frozenset[str] = frozenset(
     give show play start stop turn switch call send pick grab reserve arrange keep tell help
     bring fetch run open close check new another more less track cancel look remove delete
     how many much who whom what which when where why whose
+    is are was were be been being does did
     highest lowest most least fewest biggest smallest best worst top
     number count total minute hour day week month year time
     user thing something anything one item people person everyone everybody

@@ -33,6 +33,9 @@ _MEMBERSHIP = (
     # "there is milk in the list?": the question asked in a statement's order (with its question mark)
     re.compile(rf"^there (?:is|are|'s) (?:any |some )?[^\s,;.!?][^,;.!?]{{0,60}}? (?:on|in) {_PLACE}(?: already| yet| still)?\?$",
                re.IGNORECASE),
+    # "did the cream make it onto the shopping list", "has the bin bags gone on the list yet"
+    re.compile(r"^(?:did|has|have) (?:the |my |our )?[^\s,;.!?][^,;.!?]{0,60}? (?:make it|get|got|go|gone|end up|ended up)"
+               rf"(?: (?:on|onto|in|into|to))? {_PLACE}{_AFTER}", re.IGNORECASE),
     # "does the list have eggs", "does my shopping list include milk"
     re.compile(rf"^(?:does|do) {_PLACE} (?:already )?(?:have|has|include|contain|got) [^\s,;.!?][^,;.!?]{{0,60}}?[?.!]?$",
                re.IGNORECASE),

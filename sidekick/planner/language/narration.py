@@ -16,7 +16,7 @@ _PAST_FORMS = frozenset({"got", "bought", "found", "took", "ate", "had", "did", 
                          "ran", "fell", "saw", "said", "told", "spent", "sent", "thought", "knew", "kept", "slept"})
 # Words in -ed that are no past: "need", "bed", "shed" ...
 _NOT_PAST = frozenset({"need", "feed", "weed", "seed", "speed", "bleed", "breed", "shed", "bed", "red", "shred",
-                       "embed", "exceed", "proceed", "succeed", "indeed"})
+                       "embed", "exceed", "proceed", "succeed", "indeed", "deed", "heed", "reed", "sled"})
 # Who or what it happened to, first: a person, or "my/our/the <thing>".
 _TELLER = frozenset({"i", "we", "you", "he", "she", "they", "it", "that", "this", "everyone", "everybody", "somebody", "someone",
                      "kids", "my", "our", "the", "his", "her", "their"})
@@ -25,7 +25,7 @@ MAX_SUBJECT_WORDS = 3
 
 def past_form(word: str) -> bool:
     """`word` (lower case) is a verb's past form."""
-    return word in _PAST_FORMS or (word.endswith("ed") and word not in _NOT_PAST and len(word) > 4)
+    return word in _PAST_FORMS or (word.endswith("ed") and word not in _NOT_PAST and len(word) >= 4)
 
 
 def narrates(clause: str) -> bool:

@@ -25,6 +25,9 @@ class Domain:
     # Its things are goods a shop sells (bulbs, appliances): on a list of things to get they are
     # what they seem, so they say nothing against a list of things.
     goods: bool = False
+    # Whether one needs its things is asked of another domain ("do I need an umbrella": the forecast's),
+    # so asked so they are no goods to put on a list.
+    asked_of_another: bool = False
 
 
 DOMAINS: dict[str, Domain] = {
@@ -39,14 +42,15 @@ DOMAINS: dict[str, Domain] = {
     # What one takes against the weather: a question about needing it is the forecast's ("do I need a
     # brolly today"), but on a list of things to get it is a thing to buy ("buy sunscreen").
     "weather gear": Domain(("umbrellas, raincoats and sunglasses for the weather",),
-                           ("umbrella", "brolly", "raincoat", "sunscreen", "suncream", "sunnies"), goods=True),
+                           ("umbrella", "brolly", "raincoat", "sunscreen", "suncream", "sunnies", "toque", "jacket", "coat"),
+                           goods=True, asked_of_another=True),
     "travel": Domain(
         ("travel bookings", "flights, airlines, airports and plane seats", "hotels, hostels and places to stay",
          "trains, buses, ferries and car hire", "renting a car", "trips, holidays and vacations abroad",
          "directions, distances, routes, maps and traffic"),
         ("flight", "airline", "airport", "plane", "hotel", "hostel", "motel", "ferry", "cruise", "traffic", "rental"),
     ),
-    "rides": Domain(("taxis, ubers and ride hailing", "a ride or a lift to somewhere"), ("taxi", "uber", "lyft", "cab", "ola", "rapido", "bolt", "didi")),
+    "rides": Domain(("taxis, ubers and ride hailing", "a ride or a lift to somewhere"), ("taxi", "ride", "uber", "lyft", "cab", "ola", "rapido", "bolt", "didi")),
     "tickets and reservations": Domain(
         ("tickets for concerts, gigs, shows, theatre, cinema and sports matches", "booking a table at a restaurant"),
         ("ticket", "concert", "gig", "cinema", "theatre", "movie", "film", "restaurant", "reservation"),
@@ -94,7 +98,7 @@ DOMAINS: dict[str, Domain] = {
                       "programming languages and frameworks"),
                      ("app", "code", "bug", "debug", "programming", "python", "javascript", "typescript", "react",
                       "compiler", "syntax")),
-    "chit-chat": Domain(("jokes, riddles, games and small talk", "the assistant itself"), ("joke", "riddle")),
+    "chit-chat": Domain(("jokes, riddles, games and small talk", "the assistant itself"), ("joke", "riddle", "dice")),
 }
 
 OUTSIDE: tuple[str, ...] = tuple(phrase for domain in DOMAINS.values() for phrase in domain.describe)
@@ -105,4 +109,10 @@ GOODS: tuple[bool, ...] = tuple(domain.goods for domain in DOMAINS.values() for 
 def domain_names(goods: bool = True) -> frozenset[str]:
     """The nouns that name these domains (Domain.names), singular and plural; without goods', on request."""
     names = {n for domain in DOMAINS.values() if goods or not domain.goods for n in domain.names}
+    return frozenset(names | {n + "s" for n in names})
+
+
+def asked_of_another() -> frozenset[str]:
+    """The nouns whose need is asked of another domain (Domain.asked_of_another), singular and plural."""
+    names = {n for domain in DOMAINS.values() if domain.asked_of_another for n in domain.names}
     return frozenset(names | {n + "s" for n in names})

@@ -30,7 +30,10 @@ _POLITE_HEAD = (
     # words that join a clause to what came before: "(..., ) so I need earl grey", "but anyway we ran out of salt"
     r"|so|anyway|oh|well|but|and|just in case"
     # interjections and whom it is said to, opening it: "ope, limes too", "y'all add sweet tea"
-    r"|ope|oops|whoops|nvm|y'all|yall)"
+    r"|ope|oops|whoops|nvm|y'all|yall"
+    # the ask for word, said again before what to watch for: "(monitor ... and) tell me when tickets available [appears]"
+    r"|(?:tell|let|notify|alert|ping|inform) (?:me|us)(?: know)? (?:when|if|once|as soon as)"
+    r"(?: (?:it|the page|the site|they) (?:says|shows|mentions|lists|reads))?)"
 )
 # How the user came to need or have the thing: a state, not the thing.
 _STATE_HEAD = (
@@ -187,7 +190,12 @@ _SHOP = re.compile(r" (?:from|at) (?:the )?(?:[A-Z][\w'&-]*)(?: [A-Z][\w'&-]*)?$
 # "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some) (?!(?:" + "|".join(sorted(QUANTITY)) + r")\b)", re.IGNORECASE)
 # "scratch eggs off the list": not "eggs off"; "put cordial down on the list": not "cordial down"
-_ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis|no more(?: already| left)?|not need(?:ed)?)$",
+# (and when it is wanted: a list of things holds no day, "avocados this week")
+_ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis|no more(?: already| left)?|not need(?:ed)?"
+                        r"|(?:for )?(?:this week|this weekend|next week|today|tonight|tomorrow|later)|first"
+                        # where it is kept at home: "dishwashing liquid in the pantry", "batteries for the drawer"
+                        r"|(?:in|from|for) the (?:drawer|cupboard|cupboards|fridge|freezer|pantry|larder|cabinet|garage"
+                        r"|shed|kitchen|bathroom|house))$",
                         re.IGNORECASE)
 # A clause of the speaker's after the thing: "tortillas I buy already", "sparkling water but let's",
 # "ranch before I head to Meijer" (a person's words after a joining word; "you" only so: "thank you cards").
@@ -212,6 +220,10 @@ _ITEM_HEAD = re.compile(
     r"|^(?:(?:i|we|is) )?(?:must|should|still|also|need to|needs to|have to|gotta)(?: still)? (?:buy|get|grab|pick up) (?=\S)"
     r"|^(?:any ?more|no more|no longer) (?=\S)"
     r"|^(?:gonna|going to) need (?:more |some )?(?=\S)"
+    # a hedged wish for it: "I was thinking maybe we could get avocados", "it might be nice to have coffee beans"
+    r"|^(?:(?:i was|i'm|i am) thinking |i think |i thought )?(?:maybe |perhaps )?(?:we|i) (?:could|should|might|may)"
+    r" (?:maybe |also )?(?:get|buy|grab|use|do with|pick up) (?:some |more )?(?=\S)"
+    r"|^it (?:might|would|could|'d) be (?:nice|good|great|handy) to (?:have|get) (?:some |more )?(?=\S)"
     # that it was got, said before it: "I picked up bread and butter, take them off"
     r"|^(?:(?:i|we) )?(?:just |already )?(?:picked up|bought|grabbed) (?=\S)"
     # whom it is for and what it is about, said before it: "add for me the dates", "nvm on the oat milk"

@@ -83,6 +83,7 @@ from dreamer.sidekick.planner.offline.meaning import (
     OUT_OF_SCOPE,
     agreeing,
     generic_veto,
+    tense_veto,
     OUTSIDE_GAP,
     outside,
     rescore,
@@ -265,7 +266,8 @@ class OfflinePlanner:
             # the whole's values then hold words of the clauses around the thing ("olive oil is", "put that").
             read = self._plan_text(pointed, index, context)
             if len(read.steps) == 1 and read.pending is None and (
-                    plan.pending is not None or len(plan.steps) != 1 or _tidier(read.steps[0], plan.steps[0])):
+                    plan.pending is not None or len(plan.steps) != 1 or _tidier(read.steps[0], plan.steps[0])
+                    or _spans_sentences(plan.steps[0])):
                 return read
         tagged = list_tag_entry(text)
         if tagged is not None:
@@ -489,7 +491,11 @@ class OfflinePlanner:
             if not all(_interjection(p) or _about_oneself(p) or narrates(p) or (len(p.split()) >= MIN_ASIDE_WORDS and not _sure(
                     self._plan_text(p, index, context))) for p in before):
                 return None
-            read = self._plan_text(without_politeness(", ".join(pieces[k:])), index, context)
+            rest = without_politeness(", ".join(pieces[k:]))
+            read = self._plan_text(rest, index, context)
+            if not _sure(read):
+                # (what the thing is for, after the place, as when said alone: "... Put ice on the list for now.")
+                read = self._without_purpose(rest, read, index, context) or read
             if not _sure(read):
                 return None
             if len(plan.steps) == len(read.steps) == 1 and plan.steps[0].name == read.steps[0].name and (
@@ -516,12 +522,12 @@ class OfflinePlanner:
         aside: each of its items asks nothing alone either."""
         # (a sentence is a clause too: "anything on my calendar today? ngl I forgot"; never inside quotes)
         clauses = [c.strip() for c in (_CLAUSES if not quoted_spans(text) else _COMMAS).split(text) if c.strip()]
-        if not 2 <= len(clauses) <= MAX_ASIDE_CLAUSES or any(
-                isinstance(v, list) and len(v) > 1 for step in plan.steps for v in step.args.values()):
+        if not 2 <= len(clauses) <= MAX_ASIDE_CLAUSES:
             return None
+        listed = any(isinstance(v, list) and len(v) > 1 for step in plan.steps for v in step.args.values())
         for n, clause in enumerate(clauses):
-            if len(clause.split()) < MIN_ASIDE_WORDS:
-                continue
+            if len(clause.split()) < MIN_ASIDE_WORDS or (listed and not _off_to(clause)):
+                continue  # (a list's item is no aside; where the user is off to is: "..., tomorrow go market")
             alone = self._plan_text(clause, index, context)
             sure = alone.steps and (alone.pending is None or alone.pending.kind == "confirm")
             if sure and not _about_oneself(clause):
@@ -532,8 +538,13 @@ class OfflinePlanner:
                 return read  # "lock the front door please, I forgot": the rest is for no agent, and says so
             if len(read.steps) != 1 or not _sure(read):
                 continue  # (a confirmation is sure: "clear the shopping list, did the big shop" asks it)
+            others = [c for k, c in enumerate(clauses) if k != n]
+            if any(narrates(c) and _holds_words_of(read.steps[0], c, " ".join(o for o in others if o != c))
+                   for c in others):
+                continue  # the rest's values hold the story told first ("the fridge leaked ..."): no request's words
             if plan.pending is not None or len(plan.steps) != 1 or (
-                    _reads(index, read.steps[0]) and _aside_leaked(read.steps[0], plan.steps[0], clause)):
+                    _reads(index, read.steps[0]) and _aside_leaked(read.steps[0], plan.steps[0], clause)) or (
+                    _off_to(clause) and _holds_words_of(plan.steps[0], clause, rest)):
                 # (what is written down keeps every clause: "buy the blue paint, colour code 30BB")
                 # A typical value the aside holds still counts: "I'm in the mood for thai, any recipes".
                 return replace(read, steps=(_with_typical(index, read.steps[0], clause),))
@@ -743,8 +754,14 @@ _INTERJECTIONS = frozenset(
 _POINTS_BACK = re.compile(r"\b(?:it|that|them|those|this|these)\b", re.IGNORECASE)
 
 
+# An exclamation: "what a mess", "such a pain", "how annoying", "so typical" (two words after its opening at most).
+_EXCLAMATION = re.compile(r"(?:what an?|such an?)(?: [\w']+){1,2}|(?:how|so) (?!many\b|much\b|long\b|often\b|far\b|old\b"
+                          r"|about\b|come\b)[\w']+", re.IGNORECASE)
+
+
 def _interjection(piece: str) -> bool:
-    return piece.casefold().strip(" .!?") in _INTERJECTIONS
+    said = piece.casefold().strip(" .!?")
+    return said in _INTERJECTIONS or _EXCLAMATION.fullmatch(said) is not None
 
 
 def _sure(plan: Plan) -> bool:
@@ -845,10 +862,19 @@ def _harmless(index: Index, options: Sequence[Match], parts: int) -> bool:
 # A clause that opens with the user telling about themselves ("I'm new to cooking", "I've never cooked
 # before") states something; beside a request, it is why they ask, not what.
 _ONESELF = ("i'm ", "im ", "i am ", "i've ", "ive ", "i have never ", "i was ", "i've never ")
+# Where the user is off to next is about them too: "later I go NTUC buy", "then we're heading to Costco"
+# (Singapore's English leaves the person out after a time: "tomorrow go market").
+_OFF_TO = re.compile(r"(?:(?:later|then|after that|afterwards|tomorrow|tonight|soon) )?"
+                     r"(?:i|we)(?:'ll| will|'m|'re| am| are)? (?:go|going|gonna go|head|heading|pop|popping) "
+                     r"|(?:later|tomorrow|tonight|after work|after this) (?:go|going) ")
+
+
+def _off_to(clause: str) -> bool:
+    return _OFF_TO.match(clause.casefold().replace("\u2019", "'")) is not None
 
 
 def _about_oneself(clause: str) -> bool:
-    return clause.casefold().replace("\u2019", "'").startswith(_ONESELF)
+    return clause.casefold().replace("\u2019", "'").startswith(_ONESELF) or _off_to(clause)
 
 
 MAX_CHORE_LEAD = 2  # "tick off", "cross off": the words before a chore that no plan read
@@ -893,6 +919,16 @@ def _tidier(step: Step, than: Step) -> bool:
     return bool(mine) and mine < theirs
 
 
+_SENTENCE_END = re.compile(r"[.!?]\s+\S")
+
+
+def _spans_sentences(step: Step) -> bool:
+    """A value of the call runs on past the end of a sentence ("chicken nuggets. Add it"): it took in the next
+    sentence, which was a request of its own."""
+    return any(_SENTENCE_END.search(v) for value in step.args.values()
+               for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
+
+
 # A value holding these took in the clause about having ("only got 25" as the ingredient).
 _HAVING_WORDS = frozenset({"got", "have", "has", "i've", "we've", "ive", "there's"})
 
@@ -911,8 +947,11 @@ def by_meaning(index: Index, req: Request, parts: list[_Part]) -> tuple[list[_Pa
         ranked = rescore([_whole_request(index, req, m) for m in part.ranked], closeness, tools, ACCEPT - MARGIN,
                          ACCEPT, MARGIN)
         ranked = typical_values(index, req, prefer_reading(index, req, ranked))
+        # ("when was the Opera House built" is no "when is {title}": what happened in the world is no one's data here)
+        ranked = [m for m in ranked if not tense_veto(req, m)]
         fitted = ranked
-        vetoes = {m.tool: why for m in ranked[:MAX_OPTIONS] if (why := generic_veto(index, req, m, tools)) is not None}
+        vetoes = {m.tool: why for m in ranked[:MAX_OPTIONS]
+                  if (why := generic_veto(index, req, m, tools)) is not None}
         if vetoes:
             top, top_score = ranked[0].tool, ranked[0].score
             ranked = [m for m in ranked if m.tool not in vetoes]

@@ -73,6 +73,10 @@ STRANDED_FACTOR = 0.6  # a fit whose last word is a particle with nothing after 
 INTRODUCERS = frozenset({"about", "regarding", "concerning", "mentioning", "containing", "using", "called", "named",
                          "titled"})
 STATEMENT_FACTOR = 0.85  # a question ("what have I got today") fitted to a template that opens as a statement
+# States a page or a shop says a thing is in, whose preposition is part of the words: "in stock", "on sale".
+STATES = frozenset({"in stock", "on sale", "on offer", "on special", "in season", "on clearance", "on discount",
+                    "on backorder", "in store", "on display"})
+_STATE_WORDS = [state.split() for state in STATES]
 PARTICLES = frozenset({"on", "off", "up", "down", "out", "over", "away", "back", "in"})
 
 _SKIP, _EXTRA, _MATCH, _SLOT = 0, 1, 2, 3
@@ -335,6 +339,10 @@ def align(index: Index, req: Request, pattern: Pattern, a: int, b: int) -> Match
             if slot.kind == "text" and j - k > 1 and toks[k].fix in INTRODUCERS:
                 # "search notes about bike": "about" introduces the value (the topic), it is not part of it.
                 value = clean_text(req.span_text(a + k + 1, a + j))
+            if slot.kind == "text" and k > 0 and isinstance(value, str) and (
+                    f"{toks[k - 1].fix} {value}".casefold().split()[:2] in _STATE_WORDS):
+                # "tell me when it says in stock": the state's own preposition is part of it, not a small word left over
+                value = f"{toks[k - 1].fix} {value}"
             if slot.kind == "text" and slot.choices and isinstance(value, str):
                 value = typical(value, slot.choices) or value
             args[e.slot] = value

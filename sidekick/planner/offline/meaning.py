@@ -24,6 +24,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from dreamer.sidekick.planner.base import Tool
+from dreamer.sidekick.planner.language.lexicon import QUESTION_WORDS
+from dreamer.sidekick.planner.language.outside import asked_of_another
 from dreamer.sidekick.planner.offline.index import Index, ToolInfo
 from dreamer.sidekick.planner.offline.match import Match
 from dreamer.sidekick.planner.offline.request import Request
@@ -95,6 +97,16 @@ def rest_of_request(info: ToolInfo, req: Request, m: Match) -> list[int]:
     return [k for k in range(m.a, m.b) if k not in taken and req.toks[k].canon not in req.lex.fillers]
 
 
+_ASKED_OF_ANOTHER = asked_of_another()
+_WILL_AUX = frozenset({"do", "does", "will", "would", "should", "shall", "gonna"})
+
+
+def _asks_if_needed(req: Request) -> bool:
+    """The request asks whether the speaker needs something: "do I need ...", "will we need ..."."""
+    words = [t.fix.casefold() for t in req.toks[:3]]
+    return len(words) == 3 and words[0] in _WILL_AUX and words[1] in _SUBJECTS and words[2] == "need"
+
+
 def _lists_things(info: ToolInfo, m: Match) -> bool:
     """The fit fills a list parameter: a list of things."""
     return any(info.slots[name].kind == "list" for name in m.spans if name in info.slots)
@@ -121,10 +133,14 @@ def generic_veto(index: Index, req: Request, m: Match, tools: Sequence[Tool]) ->
     own = near.by_tool[m.tool]
     # A list of things to get may hold any goods ("light bulbs", "a lamp"): only a domain of
     # services (flights, tickets, rides) speaks against it.
-    things = _lists_things(info, m)
+    # ("do I need an umbrella", "will I need sunnies this arvo" ask the forecast: asked whether it is needed, a
+    # thing is no longer just goods to buy)
+    asked = _asks_if_needed(req) and any(
+        req.toks[k].canon in _ASKED_OF_ANOTHER or req.toks[k].fix.casefold() in _ASKED_OF_ANOTHER for k in rest)
+    things = _lists_things(info, m) and not asked
     names, there = (index.outside_services, near.outside_services) if things else (index.outside_words, near.outside)
     named = any(req.toks[k].canon in names for k in rest)
-    if named and there >= NAMED_CLOSENESS and there > own:
+    if named and there >= NAMED_CLOSENESS and (there > own or asked):
         return "outside"
     if there >= VETO_CLOSENESS and there - own >= VETO_GAP:
         return "outside"
@@ -136,6 +152,44 @@ def generic_veto(index: Index, req: Request, m: Match, tools: Sequence[Tool]) ->
         # [salary]"): it stands only where meaning, too, puts the rest nearer this function.
         return "outside" if near.outside >= other else "agent"
     return None
+
+
+# Auxiliaries by tense: a question asked with a past one is about what happened; a template that asks with
+# a present one ("when is my {title}") looks ahead in the user's own data.
+_PAST_AUX = frozenset({"did", "was", "were"})
+_PRESENT_AUX = frozenset({"is", "are", "do", "does", "am"})
+# Whose it is: the user's own past is theirs to ask of their agents ("did I buy milk", "when was my last appt").
+_THE_USERS = frozenset({"i", "we", "my", "our", "me", "us", "you", "your", "i've", "we've", "i'd", "we'd"})
+_SUBJECTS = frozenset({"i", "we"})
+# How a thing turned out, said last in a question about it: "did the Swans win", "did it rain".
+_OUTCOMES = frozenset({"win", "lose", "draw", "score", "play", "happen", "land", "arrive", "rain", "snow", "pass", "crash"})
+
+
+def tense_veto(req: Request, m: Match) -> bool:
+    """The fit reads a question about the past of someone else's world as the template's present or
+    statement ("when was the Opera House built" as "when is {title}", "did the Swans win" as "i did {text}").
+
+    The request opens (after its question word) with a past auxiliary that the template does not say -- it
+    says a present one, or opens with "I" / "we" and the request puts the verb first, as a question does --
+    and nothing in it is the user's own (no "I", "my", "we" ...)."""
+    toks = req.toks
+    k = next((n for n, t in enumerate(toks[:2]) if t.fix.casefold() not in QUESTION_WORDS), None)
+    if k is None or k >= len(toks) - 1 or toks[k].fix.casefold() not in _PAST_AUX:
+        return False
+    if any(t.fix.casefold() in _THE_USERS for t in toks[k + 1:]):
+        return False  # ("what were the notes I saved lately": the user's own)
+    if k == 1 and not m.pattern.asks:
+        return True  # a statement's template ("{text} done") answers no question about the past ("when was X finished")
+    said = dict(m.said)
+    if k in said and said[k] not in _PRESENT_AUX:
+        # the template says the past auxiliary itself: wrong only as a statement of the user's ("i did {text}")
+        # that the request puts as a question, verb first
+        # ("did the laundry" is texting's "I did the laundry": only a question mark or a verb of how a thing
+        # turned out after what it is about says it asks)
+        first = next((e for e in m.pattern.elems if not e.optional and not e.slot), None)
+        return first is not None and bool(set(first.canons) & _SUBJECTS) and bool(set(m.missed) & _SUBJECTS) and (
+            req.text.rstrip().endswith("?") or toks[-1].fix.casefold() in _OUTCOMES)
+    return bool(set(m.missed) & _PRESENT_AUX) or said.get(k) in _PRESENT_AUX
 
 
 def outside(index: Index, req: Request, top: Match, closeness: Closeness) -> bool:

@@ -56,6 +56,9 @@ class Tok:
     quote: int = 0  # which quoted stretch of the message the word is in (0: none)
 
 
+MIN_TEMPORAL_SLIP = 5  # letters: a shorter word read as a slip of a day or time word would invent a date
+
+
 @dataclass
 class Request:
     text: str
@@ -259,6 +262,9 @@ def read_request(text: str, lex: Lexicon, now: datetime) -> Request:
             # small word or a verb (_slip_target): a word read as another thing's name changes what is talked about.
             if typo is not None and is_english_word(w.low) and not _slip_target(lex, typo[0]):
                 typo = None
+            if typo is not None and len(w.low) < MIN_TEMPORAL_SLIP and (typo[0] in TEMPORAL or typo[0] in DATE_WORDS):
+                typo = None  # a short word is no slip of a time ("bee hoon" is no "bee noon"): it would set a date
+
             if typo is not None:
                 choice, distance = typo
                 alt = lex.canon_word(choice)
