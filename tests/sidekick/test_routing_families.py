@@ -35,6 +35,7 @@ from routing_eval import (
     held_out_families_10,
     held_out_families_11,
     held_out_families_12,
+    held_out_families_13,
     held_out_families_s,
     load_families,
     run_families,
@@ -171,6 +172,19 @@ def test_the_twelfth_held_out_batch_is_big_enough_and_apart() -> None:
     assert len(yaml.safe_load(FAMILIES_HELD_OUT_12.read_text())["families"]) >= 110
     assert 0.21 * len(held_12) <= sum(c.reply for c in held_12) <= 0.25 * len(held_12) and len(avoid) >= 10
     assert str(context.timezone) == "Pacific/Auckland"
+
+
+def test_the_thirteenth_held_out_batch_is_big_enough_and_apart() -> None:
+    # Loaded only, never planned here: the thirteenth batch (branch heldout13) is score-only and has no floor;
+    # `routing_eval.py --families` prints its `held_out_13:` line.
+    import yaml
+    from routing_eval import FAMILIES_HELD_OUT_13
+
+    held_13, context, avoid = held_out_families_13()
+    assert len(held_13) >= 600 and len({c.text for c in held_13}) == len(held_13)
+    assert len(yaml.safe_load(FAMILIES_HELD_OUT_13.read_text())["families"]) >= 110
+    assert 0.21 * len(held_13) <= sum(c.reply for c in held_13) <= 0.25 * len(held_13) and len(avoid) >= 10
+    assert str(context.timezone) == "Australia/Sydney"
 
 
 def test_a_day_passed_as_a_word_is_the_iso_day_it_names() -> None:

@@ -23,12 +23,13 @@ TARGET = 0.9
 FLOOR = {"tuned": 0.98, "heldout": 0.98, "heldout_2": TARGET, "heldout_3": 0.83, "tuned_2": 0.96, "heldout_d": 0.68,
          "heldout_4": TARGET}
 # heldout_7 (the seventh batch, branch heldout7), heldout_8 (the eighth, branch heldout8), heldout_9 (the ninth,
-# branch heldout9), heldout_10 (the tenth, branch heldout10), heldout_11 (the eleventh, branch heldout11) and
-# heldout_12 (the twelfth, branch heldout12) are score-only and have no floor: they are not among the splits run
-# below, only loaded (their sizes are checked); `dialogue_suite.py heldout_7` / `heldout_8` / `heldout_9` /
-# `heldout_10` / `heldout_11` / `heldout_12` print their scores.
+# branch heldout9), heldout_10 (the tenth, branch heldout10), heldout_11 (the eleventh, branch heldout11),
+# heldout_12 (the twelfth, branch heldout12) and heldout_13 (the thirteenth, branch heldout13) are score-only and
+# have no floor: they are not among the splits run below, only loaded (their sizes are checked);
+# `dialogue_suite.py heldout_7` / `heldout_8` / `heldout_9` / `heldout_10` / `heldout_11` / `heldout_12` /
+# `heldout_13` print their scores.
 SCORED_ONLY = ("heldout_3", "heldout_d", "heldout_7", "heldout_8", "heldout_9", "heldout_10",
-               "heldout_11", "heldout_12")  # failures not shown
+               "heldout_11", "heldout_12", "heldout_13")  # failures not shown
 
 
 def test_the_suite_is_written_as_families_with_a_held_out_split() -> None:
@@ -93,6 +94,16 @@ def test_the_twelfth_held_out_batch_is_big_enough() -> None:
     # Users of their own are one per conversation ("h12...{n}"); the main user's are grocery or read-only.
     own = [c.user for c in twelfth if c.user != "main"]
     assert len(own) == len(set(own)) and all(u.startswith("h12") for u in own)
+
+
+def test_the_thirteenth_held_out_batch_is_big_enough() -> None:
+    # Loaded only, never run here: the thirteenth batch is score-only and has no floor.
+    thirteenth = load(HERE / "heldout_13.yaml")
+    assert len(thirteenth) >= 180 and len({c.family for c in thirteenth}) >= 50
+    assert all(1 <= len(c.turns) <= 4 for c in thirteenth)
+    # Users of their own are one per conversation ("h13...{n}"); the main user's are grocery or read-only.
+    own = [c.user for c in thirteenth if c.user != "main"]
+    assert len(own) == len(set(own)) and all(u.startswith("h13") for u in own)
 
 
 def test_the_side16d2_splits_are_families_with_a_quarter_held_out() -> None:
