@@ -1173,3 +1173,59 @@ def test_side28_the_users_own_past_and_texting_statements_still_route(tools: lis
     # a thing asked for to buy, not whether it is needed, stays on the list
     assert [s.name for s in _plan(tools, context, "add a raincoat to the shopping list").steps] == [
         "grocery.add_items"]
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # a list pasted one thing a line, with bullets, numbers or a heading
+    ("put these on the grocery list:\n- flour\n- caster sugar\n- vanilla", "grocery.add_items",
+     {"items": ["flour", "caster sugar", "vanilla"]}),
+    ("Groceries\n1. lentils\n2. passata", "grocery.add_items", {"items": ["lentils", "passata"]}),
+    # words said after the place that ask nothing, and politeness or a story before the request
+    ("can you add fish fingers to the list my son asked", "grocery.add_items", {"items": ["fish fingers"]}),
+    ("oh man the dog has been sick all morning. put kitchen roll on the shopping list", "grocery.add_items",
+     {"items": ["kitchen roll"]}),
+    ("I'm wiped out, the train was late again. anyway add cocoa to my groceries", "grocery.add_items",
+     {"items": ["cocoa"]}),
+    # none of it in the house, said with "have"; dictation's fillers
+    ("we literally have no teabags, add them", "grocery.add_items", {"items": ["teabags"]}),
+    ("so yeah can you like add crumpets to the list", "grocery.add_items", {"items": ["crumpets"]}),
+    ("we need like bin bags and foil so yeah", "grocery.add_items", {"items": ["bin bags", "foil"]}),
+    # a shop named after "for", where it ran out away from home
+    ("add oat cakes for Aldi", "grocery.add_items", {"items": ["oat cakes"]}),
+    ("we ran out of firelighters at the cabin, add it", "grocery.add_items", {"items": ["firelighters"]}),
+    # a terse user's signs and a day first after the calendar's name
+    ("groc- yoghurt", "grocery.remove_items", {"items": ["yoghurt"]}),
+    ("-bagels from list", "grocery.remove_items", {"items": ["bagels"]}),
+    ("cal fri 4pm piano lesson", "calendar.add_event", {"title": "piano lesson"}),
+    ("for the shopping: rice, soy sauce", "grocery.add_items", {"items": ["rice", "soy sauce"]}),
+    # a new event's name is said without the speaker's "my"
+    ("please put my eye exam on Monday at 2pm in my calendar", "calendar.add_event", {"title": "eye exam"}),
+    ("can you diarize the budget review for Monday at 10am", "calendar.add_event", {"title": "budget review"}),
+])
+def test_side28_more_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                               args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+@pytest.mark.parametrize("text", [
+    # running out of what no one buys, and how something is, said of one's own things
+    "I'm out of patience with this printer",
+    "we've run out of steam on the garden project",
+    "my aunt's cookbook is falling to bits",
+    "my to-do list is basically a novel at this point",
+    "Dad's chilli recipe never disappoints",
+    # a timer is no agent's, whatever the minutes said after it
+    "set a timer for the rice, 12 minutes",
+])
+def test_side28_remarks_and_idioms_make_no_call(tools: list[Tool], context: PlanContext, text: str) -> None:
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None, (text, plan.steps)
+
+
+def test_side28_running_out_of_ideas_for_dinner_still_asks_for_recipes(tools: list[Tool],
+                                                                       context: PlanContext) -> None:
+    assert [s.name for s in _plan(tools, context, "I'm out of ideas for dinner tonight").steps] == ["recipes.suggest"]
+    # a day after the place is the request's own
+    assert _plan(tools, context, "what's on my calendar today").steps[0].args.get("day")
+    # "the list and X" is one more thing, not words after the place
+    assert _plan(tools, context, "add milk to the list and eggs").steps[0].args["items"] == ["milk", "eggs"]

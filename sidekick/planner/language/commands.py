@@ -8,11 +8,14 @@ a known short verb follows it (or none, after a slash): "grocery shopping on fri
 
 from __future__ import annotations
 
+import re
+
 # The places a command may name, and how a sentence names them.
 _PLACES = {
     "notes": "notes", "note": "notes", "todo": "to-do list", "todos": "to-do list", "tasks": "to-do list",
     "task": "to-do list", "cal": "calendar", "calendar": "calendar", "agenda": "calendar",
     "grocery": "grocery list", "groceries": "grocery list", "shopping": "shopping list", "list": "list",
+    "groc": "grocery list", "grocs": "grocery list",
     "recipes": "recipes", "recipe": "recipes",
 }
 # Short verbs, and the sentence each stands for ({rest} is what follows, {place} the place).
@@ -31,13 +34,29 @@ _BARE = {"calendar": "what's on my calendar {rest}", "recipes": "how do I make {
 _BARE_DEFAULT = "add {rest} to my {place}"
 _NOTHING_AFTER = "show my {place}"
 MAX_WORDS = 40
+_CLOCK = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?|at|noon|midday", re.IGNORECASE)
+
+
+# A sign on the place's name, as a terse user adds or takes off: "groc- eggs", "groc+ rice", "todo+ call Sam".
+_SIGNS = {"-": "rm", "+": "add"}
+# "-oat milk from list": a thing taken off, the minus written on it.
+_MINUS_FROM = re.compile(r"^-(?=\w)(.{1,120}?) from (?:the |my |our )?((?:[\w-]+ )?list)\W*$", re.IGNORECASE)
+# A day first after the calendar's name: "cal tmrw 9am dentist" puts the dentist in; "cal tmrw" shows the day.
+_DAY_FIRST = frozenset({"today", "tonight", "tomorrow", "tmrw", "tmr", "tmw", "2moro", "2morrow", "mon", "tue", "tues",
+                        "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "monday", "tuesday", "wednesday",
+                        "thursday", "friday", "saturday", "sunday"})
 
 
 def as_sentence(text: str) -> str | None:
     """The sentence a command-style message abbreviates, or None when `text` is no such command."""
+    minus = _MINUS_FROM.match(text.strip())
+    if minus is not None:
+        return f"remove {minus.group(1).strip()} from my {minus.group(2)}"
     words = text.split()
     if not words or len(words) > MAX_WORDS:
         return None
+    if len(words[0]) > 1 and words[0][-1] in _SIGNS and words[0][:-1].casefold() in _PLACES:
+        words = [words[0][:-1], _SIGNS[words[0][-1]], *words[1:]]  # "groc- eggs": "groc rm eggs"
     slash = words[0].startswith("/")
     place = _PLACES.get(words[0].lstrip("/").casefold())
     if place is None or (not slash and len(words) < 2):
@@ -52,6 +71,10 @@ def as_sentence(text: str) -> str | None:
         if "{rest}" in _VERBS[verb] and not rest and verb not in ("ls", "list", "show", "recent", "latest"):
             return None
         return " ".join(_VERBS[verb].format(place=place, rest=rest).split())
+    if not slash and place == "calendar" and verb in _DAY_FIRST:
+        # (what follows only when: the day's events; a day and a thing: the thing put in)
+        things = [w for w in words[1:] if w.casefold() not in _DAY_FIRST and not _CLOCK.fullmatch(w)]
+        return f"what's on my calendar {rest}" if not things else f"add {rest} to my calendar"
     if not slash:
         return None  # "grocery shopping on friday": a list's name and words, no command
     if not rest:

@@ -24,6 +24,9 @@ _PLUS = re.compile(r"^\s*([A-Za-z][A-Za-z'-]{0,20}(?: [A-Za-z][A-Za-z'-]{0,20})?
 # A longer label still names a place when it ends with one: "one more item for the list".
 _PLACE_WORDS = frozenset({"list", "calendar", "diary", "notes", "todo", "todos", "to-do", "groceries", "shopping"})
 MAX_PLACE_LABEL_WORDS = 7
+# What the things are for, as the label: "for the messages", "for the big shop", "for Tesco" is no place.
+_FOR_THE_SHOP = re.compile(r"^(?:for |from )?(?:the )?(?:messages|shopping|shops|big shop|weekly shop|supermarket"
+                           r"|grocery run|store)$", re.IGNORECASE)
 # Hashtags that name a list, and the list they name.
 _LIST_TAGS = {
     "groceries": "grocery list", "grocery": "grocery list", "shopping": "shopping list",
@@ -57,6 +60,8 @@ def labelled_entry(text: str) -> str | None:
     if m is None:
         return None
     label, value = m.group(1).strip(), m.group(2).strip()
+    if _FOR_THE_SHOP.match(label):
+        label = "shopping list"  # "for the messages: tomatoes, feta" (Scots' messages are the shopping)
     words = label.split()
     if ":" not in text[: m.start(2)] and words[-1].casefold() not in _PLACE_WORDS:
         return None  # "dentist - tuesday 3pm" is a title and a time; only "shopping list - bagels" names a place

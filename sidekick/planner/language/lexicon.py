@@ -75,7 +75,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("remove", "delete", "erase", "drop", "take off", "cross off", "strike", "scratch",
      "get rid of", "take out", "cross out", "tick off", "check off", "scrap", "ditch", "nix", "scratch off",
      "knock off", "strike off", "bin off", "yeet"),
-    ("schedule", "pencil in", "set up", "book in", "line up", "slot in"),
+    ("schedule", "pencil in", "set up", "book in", "line up", "slot in", "diarise", "diarize"),
     ("move", "change", "rearrange", "rebook", "reschedule"),
     ("watch", "monitor", "keep an eye", "keep tabs on", "keep track of"),  # phrases of at most 3 words
     ("notify", "let me know", "give me a heads up"),

@@ -10,6 +10,8 @@ question, or says it needs something is never a remark.
 
 from __future__ import annotations
 
+import re
+
 # Words that judge or feel, never a thing to get, a title or a task's words. (Not "love", "great" or
 # "best": "love heart sweets", "the Great British Bake Off", "best before".)
 JUDGING = frozenset({
@@ -32,3 +34,19 @@ def judging_words(values: set[str]) -> set[str]:
     """The words of judgement among a plan's value words; the weak ones only beside a strong one."""
     found = values & JUDGING
     return found if found - _WEAK else set()
+
+
+# What one runs out of that no shop sells: "I'm out of patience", "we ran out of steam", "low on energy today".
+# Said so, running out is a feeling, not a thing for the list.
+_LACKED = re.compile(
+    r"\b(?:out of|outta|run out of|ran out of|running out of|running low on|low on|short on|no more)\s+"
+    r"(?:all\s+|my\s+|our\s+|the\s+)?(?P<what>patience|time|energy|steam|ideas|road|luck|options|excuses|breath"
+    r"|words|puff|motivation|inspiration|spoons|sleep)"
+    # (the word ends what is lacked: "energy drinks" and "time-saver" are things)
+    r"(?=\s*$|\s*[,.!?;]|\s+(?:for|with|on|in|at|to|today|tonight|now|again|already|halfway|here|there|lately"
+    r"|this|ugh|lol|honestly|tbh)\b)", re.IGNORECASE)
+
+
+def lacked_no_things(text: str) -> set[str]:
+    """What the speaker says they are out of that no one buys ("we ran out of steam halfway": {"steam"})."""
+    return {m.group("what").casefold() for m in _LACKED.finditer(text)}

@@ -45,7 +45,10 @@ _CLOSING_PARTICLES = frozenset({"ah", "po", "na", "o", "sha", "jare", "jor", "ba
 _CLOSING_TOO = frozenset({"din", "rin"})
 # A question tag with no question in it: "can help me add it can or not", "shopping list pls can?"; South
 # Africa's "now now" (soon), which says when as little as "please" does.
-_TAGS = (("can", "or", "not"), ("can", "anot"), ("or", "not", "ah"), ("now", "now"))
+_TAGS = (("can", "or", "not"), ("can", "anot"), ("or", "not", "ah"), ("now", "now"), ("so", "yeah"))
+# Dictation's "like" after a verb or "you", before what is meant: "can you like put toilet paper on", "we need like
+# chicken thighs" (never after "I" or "we": "I like pasta" says what one likes).
+_LIKE = re.compile(r"\b(you|u|need|needs|want|wants|get|put|add|buy|grab|just|gotta|gonna) like (?=\w)", re.IGNORECASE)
 # The Philippines' "paki-" ("please ...") before a verb: "paki-add pandesal".
 _PAKI = re.compile(r"^paki-?(?=[a-z])", re.IGNORECASE)
 # Nigerian Pidgin's "am" for it after a verb of putting: "add am to the list" (never "I am", "am I").
@@ -101,7 +104,7 @@ def as_written(text: str) -> str:
         if bare in _DAY_PARTS:
             word = word.casefold().replace(bare, _DAY_PARTS[bare])
         kept.append(word)
-    written = _WHOLE_PLACE.sub(r"\1 ", _SPOKEN_MERIDIEM.sub(_clock, " ".join(w for w in kept if w)))
+    written = _LIKE.sub(r"\1 ", _WHOLE_PLACE.sub(r"\1 ", _SPOKEN_MERIDIEM.sub(_clock, " ".join(w for w in kept if w))))
     return written if any(c.isalnum() for c in written) else text
 
 

@@ -30,7 +30,7 @@ _POLITE_HEAD = (
     # words that join a clause to what came before: "(..., ) so I need earl grey", "but anyway we ran out of salt"
     r"|so|anyway|oh|well|but|and|just in case"
     # interjections and whom it is said to, opening it: "ope, limes too", "y'all add sweet tea"
-    r"|ope|oops|whoops|nvm|y'all|yall"
+    r"|ope|oops|whoops|nvm|y'all|yall|fyi|heads up|bro|yo|oi|yeah|yea"
     # the ask for word, said again before what to watch for: "(monitor ... and) tell me when tickets available [appears]"
     r"|(?:tell|let|notify|alert|ping|inform) (?:me|us)(?: know)? (?:when|if|once|as soon as)"
     r"(?: (?:it|the page|the site|they) (?:says|shows|mentions|lists|reads))?)"
@@ -58,6 +58,10 @@ _STATE_HEAD = (
     r"|(?:i'm|i am|we're|we are) after (?:running|run|using) (?:out of|up)"
     r"|(?:i|we) don (?:finish|use up|run out of)"
     r"|(?:looks like |seems like )?(?:i|we)(?:'ve| have)? (?:run|ran|gone) dry (?:on|of)"
+    # none in the house, said with "have": "we literally have no Milo", "we nuh have no hard dough bread"
+    # (Patois' "nuh" is "don't"), "we're at zero hummus"
+    r"|(?:i|we) (?:literally |really |actually |just )?(?:(?:nuh|don't|dont|do not) )?(?:have|got) (?:no|zero|nae)"
+    r"|(?:i'm|i am|we're|we are|im) (?:at|down to) (?:zero|none|nothing)(?: on)?"
     # none needed: "we're good on paper towels", "I'm set for rice"
     r"|(?:i'm|i am|we're|we are|im) (?:good|fine|ok|okay|set|sorted|covered|all set|well stocked) (?:on|for)"
     # the copula left out: "we out of hot cheetos", "we low on rice"
@@ -150,8 +154,11 @@ _TAIL = re.compile(
     # where it ran out and since when, and a stress word some Englishes close a request with ("add it only")
     r"|at home|in the house|since (?:yesterday|last \w+|this \w+|\w+day)|itself|only"
     # where it was bought or is for ("bananas at costco", "irn bru for the messages" - Scots for the shopping)
-    r"|(?:at|from) (?:the )?(?:supermarket|shops?|grocers?|tesco|sainsburys|sainsbury's|asda|aldi|lidl|waitrose"
-    r"|morrisons|walmart|costco|kroger|safeway|publix|wegmans|target|trader joe's|whole foods)"
+    r"|(?:at|from|for) (?:the )?(?:supermarket|shops?|grocers?|tesco|sainsburys|sainsbury's|asda|aldi|lidl|waitrose"
+    r"|morrisons|walmart|costco|kroger|safeway|publix|wegmans|target|trader joe's|whole foods|naivas|carrefour"
+    r"|quickmart|countdown|pak'?n'?save|new world|dunnes|supervalu|pick n pay|checkers|shoprite|woolworths|woolies"
+    r"|coles|ntuc|fairprice|cold storage|giant|spar|co-op|iceland|meijer|hy-vee|h-e-b|heb|loblaws|no frills|sobeys"
+    r"|big bazaar|dmart|albert heijn|jumbo|rewe|edeka|kaufland|migros|biedronka|zabka|żabka)"
     r"|for (?:the )?(?:messages|service|the week|the weekend|shops|shop|big shop|weekly shop|grocery run|market)"
     r"(?: (?:today|tomorrow|tonight|this morning|this afternoon|this evening|this weekend)(?: morning| afternoon| evening)?)?"
     # that it ran out, without a copula, in Singapore's and Malaysia's English: "Milo finish already"
@@ -186,16 +193,21 @@ _CLAUSE_TAIL = re.compile(
     r"(?:the |my )?(?:todos|to-dos|tasks|task|list|to-do list|todo list|to do list)$", re.IGNORECASE)
 # The shop an item comes from, by its name, after it: "capsicum from Woolies", "plantain at Coles", "milk
 # from NTUC" (capitals only: "chocolate from the bakery" is tidied by _TAIL, "cheese from home" is kept).
-_SHOP = re.compile(r" (?:from|at) (?:the )?(?:[A-Z][\w'&-]*)(?: [A-Z][\w'&-]*)?$")
+# ("Pick n Pay" keeps its "n")
+_SHOP = re.compile(r" (?:from|at) (?:the )?(?:[A-Z][\w'&-]*)(?: (?:n|N|&) [A-Z][\w'&-]*)?(?: [A-Z][\w'&-]*)?$")
 # "a dozen eggs", "a few apples": the article is part of the amount (slots.QUANTITY).
 _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some) (?!(?:" + "|".join(sorted(QUANTITY)) + r")\b)", re.IGNORECASE)
 # "scratch eggs off the list": not "eggs off"; "put cordial down on the list": not "cordial down"
 # (and when it is wanted: a list of things holds no day, "avocados this week")
 _ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis|no more(?: already| left)?|not need(?:ed)?"
                         r"|(?:for )?(?:this week|this weekend|next week|today|tonight|tomorrow|later)|first"
+                        r"|on it|onto it|to it"  # "put butter on it" once "it" was the list
                         # where it is kept at home: "dishwashing liquid in the pantry", "batteries for the drawer"
                         r"|(?:in|from|for) the (?:drawer|cupboard|cupboards|fridge|freezer|pantry|larder|cabinet|garage"
-                        r"|shed|kitchen|bathroom|house))$",
+                        r"|shed|kitchen|bathroom|house)"
+                        # where it ran out, away from home: "cheese rolls at the bach", "milk at the office"
+                        r"|at (?:the |my |our )(?:bach|crib|cottage|cabin|caravan|office|beach house|lake house|flat|work"
+                        r"|campsite|holiday house))$",
                         re.IGNORECASE)
 # A clause of the speaker's after the thing: "tortillas I buy already", "sparkling water but let's",
 # "ranch before I head to Meijer" (a person's words after a joining word; "you" only so: "thank you cards").
@@ -204,7 +216,9 @@ _ITEM_CLAUSE = re.compile(
     r"(?:i|i'll|i'm|i've|i'd|we|we'll|we're|we've|you|you'll|y'all|ya|they|let's|lets)"
     # (without a joining word only where it says the thing is had: "tortillas I buy already"; "ag man, we need
     # boerewors" and "my daughter reminds me that we require prunes" name the thing after the pronoun)
-    r"|(?:i|we|they) (?:already )?(?:buy|bought|got|have|had|grab|grabbed|picked up|will buy)(?: it| them)?(?: already)?$)"
+    r"|(?:i|we|they) (?:already )?(?:buy|bought|got|have|had|grab|grabbed|picked up|will buy)(?: it| them)?(?: already)?$"
+    # none at home, said after it: "fish sauce we don't have in house"
+    r"|(?:i|we) (?:don't|dont|do not|nuh) (?:have|got)(?: it| them| any)?(?: in (?:the )?house| at home)?$)"
     r"\b.*$", re.IGNORECASE)
 # Putting an item on, said around it and left on an item read out of a follow-up ("chuck limes on too");
 # the verb only with its particle, so "pop tarts" and "stick of butter" stay items.
@@ -308,7 +322,7 @@ def tidy_items(items: list[Any]) -> list[Any]:
 
 
 def tidy_args(args: Mapping[str, Any], kinds: Mapping[str, str], examples: Sequence[str] = (),
-              fitted: str = "") -> dict[str, Any]:
+              fitted: str = "", writes: bool = False) -> dict[str, Any]:
     """`args` with each free-text (kind "text") and list-of-text value tidied.
 
     A parameter that the function's examples introduce with "my" or "the" ("cancel my
@@ -316,6 +330,9 @@ def tidy_args(args: Mapping[str, Any], kinds: Mapping[str, str], examples: Seque
     "my" or "the" before it belongs to the phrase, not to the name ("move the book club").
     Unless the example that fitted (`fitted`) introduces it with a preposition: "my call with
     the landlord" is with "the landlord".
+
+    writes: the function makes something new; the title it is given is its name, without the speaker's
+    "my" or "the" ("put my eye test in the calendar" makes "eye test").
     """
     out = dict(args)
     for name, value in args.items():
@@ -326,11 +343,17 @@ def tidy_args(args: Mapping[str, Any], kinds: Mapping[str, str], examples: Seque
             refers = _refers(name, examples)
             article = refers and not _introduced(name, fitted)
             out[name] = tidy_text(value, article=article)
+            if writes and name == "title" and not refers:
+                out[name] = _NEW_NAME.sub("", out[name], count=1) or out[name]
             if refers and not any(k in ("day", "moment") for k in kinds.values()):
                 out[name] = without_when(out[name])
         elif kind == "list" and isinstance(value, list):
             out[name] = tidy_items(value)
     return out
+
+
+# The speaker's own word before a new thing's name ("my hair appointment"); "The Lion King" keeps its capital "The".
+_NEW_NAME = re.compile(r"^(?:[Mm]y|[Oo]ur|the) (?=\S)")
 
 
 def _refers(name: str, examples: Sequence[str]) -> bool:
@@ -443,6 +466,8 @@ def _take_duration(args: dict[str, Any], name: str, text: str) -> str:
 # pattern) backtracks exponentially on a message made of them (tests/security/test_regex_backtracking.py).
 _POLITE_OPENING = re.compile(
     r"^(?:ok(?:ay)?|so|hey|please to|please|pls|just|go ahead and|i need you to|i want you to|i'd like you to"
+    # back to the request after a story: "..., the car failed its WOF. anyway add ice cream"
+    r"|anyway|anyhow|anyways|regardless"
     # what comes first, said before it: "actually first, add stamps"
     r"|(?:actually |but )?first(?=,)|before that(?=,)|righto|right then|alright|all right|oye|oi"
     # British endearments that ask a favour: "be a love and put crumpets on the list"

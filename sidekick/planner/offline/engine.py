@@ -47,8 +47,9 @@ from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
 from dreamer.sidekick.planner.language.membership import membership_question
 from dreamer.sidekick.planner.language.narration import narrates, tells_how_it_went
-from dreamer.sidekick.planner.language.remarks import JUDGING, REMARK_REPLY, judging_words
+from dreamer.sidekick.planner.language.remarks import JUDGING, REMARK_REPLY, judging_words, lacked_no_things
 from dreamer.sidekick.planner.language.lexicon import GENERIC_WORDS, QUESTION_WORDS, VERB_HEADS
+from dreamer.sidekick.planner.language.pasted import on_one_line
 from dreamer.sidekick.planner.language.letters import unwrapped_letter, with_place
 from dreamer.sidekick.planner.language.text import quoted_spans
 from rapidfuzz.distance import OSA
@@ -83,6 +84,7 @@ from dreamer.sidekick.planner.offline.meaning import (
     OUT_OF_SCOPE,
     agreeing,
     generic_veto,
+    names_a_domain,
     tense_veto,
     OUTSIDE_GAP,
     outside,
@@ -148,6 +150,11 @@ _MORE_AFTER_PLACE = re.compile(r"^(?P<head>.{1,120}?) (?P<place>(?:on|to|onto|in
 # What the things are for, said after the list they go on: "... to the list for the big shop".
 _PURPOSE_AFTER_PLACE = re.compile(r"(?<= list) for ((?:the |my |our |a |this |next )?[\w'-]+(?: [\w'-]+){0,3})[.!?]?$",
                                   re.IGNORECASE)
+_JOINING = frozenset({"and", "&", "plus", "also", "then", "too", "as", "with", "but", "or"})
+# Words said after where the thing goes: "add chips to the list ngl we're out", "... to the list mum said".
+_AFTER_PLACE = re.compile(r"^(?P<head>.{3,160}? (?:to|on|onto|in|into) (?:the |my |our )?(?:[\w-]+ )?"
+                          r"(?:list|groceries|calendar|diary|to-do list|todo list|to-dos|todos))"
+                          r"(?P<tail>(?: [\w'-]+){1,6})[.!?]*$", re.IGNORECASE)
 _DAY_NAMES = frozenset(DATE_WORDS) | {"today", "tomorrow", "tonight", "weekend"}
 _SMALL_WORDS = frozenset({"the", "my", "our", "a", "this", "next"})
 
@@ -160,7 +167,7 @@ class OfflinePlanner:
         context = context or PlanContext()
         if not isinstance(text, str):
             return Plan(reply="I can only read text messages.")
-        plan = self._plan_message(as_written(text), tools, context)
+        plan = self._plan_message(as_written(on_one_line(text)), tools, context)
         if context.pending is None and _a_remark(text, plan, tools):
             return Plan(reply=REMARK_REPLY)  # "the meeting ran way over today, so annoying"
         return plan
@@ -285,10 +292,11 @@ class OfflinePlanner:
                     or _tidier(read.steps[0], plan.steps[0])
                     or (plan.steps[0].name == read.steps[0].name and _value_words(plan.steps[0]) & _HAVING_WORDS)):
                 return read
-        for reread in (lambda: self._without_aside(text, plan, index, context),
-                       lambda: self._after_preamble(text, plan, index, context),
+        for reread in (lambda: self._after_preamble(text, plan, index, context),
+                       lambda: self._without_aside(text, plan, index, context),
                        lambda: self._without_purpose(text, plan, index, context),
-                       lambda: self._more_after_place(text, plan, index, context)):
+                       lambda: self._more_after_place(text, plan, index, context),
+                       lambda: self._said_after_place(text, plan, index, context)):
             found = reread()
             if found is not None:
                 return found
@@ -482,7 +490,8 @@ class OfflinePlanner:
         if not 2 <= len(pieces) <= MAX_PREAMBLE_PIECES:
             return None
         for k in range(1, len(pieces)):
-            words = pieces[k].split()
+            # (its first word once the politeness or "anyway" before it went: "..., anyway add ice cream")
+            words = (without_politeness(pieces[k]) or pieces[k]).split() or pieces[k].split()
             if not index.lex.is_known(words[0].casefold().strip(",.!?")):
                 continue
             if len(words) >= MIN_ASIDE_WORDS and not self._plan_text(pieces[k], index, context).steps:
@@ -530,8 +539,10 @@ class OfflinePlanner:
                 continue  # (a list's item is no aside; where the user is off to is: "..., tomorrow go market")
             alone = self._plan_text(clause, index, context)
             sure = alone.steps and (alone.pending is None or alone.pending.kind == "confirm")
-            if sure and not _about_oneself(clause):
-                continue  # the clause asks something itself ("wipe the grocery list" asks, then confirms)
+            if (sure and not _about_oneself(clause)) or alone.reply == OUT_OF_SCOPE or (
+                    not alone.steps and clause.split()[0].casefold() in index.openers - _NOT_COMMANDS):
+                continue  # the clause asks something itself ("wipe the grocery list" asks, then confirms; "set a
+                # timer for the spuds" asks what no agent does, in a verb some function opens with)
             rest = ", ".join(c for k, c in enumerate(clauses) if k != n)
             read = self._plan_text(rest, index, context)
             if not read.steps and read.pending is None and not read.unmatched and plan.pending is not None:
@@ -562,6 +573,28 @@ class OfflinePlanner:
             return None  # (a sure read whose values hold the purpose's words took it as a value: "weekly shop")
         read = self._plan_text(text[: m.start()], index, context)
         return read if len(read.steps) == 1 and read.pending is None else None
+
+    def _said_after_place(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
+        """Words said after where the thing goes that ask nothing ("add chips to the list ngl we're out", "yo
+        can u add two minute noodles to the list mum said"): the request up to the place, where the whole
+        was unsure or its values hold those words, the rest alone asks for no call and the request up to
+        the place is surely one call."""
+        m = _AFTER_PLACE.match(" ".join(text.split()))
+        if m is None:
+            return None
+        tail = m.group("tail").strip()
+        first = tail.split()[0].casefold()
+        if first in _JOINING or first in index.openers - _NOT_COMMANDS or (
+                _sure(plan) and not any(_holds_words_of(step, tail, m.group("head")) for step in plan.steps)):
+            return None  # ("... to the list and eggs", "... to the list, then remind me ...": more of the request)
+        if any(t.temporal or t.kind in ("num", "time", "date") for t in read_request(tail, index.lex, context.local_now()).toks):
+            return None  # a day or a time after the place is the request's own ("what's on my calendar today")
+        read = self._plan_text(m.group("head"), index, context)
+        if len(read.steps) != 1 or read.pending is not None:
+            return None
+        # (the rest asks no call of its own, or only restates the need: "... to the list ngl we're out")
+        said = self._plan_text(tail, index, context).steps
+        return read if not said or all(step.name == read.steps[0].name for step in said) else None
 
     def _whole_question(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
         """A question about one agent's data that no example of it fits ("what's our attrition rate in the
@@ -830,6 +863,8 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
                 return False
             if first not in JUDGING and first not in _FEELING_LEADS:
                 break
+    if any(lacked_no_things(text) & _value_words(step) for step in plan.steps):
+        return True  # "I'm all out of ideas for the party" read as ideas to buy: out of what no shop sells
     if _NEEDING.search(text):
         return False  # "we're out of milk again, so annoying": a need, said with feeling
     said = judging_words({w.strip(",.!").casefold() for w in text.split()})
@@ -1042,7 +1077,7 @@ def _shows(index: Index, req: Request, a: int) -> bool:
 def names_elsewhere(index: Index, req: Request, m: Match) -> bool:
     """A word of the fitted span the fit's own words did not take names a domain no agent serves."""
     said = {pos for pos, _ in m.said}
-    return any(req.toks[k].canon in index.outside_words for k in range(m.a, m.b) if k not in said)
+    return any(names_a_domain(req, k, index.outside_words) for k in range(m.a, m.b) if k not in said)
 
 
 def _whole_request(index: Index, req: Request, m: Match) -> Match:
@@ -1083,7 +1118,7 @@ def _step(index: Index, m: Match, req: Request) -> Step:
     tool = info.tool
     # Politeness, how the user came to need a thing, where it goes: never part of a value.
     args = tidy_args(_with_kind_word(m, req), {name: slot.kind for name, slot in info.slots.items()}, tool.examples,
-                     m.pattern.example)
+                     m.pattern.example, writes=not tool.reads)
     redistribute(args, info.slots, info.param_words)
     fill_typical(args, info.slots, req.span_text(m.a, m.b))
     strip_own_head(args, info.slots, info.words, index.lex.canon_word)

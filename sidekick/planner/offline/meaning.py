@@ -85,6 +85,13 @@ def generic(req: Request, m: Match, info: ToolInfo | None = None) -> bool:
                    for pos, canon in m.said)
 
 
+def names_a_domain(req: Request, k: int, names: frozenset[str]) -> bool:
+    """Word k of the request is one of `names`, as read or as written: a word no example knows may have been
+    read as a slip of one that is ("timer" as "time"), yet the user wrote the name."""
+    tok = req.toks[k]
+    return tok.canon in names or req.lex.canon_word(req.text[tok.start:tok.end].casefold()) in names
+
+
 def rest_of_request(info: ToolInfo, req: Request, m: Match) -> list[int]:
     """The words of the fitted span that say what it is about (positions in req.toks): neither the
     template's own words, nor fillers, nor a typed value (a day, a time, a number says nothing of
@@ -139,7 +146,7 @@ def generic_veto(index: Index, req: Request, m: Match, tools: Sequence[Tool]) ->
         req.toks[k].canon in _ASKED_OF_ANOTHER or req.toks[k].fix.casefold() in _ASKED_OF_ANOTHER for k in rest)
     things = _lists_things(info, m) and not asked
     names, there = (index.outside_services, near.outside_services) if things else (index.outside_words, near.outside)
-    named = any(req.toks[k].canon in names for k in rest)
+    named = any(names_a_domain(req, k, names) for k in rest)
     if named and there >= NAMED_CLOSENESS and (there > own or asked):
         return "outside"
     if there >= VETO_CLOSENESS and there - own >= VETO_GAP:
