@@ -4,12 +4,18 @@ process hop, no other tenant's noise in the figure: the admission, the records a
 commits, measured in CPU time over blocks of calls; and the commits the event loop made,
 their median, p99 and mean wall time (a WAL checkpoint on the loop shows in the p99).
 
+With `--tracing` the invoker's tracer is the kernel's own (`setup_tracing`: its spans batched
+and written to the store through the invoker's writer), so a call's span is in the figure; without
+it the tracer is OpenTelemetry's no-op one.
+
     .venv/bin/python bench/bench_invoke.py
+    .venv/bin/python bench/bench_invoke.py --tracing
     PYTHONPATH=/tmp/variants/base .venv/bin/python bench/bench_invoke.py   # another copy of the code
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import statistics
@@ -30,14 +36,21 @@ import test_admission_durable as world  # noqa: E402
 
 from dreamer.kernel.invocations.principal import Caller  # noqa: E402
 from dreamer.kernel.store.db import Store  # noqa: E402
+from dreamer.kernel.tracing import setup_tracing  # noqa: E402
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tracing", action="store_true", help="the kernel's tracer provider, not a no-op tracer")
+    tracing = parser.parse_args().tracing
     blocks, n = 5, 1000
     home = Path(tempfile.mkdtemp())
     store = Store(f"sqlite:///{home / 'kernel.db'}")
     store.migrate()
     invoker, _, ada = world._world(store, home)
+    provider = setup_tracing(store, writer=invoker.writer) if tracing else None
+    if provider is not None:
+        invoker.tracer = provider.get_tracer("dreamer.kernel")
     commits: list[float] = []
     plain_commit = sqlalchemy_default.DefaultDialect.do_commit
 
@@ -60,6 +73,7 @@ def main() -> None:
         ordered = sorted(commits)
         return {
             "code": str(ROOT),
+            "tracing": tracing,
             "cpu_us_per_invoke_median_of_blocks": round(statistics.median(cpu)),
             "commits_per_call": round((invoker.writer.batches - batches) / (blocks * n), 2),
             "commit_wall_us": {"median": round(ordered[len(ordered) // 2] * 1e6),
@@ -71,6 +85,8 @@ def main() -> None:
         print(json.dumps(asyncio.run(run())))
     finally:
         sqlalchemy_default.DefaultDialect.do_commit = plain_commit  # type: ignore[method-assign]
+        if provider is not None:
+            provider.shutdown()
         invoker.writer.close()
         store.dispose()
 
