@@ -1,5 +1,6 @@
 """The call's span without start_as_current_span (issue 23): it ends as use_span ends a span,
-it is the parent of what its syscalls make, and its trace is the invocation row's."""
+it is the parent of what its syscalls make, its trace is the invocation row's, and the
+kernel's sampler records every span unless the operator chose another."""
 
 from __future__ import annotations
 
@@ -13,12 +14,15 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ParentBased
 from sqlalchemy import select
 
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.invocations.principal import Caller
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation
+from dreamer.kernel.tracing import setup_tracing
+from dreamer.kernel.tracing.provider import EverySpan
 from dreamer.kernel.tracing.spans import ending
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "store"))
@@ -67,6 +71,20 @@ def test_ending_does_not_make_the_span_current() -> None:
     tracer, _ = _recorded()
     with ending(tracer.start_span("s")):
         assert not trace.get_current_span().get_span_context().is_valid
+
+
+def test_the_kernels_sampler_records_every_span_unless_the_operator_chose_one(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTEL_TRACES_SAMPLER", raising=False)
+    provider = setup_tracing(store, batch=False)
+    assert isinstance(provider.sampler, EverySpan)
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("root") as root, tracer.start_as_current_span("child") as child:
+        assert root.is_recording() and child.is_recording()
+        assert child.get_span_context().trace_flags.sampled and not child.get_span_context().trace_state
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "parentbased_always_off")
+    assert isinstance(setup_tracing(store, batch=False).sampler, ParentBased)
 
 
 def test_the_calls_span_is_its_rows_trace_and_its_syscalls_parent(store: Store, tmp_path: Path) -> None:
