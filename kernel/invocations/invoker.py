@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry import trace
 from opentelemetry.trace import Status, StatusCode, Tracer
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.config import Limits, Settings
@@ -34,6 +35,7 @@ from dreamer.kernel.sandbox.base import SandboxSpec
 from dreamer.kernel.sandbox.mounts import fs_grants, mounts_for
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.writer import GroupWriter
+from dreamer.kernel.tracing.spans import ending
 from dreamer.kernel.users.quotas import DataMeter
 from dreamer.kernel.workers.pool import WorkerKey, WorkerPool
 
@@ -84,7 +86,9 @@ class Invoker:
         # A call from an agent is part of its caller's chain, which is counted already and
         # waits for it: at load 1 its commits stay on the loop like the chain's others (0052).
         serving = contextlib.nullcontext() if caller.kind == "agent" else self.writer.serving()
-        with serving, self.tracer.start_as_current_span(
+        # The call's span is made current only around its syscalls, where its children are
+        # made (`_execute_in_worker`); `ending` ends it as `use_span` would (kernel/tracing/spans.py).
+        with serving, ending(self.tracer.start_span(
             f"invoke_agent {agent}",
             attributes={
                 "gen_ai.operation.name": "invoke_agent",
@@ -94,7 +98,9 @@ class Invoker:
                 "dreamer.user": who.user_name,
                 "dreamer.caller": caller.agent or "user",
             },
-        ) as span:
+        )) as span:
+            context = span.get_span_context()
+            run.trace_id = format(context.trace_id, "032x") if context.is_valid else None
             try:
                 installed = await self.admission.admit(who, run, agent, function, args, caller, self.node)
             except DreamerError as exc:
@@ -124,7 +130,7 @@ class Invoker:
         )
         caller = Caller("trigger" if queued.trigger else "user", trigger=queued.trigger)
         started = time.monotonic()
-        with self.tracer.start_as_current_span(
+        with ending(self.tracer.start_span(
             f"invoke_agent {queued.agent}",
             attributes={
                 "gen_ai.operation.name": "invoke_agent",
@@ -135,7 +141,7 @@ class Invoker:
                 "dreamer.caller": queued.caller,
                 "dreamer.attempt": queued.attempt,
             },
-        ) as span:
+        )) as span:
             try:
                 # Still installed, still has the function: an uninstall while it waited ends it here.
                 installed = self.admission.installed(who, queued.agent)
@@ -180,7 +186,10 @@ class Invoker:
                 # A tool server (or any other service) may write its own data folder for this
                 # call: the disk meter walks all of the user's folders after it, not only the agent's.
                 run.beyond_own_data = True
-            return await self._syscall(who, inner, run, method, params)
+            # The call's span is the parent of what the syscall makes (its span, a nested call's,
+            # a model request's); what the syscall raises is the syscall span's, not the call's.
+            with trace.use_span(span, record_exception=False, set_status_on_exception=False):
+                return await self._syscall(who, inner, run, method, params)
 
         try:
             # A user over their data quota starts nothing until they free some space.
@@ -261,7 +270,8 @@ class Invoker:
     # -- syscalls ----------------------------------------------------------------------
 
     async def _syscall(self, who: Principal, inner: Caller, run: Run, method: str, params: dict[str, Any]) -> Any:
-        with self.tracer.start_as_current_span(
+        # What start_as_current_span does, one generator fewer: the handler's spans are its children.
+        with trace.use_span(self.tracer.start_span(
             f"execute_tool {method}",
             attributes={
                 "gen_ai.operation.name": "execute_tool",
@@ -269,7 +279,7 @@ class Invoker:
                 "dreamer.invocation_id": run.id,
                 "dreamer.agent": inner.agent or "",
             },
-        ) as span:
+        ), end_on_exit=True) as span:
             try:
                 handler = self.syscalls.get(method)
                 if handler is None:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from opentelemetry import trace
 from sqlalchemy import Connection, bindparam, insert, update
 
 from dreamer.contracts.errors import DreamerError
@@ -48,6 +47,7 @@ class Run:
     background: bool = False
     trigger: dict[str, Any] | None = None
     beyond_own_data: bool = False  # made a syscall that may write outside its agent's data folder
+    trace_id: str | None = None  # the trace of the call's span (32 hex digits), for its row
     # The admission's commit when it was queued, not awaited (decision 0051): the answer
     # and every syscall wait for it, so nothing is said or done on an unrecorded admission.
     admitted: asyncio.Future[None] | None = None
@@ -143,7 +143,6 @@ def start_row(
     who: Principal, run: Run, agent: str, function: str, args: dict[str, Any], caller: Caller, node: str | None
 ) -> dict[str, Any]:
     """The invocations row an admitted call inserts (INSERT_INVOCATION), in the admission's transaction."""
-    ctx = trace.get_current_span().get_span_context()
     now = datetime.now(timezone.utc)
     return dict(
         id=run.id, user_id=who.user_id, agent=agent, function=function, args=args,
@@ -151,7 +150,7 @@ def start_row(
         status="queued" if run.queued else "running",
         # A queued invocation has had no attempt yet; the runner counts each one it starts.
         attempt=0 if run.queued else 1, created_at=now, started_at=None if run.queued else now,
-        trace_id=format(ctx.trace_id, "032x") if ctx.is_valid else None,
+        trace_id=run.trace_id,
         background=run.background, max_attempts=run.max_attempts, run_after=None, trigger=run.trigger,
         node=None if run.queued else node,
     )
