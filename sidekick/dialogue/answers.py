@@ -15,7 +15,7 @@ from rapidfuzz import fuzz, process
 from dreamer.sidekick.planner.language.text import prepare, tokenize
 
 MAX_ANSWER_WORDS = 12  # a longer message is no bare answer
-INTERJECTIONS = frozenset("hmm hm um umm uh er erm well oh ah ahh so okay ok actually honestly hey".split())
+INTERJECTIONS = frozenset("hmm hm um umm uh er erm well oh ah ahh so okay ok actually honestly hey eish ag".split())
 YES = frozenset({
     "yes", "yeah", "yea", "yep", "yup", "ya", "y", "sure", "ok", "okay", "k", "kk", "confirm", "confirmed", "correct",
     "right", "absolutely", "definitely", "certainly", "of course", "go ahead", "go for it", "do it", "please do",
@@ -36,6 +36,8 @@ YES = frozenset({
     # is no; "yebo"), Nigeria ("ehen", "oya")
     "can", "ok can", "can can", "sure can", "can do", "sige", "sige na", "sige go ahead", "oo", "opo", "yebo",
     "ehen", "oya", "oya go ahead", "sweet as", "righto", "too right",
+    # Ireland's "grand" is fine: "grand, go on", "grand so"
+    "grand", "grand so", "grand go on", "go on so", "go on then",
 })
 NO = frozenset({
     "no", "n", "nope", "nah", "no no", "do not", "don't", "dont", "cancel", "stop", "abort", "wait", "hold on",
@@ -51,8 +53,11 @@ NO = frozenset({
     "please do not do it", "no please do not", "best not", "let us not", "maybe not",
     "nahi", "nahin", "na", "mat karo", "no ji", "nah fam", "hard pass", "pass", "nvm", "nope nope",
     "cannot", "no can", "don't want", "dont want", "tak nak", "hindi", "wag na", "huwag", "leave am", "no o",
-    "yeah nah", "nah yeah nah", "ja nee", "leave it be",
+    "yeah nah", "nah yeah nah", "ja nee", "leave it be", "no wait", "nah wait", "no hold on",
 })
+# A question opens with an auxiliary and whom it is about: "wait, am I free on Friday" is a request of its own.
+_ASKING_AUX = frozenset("am is are do does did can could will would have has".split())
+_ASKED_ABOUT = frozenset("i we you there my our it".split())
 # Words a clause after the yes or no may not hold: they start a request of its own.
 REQUEST_WORDS = frozenset(
     "add put show find plan suggest what how when where who save note remind schedule search list tell open book "
@@ -116,6 +121,7 @@ def answer_kind(text: str) -> str | None:
     for clause in rest:
         if _kind(clause) not in (None, kind):
             return None  # "yes, no": not an answer
-        if _kind(clause) is None and any(w in REQUEST_WORDS for w in clause):
-            return None  # "no, show my notes": a request of its own follows
+        if _kind(clause) is None and (any(w in REQUEST_WORDS for w in clause) or (
+                len(clause) > 2 and clause[0] in _ASKING_AUX and clause[1] in _ASKED_ABOUT)):
+            return None  # "no, show my notes", "wait, am I free on Friday": a request of its own follows
     return kind

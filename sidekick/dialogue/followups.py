@@ -34,15 +34,16 @@ from dreamer.sidekick.planner.language.text import prepare, tokenize
 from dreamer.sidekick.dialogue.correction_words import as_correction
 
 MAX_FOLLOWUP_CHARS = 300  # tests/security/test_regex_backtracking.py fuzzes these patterns at this length
-_TAIL = r"(?:\s+(?:too|as well|also|again|please|then|now|thanks))*+\s*[.!?]*"
+# ("an' all": the north of England's and Scotland's "too")
+_TAIL = r"(?:\s+(?:too|as well|also|again|please|then|now|thanks|an' all|an all))*+\s*[.!?]*"
 ADD_MORE = [
     # an interjection may open it, however drawn out ("ooh and lentils", "ahh also milk")
-    re.compile(rf"^(?:(?:o+h+|a+h+|oh wait|oh yeah|hmm+|um+|ok|okay|sorry|oops|wait|right|yeah|yes)[\s,.!]+)?"
+    re.compile(rf"^(?:(?:o+h+|a+h+|oh wait|oh yeah|hmm+|um+|ok|okay|sorry|oops|wait|right|yeah|yes|ja|aye|yep)[\s,.!]+)?"
                rf"(?:and|also|plus|oh and|same again with|same with|same again,|one more thing,)\s+(?:add\s+|get\s+|some\s+|with\s+)?"
                rf"(?:another(?:\s+(?:one|note|item))?\s*[:,-]\s*)?(?P<x>.+?){_TAIL}$", re.I),
     # "what about beef?" after recipe ideas: the same call with this value instead.
     re.compile(r"^(?:and\s+|ok,?\s+|so\s+)?(?:what|how)\s+about\s+(?:with\s+|some\s+)?(?P<x>[^?]+?)\s*\??$", re.I),
-    re.compile(rf"^(?P<x>.+?)\s+(?:too|as well){_TAIL}$", re.I),
+    re.compile(rf"^(?P<x>.+?)\s+(?:too|as well|an' all|an all){_TAIL}$", re.I),
 ]
 SAME = [
     re.compile(r"^(?:and\s+|now\s+|ok,?\s+|okay,?\s+|then\s+)?(?:please\s+)?(?:do\s+)?(?:the\s+)?same(?:\s+thing)?\s+"
@@ -420,6 +421,11 @@ def _swapped(question: str, fragment: str) -> str | None:
         return None
     timed = any(w.casefold().strip(",") in TEMPORAL or w.casefold() in WEEKDAYS for w in value) or bool(_time_phrases(value))
     words = question.rstrip(" ?!.").split()
+    ends = [w.casefold().strip(",?") for w in value if w.casefold().strip(",?") in _SUPERLATIVES]
+    at = next((k for k, w in enumerate(words) if w.casefold() in _SUPERLATIVES), None)
+    if ends and at is not None and len(value) <= MAX_SUPERLATIVE_WORDS:
+        # "and the fewest?" after "which team had the most absences": the other end of the same question
+        return " ".join([*words[:at], ends[-1], *words[at + 1:]]) + question.rstrip()[len(question.rstrip(" ?!.").rstrip()):]
     spans: list[tuple[int, int, bool]] = []  # (start, end) of each preposition's object, and whether it names a time
     for i, w in enumerate(words):
         if w.casefold() not in _PREPOSITIONS or (prep and w.casefold() != prep and not timed):
@@ -445,6 +451,10 @@ def _swapped(question: str, fragment: str) -> str | None:
     return " ".join([*words[:a], *value, *words[b:]]) + tail
 
 
+# The ends of a ranking: a follow-up naming one asks the same question for it.
+_SUPERLATIVES = frozenset("most fewest least highest lowest largest smallest biggest longest shortest top bottom "
+                          "best worst".split())
+MAX_SUPERLATIVE_WORDS = 4  # "and which had the least": a longer fragment says more than which end
 _RELATIVE = frozenset("this last next past previous".split())
 _PERIODS = frozenset("year month week quarter day weekend morning afternoon evening".split())
 

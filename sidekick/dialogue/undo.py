@@ -29,9 +29,11 @@ UNDO = re.compile(
     r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?(?:did|added|saved|made|wrote|put)"
     r"|my last (?:change|request)|that (?:note|event|item|entry|one)|(?:that|the) last (?:one|thing|item|entry)))?"
     # deleting what was just made, pointed at with a pronoun only: "disregard that; remove it"
-    r"|(?:please\s+|kindly\s+)?(?:disregard|remove|delete|ditch|bin) (?:that|it|this)(?: one| note| event| item| entry)?"
+    r"|(?:please\s+|kindly\s+)?(?:disregard|remove|delete|ditch|bin|get rid of|lose) (?:that|it|this)(?: one| note| event| item| entry)?"
     r"|(?:please\s+|kindly\s+)?take (?:that|it|those|them) (?:off|out|back)(?: off| out)?(?: again)?"
-    r"|(?:put|add|bring|make|get) (?:that|it|them|those|this) back|never mind that|i didn't mean that|i did not mean that"
+    r"|(?:put|add|bring|make|get) (?:that|it|them|those|this)(?: all)? back(?: where (?:it|they) (?:was|were))?"
+    r"|(?:leave|keep) (?:it|that|them) (?:where|as) (?:it|they) (?:was|were)|(?:bring|put) (?:it all|everything) back"
+    r"|never mind that|i didn't mean that|i did not mean that"
     r"|that was a mistake|change (?:it|that) back|scratch that|scrap that|forget that|bin that|ditch that)"
     r"(?:[\s,]+(?:again|please|pls|plz|now|for me|lol|thanks|then)){0,3}[\s.!?]*$",
     re.IGNORECASE,
@@ -76,7 +78,7 @@ _AFRAID = re.compile(r"^\s*(?:(?:i'm|im|i am) afraid|actually|on second thoughts
 # "didn't mean that" said without its "I", and typed without its apostrophe.
 _UNSAID_I = re.compile(r"\b(?:i )?(?:didnt|didn't|did not) mean (?:that|it|this)\b", re.IGNORECASE)
 # What was just added, pointed at in the plural: "remove them", "delete those again".
-_THEM = re.compile(r"^\s*(?:please )?(?:remove|delete|ditch|bin|drop) (?:them|those)(?: again| please| now| too)?[\s.!]*$",
+_THEM = re.compile(r"^\s*(?:(?:nah|no|nope|ok|okay),? )?(?:please )?(?:remove|delete|ditch|bin|drop|get rid of|lose) (?:them|those)(?: again| please| now| too)?[\s.!]*$",
                    re.IGNORECASE)
 
 

@@ -528,3 +528,31 @@ def test_side27_oh_x_while_youre_at_it_adds_x_and_oh_alone_takes_nothing_back(to
         assert steps(read(text, tools, state)) == [("grocery.add_items", {"items": ["clotted cream"]})], text
     assert steps(read("ah no, crumpets", tools, state)) == [
         ("grocery.remove_items", {"items": ["scones"]}), ("grocery.add_items", {"items": ["crumpets"]})]
+
+
+# ---------------------------------------------------------------- side28 (2026-12-07, third session)
+def test_side28_more_in_other_englishes_and_a_clause_of_forgetting(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["pie"]}, "result": {"added": ["pie"]}}
+    state = after(tools, added)
+    for text, item in (("and mushy peas an' all", "mushy peas"), ("ja and boerewors as well", "boerewors"),
+                       ("also gravy please, I always forget", "gravy")):
+        assert steps(read(text, tools, state)) == [("grocery.add_items", {"items": [item]})], text
+
+
+def test_side28_the_other_end_of_a_ranking(tools: list[Tool]) -> None:
+    asked = after(tools, {"agent": "sql-explorer", "function": "ask",
+                          "args": {"question": "which team had the most overtime last month?"}, "result": {}})
+    for text, end in (("and the fewest?", "fewest"), ("and which had the least", "least")):
+        assert steps(read(text, tools, asked)) == [
+            ("sql-explorer.ask", {"question": f"which team had the {end} overtime last month?"})], text
+
+
+def test_side28_yes_and_no_in_other_words_and_a_question_after_wait(tools: list[Tool]) -> None:
+    from dreamer.sidekick.dialogue.answers import answer_kind
+    from dreamer.sidekick.dialogue.undo import is_undo
+
+    assert answer_kind("grand, go on") == "yes" and answer_kind("eish no wait") == "no"
+    assert answer_kind("wait, is there anything on Friday") is None  # a request of its own
+    assert answer_kind("no, it is fine") == "no"
+    for text in ("oh no, bring it all back", "put it back where it was", "nah, get rid of them"):
+        assert is_undo(text), text

@@ -83,10 +83,15 @@ LEXICON: dict[str, tuple[str, ...]] = {
     "declined": ("no thanks", "no thank you", "no", "nope", "nah", "not now", "no need", "nothing", "nothing thanks",
                  "not really", "no that's fine", "no it's fine", "i'm good", "i am good", "all set"),
     "welcome": ("you're welcome", "you are welcome", "no problem", "no worries", "np", "anytime"),
+    # the day and the weather, remarked on in passing: "lovely day for it eh", "what a day"
+    "weather": ("lovely day", "lovely day for it", "nice day", "nice day for it", "beautiful day", "gorgeous day",
+                "what a day", "lovely weather", "nice weather", "cold one today", "hot one today", "bit nippy",
+                "lovely day eh", "lovely day for it eh", "nice day eh", "what a day eh", "long day", "what a week"),
 }
 _KINDS = {phrase: kind for kind, phrases in LEXICON.items() for phrase in phrases}
 _PHRASES = tuple(_KINDS)
-_ORDER = ("thanks", "praise", "apology", "greeting", "how", "who", "declined", "done", "bye", "laugh", "welcome")
+_ORDER = ("thanks", "praise", "apology", "greeting", "how", "who", "declined", "done", "bye", "laugh", "welcome",
+          "weather")
 REPLIES = {
     "thanks": "You're welcome!",
     "praise": "Thank you!",
@@ -99,6 +104,7 @@ REPLIES = {
     "laugh": "Glad that made you smile.",
     "welcome": "Anything else I can do?",
     "declined": "OK, nothing done.",
+    "weather": "It sure is.",
 }
 FUZZY_SMALL_TALK = 88
 MAX_SMALL_TALK_WORDS = 10

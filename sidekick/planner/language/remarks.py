@@ -23,6 +23,8 @@ JUDGING = frozenset({
     # feeling, glad or not: "my manager finally approved my PTO, woohoo", "it's been rough", "so satisfying"
     "typical", "woohoo", "yay", "yippee", "satisfying", "scary", "rough", "delicious", "yummy", "stressed",
     "exhausted", "knackered", "gutted", "chuffed", "stoked", "bummed", "kinda",
+    # South Africa's dismay and the north of England's: "load shedding again, eish"
+    "eish", "yoh", "jeez", "blimey",
 })
 # A word of these, with another of JUDGING, is judgement; alone ("so", "always", "never", "honestly") it
 # is an ordinary word of a value ("so-so", "always fresh bread").

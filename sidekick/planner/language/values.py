@@ -287,7 +287,9 @@ _ONE_MORE = re.compile(r"^(?:and |oh |also )?(?:one more thing|another thing|one
 # on the list, we're plumb out", "apples and peanut butter, I'm driving".
 _STATEMENT_ITEM = re.compile(
     r"^(?:(?:or|and|but|so|cause|because|coz|cuz) )?(?:i'm|im|i've|ive|i'd|i'll|we'll|we're|we've|we'd|they're|you're|it's|i am|we are"
-    r"|it is|they are|you are|before i|while i|since i|as i|when i)(?: |$)", re.IGNORECASE)
+    r"|it is|they are|you are|before i|while i|since i|as i|when i"
+    # that the speaker forgot it before: "also olive oil please, I forget before"
+    r"|i (?:forget|forgot|almost forgot|nearly forgot)|i always forget)(?: |$)", re.IGNORECASE)
 
 
 # A sound said before the things, never a thing: "ope, limes too", "um, eggs and milk".

@@ -189,6 +189,7 @@ class OfflinePlanner:
         chatter = chatter_reply(text)
         if chatter is not None:  # "good morning hon!" once whom it is said to went
             return Plan(reply=chatter)
+        text = _without_exclamation(text)  # "what a day, add wine to the list": the exclamation asks nothing
         text = as_command(text) or text  # "I'd like shortbread added to my list" is "add shortbread to my list"
         text = as_sentence(text) or text  # "/notes search visa" is "search my notes for visa"
         text = verb_labelled(text) or text  # "save: the gate code is 4471" is "save a note: ..."
@@ -792,6 +793,18 @@ _EXCLAMATION = re.compile(r"(?:what an?|such an?)(?: [\w']+){1,2}|(?:how|so) (?!
                           r"|about\b|come\b)[\w']+", re.IGNORECASE)
 
 
+_FIRST_CLAUSE = re.compile(r"^(?P<first>[^,.;!?]{1,40})[,.;!?]+\s+(?P<rest>\S.*)$", re.DOTALL)
+
+
+def _without_exclamation(text: str) -> str:
+    """The message without an exclamation said first ("what a day, ...", "such a pain. ..."); unchanged when
+    nothing follows it."""
+    m = _FIRST_CLAUSE.match(text)
+    if m is None or _EXCLAMATION.fullmatch(m.group("first").strip().casefold()) is None:
+        return text
+    return m.group("rest")
+
+
 def _interjection(piece: str) -> bool:
     said = piece.casefold().strip(" .!?")
     return said in _INTERJECTIONS or _EXCLAMATION.fullmatch(said) is not None
@@ -853,7 +866,11 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
     if not plan.steps or not text.split() or "?" in text:
         return False
     openers = get_index(tools).openers - _NOT_COMMANDS
-    for clause in _CLAUSES.split(text):  # (a sentence is a clause too: "... again. ugh. add bin bags ...")
+    clauses = _CLAUSES.split(text)
+    while len(clauses) > 1 and _interjection(clauses[0]):
+        clauses = clauses[1:]  # "what a day, the boss was giving out the whole time": the exclamation asks nothing
+    text = ", ".join(clauses)
+    for clause in clauses:  # (a sentence is a clause too: "... again. ugh. add bin bags ...")
         # (a word or two of feeling may open the command: "ugh add clean my room to my todos")
         for word in clause.split()[:MAX_LEAD_WORDS + 1]:
             first = word.strip(",.!").casefold()
