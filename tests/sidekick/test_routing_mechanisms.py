@@ -1229,3 +1229,25 @@ def test_side28_running_out_of_ideas_for_dinner_still_asks_for_recipes(tools: li
     assert _plan(tools, context, "what's on my calendar today").steps[0].args.get("day")
     # "the list and X" is one more thing, not words after the place
     assert _plan(tools, context, "add milk to the list and eggs").steps[0].args["items"] == ["milk", "eggs"]
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # a day said with what to look for, where the function takes none; a span of time keeps its parameter
+    ("what could I make with leeks tonight", "recipes.suggest", {"ingredient": "leeks"}),
+    ("what can I make with tofu in twenty minutes or less", "recipes.suggest", {"ingredient": "tofu", "max_minutes": 20}),
+    # the evening meal called tea, seen to for a day
+    ("sort out tea for tomorrow", "recipes.plan_dinner", {"day": "tomorrow"}),
+])
+def test_side28_days_and_meals(tools: list[Tool], context: PlanContext, text: str, name: str, args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+@pytest.mark.parametrize("text", ["remember when we lived in Leeds", "let's take that offline",
+                                  "let's circle back on this later", "the plot of that film is bonkers"])
+def test_side28_sayings_make_no_call(tools: list[Tool], context: PlanContext, text: str) -> None:
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None, (text, plan.steps)
+
+
+def test_side28_buying_tea_for_a_day_is_still_tea(tools: list[Tool], context: PlanContext) -> None:
+    assert _plan(tools, context, "remember to buy tea for tomorrow").steps[0].args == {"items": ["tea"]}

@@ -117,6 +117,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("tag", "label", "hashtag"),
     ("recent", "latest", "last", "newest", "most recent"),
     ("need", "want", "require", "could use", "could do with"),
+    ("remote", "wfh", "work from home", "worked from home", "working from home", "home office"),
     ("briefing", "summary", "rundown", "overview", "brief", "digest", "lowdown"),
     ("vegetarian", "veggie", "meat-free", "meatless"),
     ("everything", "all", "all items", "every item"),

@@ -24,7 +24,7 @@ JUDGING = frozenset({
     "typical", "woohoo", "yay", "yippee", "satisfying", "scary", "rough", "delicious", "yummy", "stressed",
     "exhausted", "knackered", "gutted", "chuffed", "stoked", "bummed", "kinda",
     # South Africa's dismay and the north of England's: "load shedding again, eish"
-    "eish", "yoh", "jeez", "blimey",
+    "eish", "yoh", "jeez", "blimey", "mental", "insane", "bonkers",
 })
 # A word of these, with another of JUDGING, is judgement; alone ("so", "always", "never", "honestly") it
 # is an ordinary word of a value ("so-so", "always fresh bread").
@@ -52,3 +52,14 @@ _LACKED = re.compile(
 def lacked_no_things(text: str) -> set[str]:
     """What the speaker says they are out of that no one buys ("we ran out of steam halfway": {"steam"})."""
     return {m.group("what").casefold() for m in _LACKED.finditer(text)}
+
+
+# Sayings whose verbs are functions' words but mean nothing of the kind: "remember when we went to Raglan",
+# "let's move on from that", "let's take this offline", "move over", "cancel culture".
+_SAYINGS = re.compile(r"^\s*(?:remember when\b|let'?s (?:move on|take (?:this|it|that) offline|circle back|park (?:this|that))\b"
+                      r"|move over\b|cancel culture\b)", re.IGNORECASE)
+
+
+def a_saying(text: str) -> bool:
+    """The message opens with a saying that only looks like a request ("remember when we went to Raglan")."""
+    return _SAYINGS.match(text) is not None

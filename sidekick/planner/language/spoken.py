@@ -78,6 +78,10 @@ _WHOLE_PLACE = re.compile(r"\b(the|my|our) (?:whole|entire|full|complete) (?=(?:
                           re.IGNORECASE)
 
 
+# What is done about a meal, said before "tea" ("sort out tea for tonight"); not buying it ("buy tea for tomorrow").
+_SEEING_TO = frozenset({"out", "sort", "plan", "cook", "organise", "organize", "decide", "pick", "choose"})
+
+
 def as_written(text: str) -> str:
     """`text` with hesitations and other Englishes' particles dropped, spoken punctuation written and
     spoken clock times in digits; unchanged when nothing else is said ("uh" alone is somebody thinking,
@@ -101,6 +105,9 @@ def as_written(text: str) -> str:
             continue
         if bare == "tea" and kept and kept[-1].casefold() == "for" and _day_or_end(words[n + 1:]):
             word = word.casefold().replace("tea", "dinner")  # "what's for tea tomorrow": the evening meal
+        elif bare == "tea" and kept and kept[-1].casefold() in _SEEING_TO and n + 2 < len(words) \
+                and words[n + 1].casefold() == "for" and _day_or_end(words[n + 2:]):
+            word = word.casefold().replace("tea", "dinner")  # "sort out tea for tonight": the evening meal too
         if bare in _DAY_PARTS:
             word = word.casefold().replace(bare, _DAY_PARTS[bare])
         kept.append(word)

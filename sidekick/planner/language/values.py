@@ -324,7 +324,7 @@ def tidy_items(items: list[Any]) -> list[Any]:
 
 
 def tidy_args(args: Mapping[str, Any], kinds: Mapping[str, str], examples: Sequence[str] = (),
-              fitted: str = "", writes: bool = False) -> dict[str, Any]:
+              fitted: str = "", *, writes: bool) -> dict[str, Any]:
     """`args` with each free-text (kind "text") and list-of-text value tidied.
 
     A parameter that the function's examples introduce with "my" or "the" ("cancel my
@@ -347,13 +347,18 @@ def tidy_args(args: Mapping[str, Any], kinds: Mapping[str, str], examples: Seque
             out[name] = tidy_text(value, article=article)
             if writes and name == "title" and not refers:
                 out[name] = _NEW_NAME.sub("", out[name], count=1) or out[name]
-            if refers and not any(k in ("day", "moment") for k in kinds.values()):
-                out[name] = without_when(out[name])
+            # (a value read to find things takes no day when the function has none: "what could I do with
+            # mince tonight" looks for mince; a span of time stays for its own parameter, "in 30 minutes")
+            if not any(k in ("day", "moment") for k in kinds.values()):
+                cut = without_when(out[name])
+                if refers or (not writes and not _SPAN_OF_TIME.search(out[name][len(cut):])):
+                    out[name] = cut
         elif kind == "list" and isinstance(value, list):
             out[name] = tidy_items(value)
     return out
 
 
+_SPAN_OF_TIME = re.compile(r"\b(?:mins?|minutes?|hours?|hrs?|seconds?|secs?)\b", re.IGNORECASE)
 # The speaker's own word before a new thing's name ("my hair appointment"); "The Lion King" keeps its capital "The".
 _NEW_NAME = re.compile(r"^(?:[Mm]y|[Oo]ur|the) (?=\S)")
 

@@ -47,7 +47,7 @@ from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
 from dreamer.sidekick.planner.language.membership import membership_question
 from dreamer.sidekick.planner.language.narration import narrates, tells_how_it_went
-from dreamer.sidekick.planner.language.remarks import JUDGING, REMARK_REPLY, judging_words, lacked_no_things
+from dreamer.sidekick.planner.language.remarks import JUDGING, REMARK_REPLY, a_saying, judging_words, lacked_no_things
 from dreamer.sidekick.planner.language.lexicon import GENERIC_WORDS, QUESTION_WORDS, VERB_HEADS
 from dreamer.sidekick.planner.language.pasted import on_one_line
 from dreamer.sidekick.planner.language.letters import unwrapped_letter, with_place
@@ -865,6 +865,8 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
     annoying"); and no clause of the message opens with a command or asks a question, nor says a need."""
     if not plan.steps or not text.split() or "?" in text:
         return False
+    if a_saying(text):
+        return True  # "remember when we went to Raglan", "let's take this offline"
     openers = get_index(tools).openers - _NOT_COMMANDS
     clauses = _CLAUSES.split(text)
     while len(clauses) > 1 and _interjection(clauses[0]):
@@ -885,6 +887,8 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
     if _NEEDING.search(text):
         return False  # "we're out of milk again, so annoying": a need, said with feeling
     said = judging_words({w.strip(",.!").casefold() for w in text.split()})
+    if len(clauses) > 1 and _interjection(clauses[-1]) and _EXCLAMATION.fullmatch(clauses[-1].strip(" .!").casefold()):
+        return True  # "finished the book, what a ride": an exclamation last says how it felt
     # (or a story of how something went, with nothing in it to do: "we had tacos for dinner, everyone was happy")
     return bool(judging_words({w for step in plan.steps for w in _value_words(step)}) or said) or tells_how_it_went(text)
 
