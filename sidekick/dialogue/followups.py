@@ -54,7 +54,7 @@ SAME = [
 ]
 REMOVE = re.compile(
     r"^(?:please\s+|oh,?\s+|and\s+|also\s+|actually,?\s+)*+(?:remove|delete|drop|scratch|cross off|cross out|get rid of|"
-    r"take off|take out|lose|knock off|strike off|tick off)\s+(?:the\s+|that\s+|those\s+)?(?P<x>.+?)(?:\s+(?:off|out|from (?:it|that|there|the list)))?"
+    r"take off|take out|lose|knock off|strike off|tick off|yeet|ditch|bin|nix|axe)\s+(?:the\s+|that\s+|those\s+)?(?P<x>.+?)(?:\s+(?:off|out|from (?:it|that|there|the list)))?"
     r"(?:\s+(?:again|too|please|now))*+\s*[.!]*$|"
     r"^(?:please\s+)?take\s+(?:the\s+)?(?P<y>.+?)\s+(?:off|out)(?:\s+(?:again|too|please|now|of it))*+\s*[.!]*$",
     re.I,
@@ -91,7 +91,9 @@ PICK = re.compile(
     r"^(?:(?:ok|okay|then|and)\W+)?(?:(?:show|open|give|get|tell)\s+me\s+|i(?:'ll| will)?\s+(?:take|want|go with)\s+|"
     r"let's\s+(?:go with|do)\s+|(?:go with|pick|choose)\s+)?(?:the\s+)?(?:number\s+|option\s+|no\.?\s*)?"
     r"(?P<n>first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|\d{1,2}(?:st|nd|rd|th)?)"
-    r"(?:\s+(?:one|recipe|note|item|event|idea))?(?:\s+please)?\s*[.!]*$",
+    r"(?:\s+(?:one|recipe|note|item|event|idea))?(?:\s+please)?"
+    # what to see of it: "number 2 please, full recipe"
+    r"(?:,?\s+(?:the\s+)?(?:full|whole)\s+(?:recipe|thing|one))?\s*[.!]*$",
     re.I,
 )
 _REMOVER_WORDS = ("remove", "delete", "take", "cross", "clear")

@@ -35,7 +35,7 @@ UNDO = re.compile(
     r"|(?:leave|keep) (?:it|that|them) (?:where|as) (?:it|they) (?:was|were)|(?:bring|put) (?:it all|everything) back"
     r"|never mind that|i didn't mean that|i did not mean that"
     r"|that was a mistake|change (?:it|that) back|scratch that|scrap that|forget that|bin that|ditch that)"
-    r"(?:[\s,]+(?:again|please|pls|plz|now|for me|lol|thanks|then)){0,3}[\s.!?]*$",
+    r"(?:[\s,]+(?:again|please|pls|plz|now|for now|for me|lol|thanks|then)){0,3}[\s.!?]*$",
     re.IGNORECASE,
 )
 

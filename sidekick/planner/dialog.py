@@ -160,6 +160,11 @@ def resume(pending: Clarification, text: str, context: PlanContext | None = None
     return None
 
 
+# Words that name the value before its "is": "it's next friday", "the title is Dentist", "that would be 3".
+_NAMING = frozenset({"it", "that", "this", "the", "title", "name", "date", "day", "time", "its", "would", "should",
+                     "answer", "value"})
+
+
 def read_answer(slot: SlotType, text: str, now: datetime) -> Any:
     """A bare answer ("milk and eggs", "next friday", "30") read as a value of this slot type, or None."""
     lex = _lexicon()
@@ -169,7 +174,8 @@ def read_answer(slot: SlotType, text: str, now: datetime) -> Any:
     lead = 0
     lows = [t.low for t in toks]
     for i, w in enumerate(lows[:4]):
-        if w in ("is", "be", "was", "are") and i < len(lows) - 1:
+        # (only after words that name the value: "baby wipes, we are nearly out" keeps its baby wipes)
+        if w in ("is", "be", "was", "are") and i < len(lows) - 1 and all(x in _NAMING for x in lows[:i]):
             lead = i + 1
     toks = toks[lead:]
     if not toks:

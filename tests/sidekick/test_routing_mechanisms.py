@@ -1251,3 +1251,9 @@ def test_side28_sayings_make_no_call(tools: list[Tool], context: PlanContext, te
 
 def test_side28_buying_tea_for_a_day_is_still_tea(tools: list[Tool], context: PlanContext) -> None:
     assert _plan(tools, context, "remember to buy tea for tomorrow").steps[0].args == {"items": ["tea"]}
+
+
+def test_side28_where_the_speaker_is_is_no_thing(tools: list[Tool], context: PlanContext) -> None:
+    assert [s.name for s in _plan(tools, context, "I'm at Lidl, what do we need").steps] == ["grocery.list_items"]
+    # a typical value said first still counts
+    assert _plan(tools, context, "I'm craving korean food, what you got").steps[0].args.get("cuisine") == "korean"

@@ -556,3 +556,16 @@ def test_side28_yes_and_no_in_other_words_and_a_question_after_wait(tools: list[
     assert answer_kind("no, it is fine") == "no"
     for text in ("oh no, bring it all back", "put it back where it was", "nah, get rid of them"):
         assert is_undo(text), text
+
+
+def test_side28_a_thing_then_that_it_is_nearly_gone_and_other_ways_to_take_one_off(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["nappies"]}, "result": {"added": ["nappies"]}}
+    state = after(tools, added)
+    assert steps(read("and cotton buds, we're nearly out of those too", tools, state)) == [
+        ("grocery.add_items", {"items": ["cotton buds"]})]
+    assert steps(read("+rusks", tools, state)) == [("grocery.add_items", {"items": ["rusks"]})]
+    from dreamer.sidekick.dialogue.followups import PICK, REMOVE
+    from dreamer.sidekick.dialogue.undo import is_undo
+
+    assert REMOVE.match("yeet the third one") and PICK.match("number 3 please, the full recipe")
+    assert is_undo("oops wrong week, delete it for now")

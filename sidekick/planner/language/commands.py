@@ -41,6 +41,8 @@ _CLOCK = re.compile(r"\d{1,2}(?::\d{2})?(?:am|pm)?|at|noon|midday", re.IGNORECAS
 _SIGNS = {"-": "rm", "+": "add"}
 # "-oat milk from list": a thing taken off, the minus written on it.
 _MINUS_FROM = re.compile(r"^-(?=\w)(.{1,120}?) from (?:the |my |our )?((?:[\w-]+ )?list)\W*$", re.IGNORECASE)
+# "+limes": a thing added, the plus written on it (no place: the conversation's, or the one that takes things).
+_PLUS_THING = re.compile(r"^\+(?=\w)([^+\n]{1,120})$")
 # A day first after the calendar's name: "cal tmrw 9am dentist" puts the dentist in; "cal tmrw" shows the day.
 _DAY_FIRST = frozenset({"today", "tonight", "tomorrow", "tmrw", "tmr", "tmw", "2moro", "2morrow", "mon", "tue", "tues",
                         "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "monday", "tuesday", "wednesday",
@@ -52,6 +54,9 @@ def as_sentence(text: str) -> str | None:
     minus = _MINUS_FROM.match(text.strip())
     if minus is not None:
         return f"remove {minus.group(1).strip()} from my {minus.group(2)}"
+    plus = _PLUS_THING.match(text.strip())
+    if plus is not None:
+        return f"add {plus.group(1).strip()}"  # "+limes": one more, where the conversation puts things
     words = text.split()
     if not words or len(words) > MAX_WORDS:
         return None

@@ -292,6 +292,9 @@ _STATEMENT_ITEM = re.compile(
     r"|i (?:forget|forgot|almost forgot|nearly forgot)|i always forget)(?: |$)", re.IGNORECASE)
 
 
+# Who is out of something, left once the rest of the clause went: "we're nearly", "I'm all".
+_DANGLING = re.compile(r"^(?:we're|we are|were|i'm|im|i am)(?: (?:nearly|almost|all|totally|completely|basically|just))?$",
+                       re.IGNORECASE)
 # A sound said before the things, never a thing: "ope, limes too", "um, eggs and milk".
 _INTERJECTION_ITEMS = frozenset({"ope", "oops", "whoops", "oh", "um", "uh", "erm", "hmm", "ok", "okay", "nvm", "lol", "ah",
                                  "ooh", "aah", "yeah", "yep", "right", "so", "well", "only", "itself", "too", "also"})
@@ -300,12 +303,16 @@ _INTERJECTION_ITEMS = frozenset({"ope", "oops", "whoops", "oh", "um", "uh", "erm
 def tidy_items(items: list[Any]) -> list[Any]:
     """Each item tidied (articles too); items that are commands about another item dropped."""
     out: list[Any] = []
+    dangling = False
     # texting's "n" between two things is "and": "doritos n dip" (never "&": "Marks & Spencer" is one name)
     items = [part for item in items for part in (item.split(" n ") if isinstance(item, str) else [item])]
     for item in items:
         if not isinstance(item, str):
             out.append(item)
             continue
+        if _DANGLING.match(item.strip()):
+            dangling = True
+            continue  # "we're nearly [out of those]": who is out, once what they are out of went; never a thing
         if (_COMMAND_ITEM.match(item.strip()) or _COMMAND_ITEM.match(tidy_text(item))
                 or item.strip().casefold() in PUT_VERBS or _ONE_MORE.match(item.strip())
                 or _STATEMENT_ITEM.match(tidy_text(item, item=True))
@@ -320,7 +327,7 @@ def tidy_items(items: list[Any]) -> list[Any]:
             tidy = shorter
         if tidy and tidy.casefold() not in (o.casefold() for o in out if isinstance(o, str)):
             out.append(tidy)
-    return out or items
+    return out or ([] if dangling else items)
 
 
 def tidy_args(args: Mapping[str, Any], kinds: Mapping[str, str], examples: Sequence[str] = (),

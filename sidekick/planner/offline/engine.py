@@ -518,7 +518,8 @@ class OfflinePlanner:
                     plan, " ".join(before), " ".join(pieces[k:])) or any(
                     _holds_words_of(step, " ".join(before), " ".join(pieces[k:])) for step in plan.steps
                     if any(narrates(p) for p in before) and not _POINTS_BACK.search(pieces[k])) or any(
-                    _interjection(p) and p.casefold() in said.split() for p in before):
+                    _interjection(p) and p.casefold() in said.split() for p in before) or (
+                    _only_words_of(plan, " ".join(before), " ".join(pieces[k:]))):
                 if len(read.steps) == 1 and read.pending is None:  # a typical value said before still counts ("in the mood for thai, ...")
                     return replace(read, steps=(_with_typical(index, read.steps[0], ", ".join(before)),))
                 return read
@@ -703,6 +704,7 @@ class OfflinePlanner:
             unsure = top.score < ACCEPT and not _harmless(index, options, len(parts))
             choices.append(as_steps if len(as_steps) > 1 or unsure else ())
         steps, choices = _without_repeats(steps, choices)
+        steps, choices = _lists_merged(steps, choices)
         partial = PartialPlan(
             steps=tuple(steps), choices=tuple(choices), facts=facts, index=0,
             now=now.isoformat(), timezone=context.timezone,
@@ -741,11 +743,44 @@ def _across(plan: Plan, before: str, after: str) -> bool:
     return False
 
 
+_THE_SPEAKER = frozenset({"i", "i'm", "im", "we", "we're", "me", "us", "i've", "we've", "i'll", "we'll"})
+
+
+def _only_words_of(plan: Plan, half: str, other: str) -> bool:
+    """Every word of the plan's values is said in `half` and none in `other` ("I'm at Target, what do we need"
+    read as the item "I'm"): the plan took the clause before the request for its value."""
+    said = {w for step in plan.steps for w in _value_words(step)}
+    mine = {w.casefold().strip(".,;:!?") for w in half.split()}
+    theirs = {w.casefold().strip(".,;:!?") for w in other.split()}
+    # (the speaker themself taken for the value: "I'm"; a typical value said first stays, "craving mexican food")
+    return bool(said & _THE_SPEAKER) and said <= mine and not said & theirs
+
+
 def _holds_words_of(step: Step, half: str, other: str) -> bool:
     """The step's values hold a word of `half` that `other` does not have ("tell me what's on tomorrow"
     read as an item to add)."""
     said = {w for w in _value_words(step) if len(w) >= 4}
     return bool(said & (_long_words(half, 4) - _long_words(other, 4)))
+
+
+def _lists_merged(steps: list[Step], choices: list[tuple[Step, ...]]) -> tuple[list[Step], list[tuple[Step, ...]]]:
+    """Two sure calls of one function that differ only in one list ("add baby wipes, we're nearly out of
+    those" read as two adds) as one call with both lists, tidied together (a clause of the speaker's among
+    the things goes, as it does in one list)."""
+    out: list[Step] = []
+    kept: list[tuple[Step, ...]] = []
+    for step, choice in zip(steps, choices, strict=True):
+        last = out[-1] if out else None
+        if last is not None and not choice and not kept[-1] and last.name == step.name and set(last.args) == set(step.args):
+            lists = [n for n in step.args if isinstance(step.args[n], list)]
+            if len(lists) == 1 and all(last.args[n] == step.args[n] for n in step.args if n != lists[0]) and \
+                    isinstance(last.args[lists[0]], list):
+                merged = tidy_items([*last.args[lists[0]], *step.args[lists[0]]])
+                out[-1] = replace(last, args={**last.args, lists[0]: list(dict.fromkeys(merged))})
+                continue
+        out.append(step)
+        kept.append(choice)
+    return out, kept
 
 
 def _without_repeats(steps: list[Step], choices: list[tuple[Step, ...]]) -> tuple[list[Step], list[tuple[Step, ...]]]:
@@ -1140,6 +1175,8 @@ def _step(index: Index, m: Match, req: Request) -> Step:
     # Politeness, how the user came to need a thing, where it goes: never part of a value.
     args = tidy_args(_with_kind_word(m, req), {name: slot.kind for name, slot in info.slots.items()}, tool.examples,
                      m.pattern.example, writes=not tool.reads)
+    for name in [n for n, v in args.items() if v == []]:
+        del args[name]  # (nothing left of a list once who said it went: "we're nearly [out of those]")
     redistribute(args, info.slots, info.param_words)
     fill_typical(args, info.slots, req.span_text(m.a, m.b))
     strip_own_head(args, info.slots, info.words, index.lex.canon_word)
