@@ -1201,6 +1201,8 @@ def test_side28_the_users_own_past_and_texting_statements_still_route(tools: lis
     # a new event's name is said without the speaker's "my"
     ("please put my eye exam on Monday at 2pm in my calendar", "calendar.add_event", {"title": "eye exam"}),
     ("can you diarize the budget review for Monday at 10am", "calendar.add_event", {"title": "budget review"}),
+    # a need said as something to remember is the need
+    ("remember that we need brown sugar", "grocery.add_items", {"items": ["brown sugar"]}),
 ])
 def test_side28_more_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                                args: dict) -> None:

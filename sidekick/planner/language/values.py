@@ -482,6 +482,8 @@ _POLITE_OPENING = re.compile(
     r"^(?:ok(?:ay)?|so|hey|please to|please|pls|just|go ahead and|i need you to|i want you to|i'd like you to"
     # back to the request after a story: "..., the car failed its WOF. anyway add ice cream"
     r"|anyway|anyhow|anyways|regardless"
+    # a need said as something to remember: "remember we need cordial" is the need
+    r"|remember(?: that)?(?= (?:we|i) (?:need|needs)\b(?! to\b))"
     # what comes first, said before it: "actually first, add stamps"
     r"|(?:actually |but )?first(?=,)|before that(?=,)|righto|right then|alright|all right|oye|oi"
     # British endearments that ask a favour: "be a love and put crumpets on the list"
