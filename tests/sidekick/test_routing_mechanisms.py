@@ -1203,6 +1203,10 @@ def test_side28_the_users_own_past_and_texting_statements_still_route(tools: lis
     ("can you diarize the budget review for Monday at 10am", "calendar.add_event", {"title": "budget review"}),
     # a need said as something to remember is the need
     ("remember that we need brown sugar", "grocery.add_items", {"items": ["brown sugar"]}),
+    # a wish within its clause; Nigerian English's wish to buy; Scots' messages; Australia's avo
+    ("I want to be buying plantain, put it for the list", "grocery.add_items", {"items": ["plantain"]}),
+    ("stick oatcakes on the messages", "grocery.add_items", {"items": ["oatcakes"]}),
+    ("chuck avo and lemons on the list", "grocery.add_items", {"items": ["avo", "lemons"]}),
 ])
 def test_side28_more_mechanisms_route_and_fill(tools: list[Tool], context: PlanContext, text: str, name: str,
                                                args: dict) -> None:

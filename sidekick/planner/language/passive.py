@@ -23,7 +23,8 @@ _WISH = re.compile(
     r"^(?:(?:i|we)(?: would|'d| really)? (?:like|love|want|need)|can i have|could i have|could i get|can i get"
     r"|please have|please get)\s+"
     # not "I want that you put tomatoes ...": a clause of its own, with its own verb
-    rf"(?!that\b|you\b)(?P<thing>\S.*?)\s+(?P<done>{_PARTICIPLES})\b(?P<rest>.*)$",
+    # (and within its clause: "I want to be buying yam, put it for the list" is two)
+    rf"(?!that\b|you\b)(?P<thing>[^\s,;.][^,;.]*?)\s+(?P<done>{_PARTICIPLES})\b(?P<rest>.*)$",
     re.IGNORECASE,
 )
 MAX_CHARS = 300  # a wish is a sentence; a longer message is read as it is

@@ -31,7 +31,10 @@ _HOURS = {word: n for word, n in UNITS.items() if 1 <= n <= 12 and word not in (
 _SPOKEN_MERIDIEM = re.compile(r"\b(\w+)(?: o'clock)? ([ap])\.? ?m\b\.?", re.IGNORECASE)
 # Regional words for parts of the day: "tomorrow arvo" is tomorrow afternoon ("for tea", the evening
 # meal in Britain and Australia, is read in as_written).
-_DAY_PARTS = {"arvo": "afternoon", "avo": "afternoon"}
+# ("avo" alone is an avocado in Australia; only after a day word or "this" is it the afternoon: "this avo")
+_DAY_PARTS = {"arvo": "afternoon"}
+_AVO_AFTER = frozenset({"this", "tomorrow", "tmrw", "today", "monday", "tuesday", "wednesday", "thursday", "friday",
+                        "saturday", "sunday", "in", "the", "sat", "sun"})
 
 # Particles other Englishes put around a request, which say how it is said, never what: Singapore and
 # Malaysia's "lah", "leh", "lor", "meh", "hor", "anot" ("can or not"), the Philippines' "naman", Nigeria's
@@ -82,6 +85,10 @@ _WHOLE_PLACE = re.compile(r"\b(the|my|our) (?:whole|entire|full|complete) (?=(?:
 _SEEING_TO = frozenset({"out", "sort", "plan", "cook", "organise", "organize", "decide", "pick", "choose"})
 
 
+# Scots' "the messages" is the shopping: "stick tattie scones on the messages", "add it to the messages".
+_MESSAGES = re.compile(r"\b(on|onto|to|in|into|off|from|for) the messages\b", re.IGNORECASE)
+
+
 def as_written(text: str) -> str:
     """`text` with hesitations and other Englishes' particles dropped, spoken punctuation written and
     spoken clock times in digits; unchanged when nothing else is said ("uh" alone is somebody thinking,
@@ -110,8 +117,11 @@ def as_written(text: str) -> str:
             word = word.casefold().replace("tea", "dinner")  # "sort out tea for tonight": the evening meal too
         if bare in _DAY_PARTS:
             word = word.casefold().replace(bare, _DAY_PARTS[bare])
+        elif bare == "avo" and kept and kept[-1].casefold().strip(",") in _AVO_AFTER:
+            word = word.casefold().replace("avo", "afternoon")
         kept.append(word)
-    written = _LIKE.sub(r"\1 ", _WHOLE_PLACE.sub(r"\1 ", _SPOKEN_MERIDIEM.sub(_clock, " ".join(w for w in kept if w))))
+    written = _MESSAGES.sub(r"\1 the shopping list", " ".join(w for w in kept if w))
+    written = _LIKE.sub(r"\1 ", _WHOLE_PLACE.sub(r"\1 ", _SPOKEN_MERIDIEM.sub(_clock, written)))
     return written if any(c.isalnum() for c in written) else text
 
 

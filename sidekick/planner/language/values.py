@@ -42,6 +42,8 @@ _STATE_HEAD = (
     # none left, as a kitchen or a Scot says it: "we're 86'd on lemons", "there's nae square sausage left",
     # "short on butter"
     r"|(?:(?:i'm|i am|we're|we are) )?(?:86'd|86ed|eighty-sixed)(?: on)?"
+    # Nigerian English's wish to buy: "I want to be buying yam"
+    r"|(?:i|we) (?:want|need) to be (?:buying|getting)"
     r"|there(?:'s| is| are|s) (?:no|nae|none|not any|hardly any|barely any)(?: more)?"
     r"|(?:(?:i'm|i am|we're|we are) )?(?:a bit |bit |running |getting |quite )?short (?:on|of)"
     # who wants it, said before it: "the kids want juice boxes", "my son needs glue sticks"
