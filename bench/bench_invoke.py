@@ -15,6 +15,10 @@ for the whole process (with the export thread's rows and commits).
     .venv/bin/python bench/bench_invoke.py
     .venv/bin/python bench/bench_invoke.py --tracing
     .venv/bin/python bench/bench_invoke.py --span-cost --pairs 20
+    .venv/bin/python bench/bench_invoke.py --concurrency 4 --worker-ms 0.2   # ends on the writer thread
+
+With `--concurrency N` that many calls are in flight at once, each worker answering after
+`--worker-ms`; the event loop's share of the CPU is given apart (the rest is the writer thread's).
     PYTHONPATH=/tmp/variants/base .venv/bin/python bench/bench_invoke.py   # another copy of the code
 """
 
@@ -49,6 +53,9 @@ def main() -> None:
     parser.add_argument("--tracing", action="store_true", help="the kernel's tracer provider, not a no-op tracer")
     parser.add_argument("--span-cost", action="store_true", help="no-op and kernel tracer in alternating blocks")
     parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, default=1,
+                        help="calls in flight at once, each worker answering after --worker-ms")
+    parser.add_argument("--worker-ms", type=float, default=0.0)
     options = parser.parse_args()
     tracing = options.tracing or options.span_cost
     blocks, n = 5, 1000
@@ -59,6 +66,14 @@ def main() -> None:
     provider = setup_tracing(store, writer=invoker.writer) if tracing else None
     if provider is not None and not options.span_cost:
         invoker.tracer = provider.get_tracer("dreamer.kernel")
+    if options.worker_ms:
+        answer = invoker.pool.worker.request  # type: ignore[attr-defined]
+
+        async def slow(method: str, params: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+            await asyncio.sleep(options.worker_ms / 1000)
+            return await answer(method, params, **kwargs)
+
+        invoker.pool.worker.request = slow  # type: ignore[attr-defined]
     commits: list[float] = []
     plain_commit = sqlalchemy_default.DefaultDialect.do_commit
 
@@ -93,24 +108,37 @@ def main() -> None:
                              "added_us": round(statistics.median(k - o for k, o in zip(kernel, noop)), 1)}
         return result
 
+    async def calls(count: int) -> None:
+        left = [count]
+
+        async def client() -> None:
+            while left[0] > 0:
+                left[0] -= 1
+                await invoker.invoke(ada, "notes", "read", {}, Caller("user"))
+
+        await asyncio.gather(*(client() for _ in range(options.concurrency)))
+
     async def run() -> dict[str, Any]:
         if options.span_cost:
             return await span_cost()
-        for _ in range(300):
-            await invoker.invoke(ada, "notes", "read", {}, Caller("user"))
-        cpu = []
+        await calls(300)
+        cpu, loop_cpu, walls = [], [], []
         batches = invoker.writer.batches
         sqlalchemy_default.DefaultDialect.do_commit = timed  # type: ignore[method-assign]
         for _ in range(blocks):
-            started = time.process_time()
-            for _ in range(n):
-                await invoker.invoke(ada, "notes", "read", {}, Caller("user"))
+            started, loop, wall = time.process_time(), time.thread_time(), time.perf_counter()
+            await calls(n)
             cpu.append((time.process_time() - started) / n * 1e6)
+            loop_cpu.append((time.thread_time() - loop) / n * 1e6)
+            walls.append((time.perf_counter() - wall) / n * 1e6)
         ordered = sorted(commits)
         return {
             "code": str(ROOT),
             "tracing": tracing,
+            "concurrency": options.concurrency, "worker_ms": options.worker_ms,
             "cpu_us_per_invoke_median_of_blocks": round(statistics.median(cpu)),
+            "of_which_event_loop_us": round(statistics.median(loop_cpu)),
+            "wall_us_per_invoke": round(statistics.median(walls)),
             "commits_per_call": round((invoker.writer.batches - batches) / (blocks * n), 2),
             "commit_wall_us": {"median": round(ordered[len(ordered) // 2] * 1e6),
                                "p99": round(ordered[int(len(ordered) * 0.99)] * 1e6),

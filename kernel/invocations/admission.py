@@ -23,7 +23,7 @@ from dreamer.kernel.config import Settings
 from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.principal import Caller, Principal
-from dreamer.kernel.invocations.records import INSERT_INVOCATION, Run, start_row
+from dreamer.kernel.invocations.records import Admitted, Run, start_row
 from dreamer.kernel.permissions.gate import Decision
 from dreamer.kernel.store.db import Store
 from dreamer.kernel.store.models import Invocation
@@ -75,12 +75,11 @@ class Admission:
             }.get(caller.kind, who.actor)
 
             def admitted(conn: Connection) -> None:
-                # The row first: its write takes SQLite's write lock, which the audit chain needs.
-                INSERT_INVOCATION.execute(conn, start)
+                # After the row (Admitted): its write takes SQLite's write lock, which the audit chain needs.
                 audit(conn, user_id=who.user_id, actor=actor, action="functions.call", target=target,
                       decision="allow", invocation_id=run.id, write_locked=True)
 
-            await self._record(run, admitted)
+            await self._record(run, Admitted(start, admitted))
             return installed
 
         assert caller.agent is not None
@@ -104,11 +103,10 @@ class Admission:
         start = start_row(who, run, agent, function, args, caller, node)
 
         def allowed_call(conn: Connection) -> None:
-            INSERT_INVOCATION.execute(conn, start)  # first: it takes SQLite's write lock (see admitted)
             decision.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
                            invocation_id=caller.parent_id, detail={"invocation_id": run.id}, write_locked=True)
 
-        await self._record(run, allowed_call)
+        await self._record(run, Admitted(start, allowed_call))
         return installed
 
     async def _record(self, run: Run, job: Callable[[Connection], None]) -> None:

@@ -26,7 +26,7 @@ from dreamer.kernel.install.integrity import check_bundle
 from dreamer.kernel.install.registry import InstalledAgent
 from dreamer.kernel.invocations.admission import Admission, check_text
 from dreamer.kernel.invocations.principal import Caller, Principal
-from dreamer.kernel.invocations.records import Outcome, QueuedRun, Run, after, end_job, logs_job, new_invocation_id
+from dreamer.kernel.invocations.records import Outcome, QueuedRun, Run, end_job, ended, logs_job, new_invocation_id
 from dreamer.kernel.invocations.syscalls import Handler, SyscallContext, default_table
 from dreamer.kernel.permissions.folders import bounds_for
 from dreamer.kernel.posts.signal import FeedSignal
@@ -228,12 +228,12 @@ class Invoker:
                 # The runner decides: cancelled by the user, or re-queued by its retry policy.
                 self.writer.submit(logs_job(run))
             else:
-                end = end_job(
-                    run, "failed", None, DreamerError("internal", f"interrupted: {type(exc).__name__}"),
-                    self.settings.retry_delay_s,
-                )
+                interrupted = DreamerError("internal", f"interrupted: {type(exc).__name__}")
                 admission = run.take_admission()
-                self.writer.submit(end if admission is None else after(admission, end))
+                self.writer.submit(
+                    end_job(run, "failed", None, interrupted, self.settings.retry_delay_s) if admission is None
+                    else ended(admission, run, "failed", None, interrupted, self.settings.retry_delay_s)
+                )
             raise
         await self._record_end(run, "succeeded", value, None)
         return Outcome(value=value, invocation_id=run.id)
@@ -326,15 +326,15 @@ class Invoker:
     # -- bookkeeping ----------------------------------------------------------------------
 
     async def _record_end(self, run: Run, status: str, value: Any, error: DreamerError | None) -> None:
-        end = end_job(run, status, value, error, self.settings.retry_delay_s)
         admission = run.take_admission()
         if admission is None:
-            await self.writer.write(end)
+            await self.writer.write(end_job(run, status, value, error, self.settings.retry_delay_s))
             return
-        # One transaction for the admission and the end (decision 0053). Queued, not written
-        # by `write`: it records a call that ran, so it is written even if this request is
-        # cancelled while it waits; the answer waits for it through `durable`.
-        run.admitted = self.writer.queue(after(admission, end))
+        # One transaction for the admission and the end (decision 0053), the row written once
+        # as it ends. Queued, not written by `write`: it records a call that ran, so it
+        # is written even if this request is cancelled while it waits; the answer waits for
+        # it through `durable`.
+        run.admitted = self.writer.queue(ended(admission, run, status, value, error, self.settings.retry_delay_s))
         try:
             await run.durable()
         except Exception:

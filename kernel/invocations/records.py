@@ -113,6 +113,11 @@ START_COLUMNS = (
     "started_at", "trace_id", "background", "max_attempts", "run_after", "trigger", "node",
 )
 INSERT_INVOCATION = HotStatement(insert(_INVOCATIONS), START_COLUMNS)
+# What the end sets (_FINISH_INVOCATION), for a row written once, already finished (Admitted.ended).
+END_COLUMNS = ("status", "result", "finished_at", "error_code", "error_message", "run_after")
+_INSERT_FINISHED = HotStatement(
+    insert(_INVOCATIONS), START_COLUMNS + tuple(c for c in END_COLUMNS if c not in START_COLUMNS)
+)
 # Only a running row is finished: a cancelled one keeps "cancelled" whatever its worker did.
 _FINISH_INVOCATION = HotStatement(
     update(_INVOCATIONS)
@@ -160,14 +165,7 @@ def end_job(
     run: Run, status: str, value: Any, error: DreamerError | None, retry_delay_s: float
 ) -> Callable[[Connection], None]:
     """Finishes the row (or puts it back in the queue for a retry) and writes its last log lines."""
-    now = datetime.now(timezone.utc)
-    values: dict[str, Any] = {
-        "run_id": run.id, "run_attempt": run.attempt, "status": status, "result": value,
-        "finished_at": None if status == "queued" else now,
-        "error_code": error.code if error else None, "error_message": error.message if error else None,
-        # "queued" after a failed attempt: the next one waits for its retry delay.
-        "run_after": now + retry_delay(run.attempt, retry_delay_s) if status == "queued" else None,
-    }
+    values = _end_values(run, status, value, error, retry_delay_s)
     write_logs = logs_job(run)
 
     def finish(conn: Connection) -> None:
@@ -175,6 +173,66 @@ def end_job(
         write_logs(conn)
 
     return finish
+
+
+def _end_values(
+    run: Run, status: str, value: Any, error: DreamerError | None, retry_delay_s: float
+) -> dict[str, Any]:
+    now = datetime.now(timezone.utc)
+    return {
+        "run_id": run.id, "run_attempt": run.attempt, "status": status, "result": value,
+        "finished_at": None if status == "queued" else now,
+        "error_code": error.code if error else None, "error_message": error.message if error else None,
+        # "queued" after a failed attempt: the next one waits for its retry delay.
+        "run_after": now + retry_delay(run.attempt, retry_delay_s) if status == "queued" else None,
+    }
+
+
+class Admitted:
+    """An admission's transaction: the invocation's row as it starts (`start_row`), then the
+    rest of the decision's records (its audit entry). Called with a connection, it writes
+    both. When it waits for the call's end (decision 0053), `ended` writes the row once, as
+    it ends, instead of inserting it running and updating it in the same transaction."""
+
+    def __init__(self, start: dict[str, Any], rest: Callable[[Connection], None]) -> None:
+        self.start = start
+        self.rest = rest
+
+    def __call__(self, conn: Connection) -> None:
+        INSERT_INVOCATION.execute(conn, self.start)  # first: it takes SQLite's write lock
+        self.rest(conn)
+
+    def ended(
+        self, run: Run, status: str, value: Any, error: DreamerError | None, retry_delay_s: float
+    ) -> Callable[[Connection], None]:
+        """The admission and the end in one transaction (decision 0053): the row inserted
+        with its end's values, then the audit entry, then the last log lines. The same rows
+        as the admission followed by `end_job`'s update: that update finds the row its own
+        transaction inserted, running, of this attempt, and sets exactly these columns."""
+        start = self.start
+        if (status not in ("succeeded", "failed") or start["status"] != "running"
+                or start["id"] != run.id or start["attempt"] != run.attempt):
+            return after(self, end_job(run, status, value, error, retry_delay_s))
+        end = _end_values(run, status, value, error, retry_delay_s)
+        row = self.start | {column: end[column] for column in END_COLUMNS}
+        write_logs = logs_job(run)
+
+        def admitted_and_ended(conn: Connection) -> None:
+            _INSERT_FINISHED.execute(conn, row)
+            self.rest(conn)
+            write_logs(conn)
+
+        return admitted_and_ended
+
+
+def ended(
+    admission: Callable[[Connection], None], run: Run, status: str, value: Any, error: DreamerError | None,
+    retry_delay_s: float,
+) -> Callable[[Connection], None]:
+    """A deferred admission and the call's end, one transaction (decision 0053)."""
+    if isinstance(admission, Admitted):
+        return admission.ended(run, status, value, error, retry_delay_s)
+    return after(admission, end_job(run, status, value, error, retry_delay_s))
 
 
 def after(first: Callable[[Connection], None], then: Callable[[Connection], None]) -> Callable[[Connection], None]:

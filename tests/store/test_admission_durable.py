@@ -8,6 +8,10 @@ must not come back until the gate opens and the audit row is in the store.
 Decision 0053: a short call's admission is written in one transaction with its end; one
 that outlasts the bound, or makes a syscall, has it written alone first; an end that
 cannot be written does not take the admission with it.
+
+Decision 0053, as amended on branch perf29: when the admission waits for the end, the row is
+inserted once, as it ends: the same row, column for column, as the insert of the running row
+and the end's update.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from datetime import datetime, timezone
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -30,8 +35,9 @@ from dreamer.kernel.install.cache import InstallCache
 from dreamer.kernel.invocations import invoker as invoker_module
 from dreamer.kernel.invocations.invoker import Invoker
 from dreamer.kernel.invocations.principal import Caller, Principal
+from dreamer.kernel.invocations.records import Admitted, Run, after, end_job, start_row
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.store.models import AuditEntry, Invocation, User
+from dreamer.kernel.store.models import AuditEntry, Invocation, InvocationLog, User
 from dreamer.kernel.store.writer import GroupWriter
 
 
@@ -247,6 +253,7 @@ def test_an_end_that_cannot_be_written_leaves_the_admission_on_record(
         return job
 
     monkeypatch.setattr(invoker_module, "end_job", unwritable)
+    monkeypatch.setattr(invoker_module, "ended", unwritable)  # the admission and the end in one (0053)
 
     async def main() -> None:
         with pytest.raises(RuntimeError, match="cannot be written"):
@@ -279,3 +286,33 @@ def test_a_call_cancelled_while_it_runs_keeps_its_admission_and_its_end(store: S
         invoker.writer.close()  # writes what was queued
     assert _audit(store) == [("functions.call", "notes.read", "allow")]
     assert _invocations(store) == [("read", "failed")]
+
+
+@pytest.mark.parametrize("status", ["succeeded", "failed"])
+def test_a_row_written_once_as_it_ends_is_the_row_inserted_then_finished(
+    store: Store, tmp_path: Path, status: str
+) -> None:
+    _, _, ada = _world(store, tmp_path)
+    error = DreamerError("timeout", "too slow") if status == "failed" else None
+    value = None if error else {"items": ["milk", "tea"], "n": 2}
+    ids = []
+    for way in ("insert then update", "written once"):
+        run = Run(id=f"inv_{way.replace(' ', '_')}", trace_id="ab" * 16)
+        run.sink("log", "info", "a line")
+        start = start_row(ada, run, "notes", "read", {"q": 1}, Caller("user"), "node-a")
+        start["created_at"] = start["started_at"] = datetime(2026, 12, 7, 14, 0, tzinfo=timezone.utc)
+        admitted = Admitted(start, lambda conn: None)
+        job = (after(admitted, end_job(run, status, value, error, 1.0)) if way == "insert then update"
+               else admitted.ended(run, status, value, error, 1.0))
+        with store.engine.begin() as conn:
+            job(conn)
+        ids.append(run.id)
+    with store.session() as s:
+        rows = [s.get(Invocation, i) for i in ids]
+        logs = [s.execute(select(InvocationLog.message).where(InvocationLog.invocation_id == i)).scalars().all()
+                for i in ids]
+    columns = [c.key for c in Invocation.__table__.columns if c.key not in ("id", "finished_at")]
+    assert {c: getattr(rows[0], c) for c in columns} == {c: getattr(rows[1], c) for c in columns}
+    assert rows[0].status == rows[1].status == status
+    assert rows[0].finished_at is not None and rows[1].finished_at is not None
+    assert logs == [["a line"], ["a line"]]
