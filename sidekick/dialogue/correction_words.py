@@ -13,7 +13,8 @@ import re
 
 # A dismayed word or two that opens a correction: read as "sorry". (Not "ugh": "ugh mondays" is a sigh.)
 _DISMAY = re.compile(
-    r"^(?:oh )?(?:shoot|dang|darn|crap|shucks|my bad|whoops|oh no|ah man|aw man|correction)\b[ ,.!:;-]{0,3}",
+    r"^(?:oh )?(?:shoot|dang|darn|crap|shucks|my bad|whoops|oh no|ah man|aw man|correction|mistake|my mistake|wrong"
+    r"|sorry wrong)\b[ ,.!:;-]{0,3}",
     re.IGNORECASE)
 # "nah", "naw": read as "no".
 _NAH = re.compile(r"^(?:nah|naw|nahh)\b", re.IGNORECASE)
@@ -31,9 +32,24 @@ _MEAN_ENDINGS = (" i mean", " i meant", ", i mean", ", i meant")
 _OFFERS = re.compile(r"\b(?:make (?:that|it)|i mean|i meant|change (?:that|it) to)\s", re.IGNORECASE)
 
 
+# A second language's "is not X, is Y" ("Sorry, is not ricotta, is mascarpone") and "I want say X" (I mean X).
+_IS_NOT = re.compile(r"^(?:(?:sorry|no|oops|actually)[ ,.!]{1,3})?(?:it )?is not [^,]{1,60}, (?:it )?is (?=\S)",
+                     re.IGNORECASE)
+_WANT_SAY = re.compile(r"\bi want(?: to)? say\b", re.IGNORECASE)
+# What stays as it was, said after the new value: "sorry, I meant Tuesday, same time".
+_SAME_ENDINGS = (", same time", ", same place", " same time", ", same time please", ", same everything")
+
+
 def as_correction(said: str) -> str:
     """`said` in the words of followups.REPLACE where it is a correction said otherwise; else unchanged."""
     text = " ".join(said.split())
+    if (m := _IS_NOT.match(text)) is not None:
+        text = "sorry, I meant " + text[m.end():]
+    text = _WANT_SAY.sub("I mean", text)
+    body = text.rstrip(" .!")
+    ending = next((e for e in _SAME_ENDINGS if body.casefold().endswith(e)), None)
+    if ending is not None and len(body) > len(ending):
+        text = body[: len(body) - len(ending)]
     if (m := _DISMAY.match(text)) is not None and m.end() < len(text):
         text = "sorry, " + text[m.end():]
     text = _NAH.sub("no", text, count=1)

@@ -39,11 +39,11 @@ _TAIL = r"(?:\s+(?:too|as well|also|again|please|then|now|thanks|an' all|an all)
 ADD_MORE = [
     # an interjection may open it, however drawn out ("ooh and lentils", "ahh also milk")
     re.compile(rf"^(?:(?:o+h+|a+h+|oh wait|oh yeah|hmm+|um+|ok|okay|sorry|oops|wait|right|yeah|yes|ja|aye|yep)[\s,.!]+)?"
-               rf"(?:and|also|plus|oh and|same again with|same with|same again,|one more thing,)\s+(?:add\s+|get\s+|some\s+|with\s+)?"
+               rf"(?:and|also|plus|then|oh and|same again with|same with|same again,|one more thing,)\s+(?:add\s+|get\s+|some\s+|with\s+)?"
                rf"(?:another(?:\s+(?:one|note|item))?\s*[:,-]\s*)?(?P<x>.+?){_TAIL}$", re.I),
     # "what about beef?" after recipe ideas: the same call with this value instead.
     re.compile(r"^(?:and\s+|ok,?\s+|so\s+)?(?:what|how)\s+about\s+(?:with\s+|some\s+)?(?P<x>[^?]+?)\s*\??$", re.I),
-    re.compile(rf"^(?P<x>.+?)\s+(?:too|as well|an' all|an all){_TAIL}$", re.I),
+    re.compile(rf"^(?P<x>.+?)\s+(?:too|as well|also|an' all|an all){_TAIL}$", re.I),
 ]
 SAME = [
     re.compile(r"^(?:and\s+|now\s+|ok,?\s+|okay,?\s+|then\s+)?(?:please\s+)?(?:do\s+)?(?:the\s+)?same(?:\s+thing)?\s+"

@@ -225,7 +225,8 @@ def rephrase(text: str) -> str:
         if _starts(words, head) and len(words) > len(head):
             return " ".join(["and", *words[len(head):]]) + end
     if len(low) > 1 and low[-1] == "also" and low[0] not in ("and", "i", "we"):
-        return " ".join(["and", *words[:-1]]) + end  # "eggs also"
+        # "eggs also", "then eggs also"
+        return " ".join(["and", *(words[1:-1] if low[0] == "then" and len(low) > 2 else words[:-1])]) + end
     if len(low) > 3 and tuple(low[:2]) in WRONG and low[2] in ("it's", "its") or \
             len(low) > 4 and tuple(low[:2]) in WRONG and tuple(low[2:4]) == ("it", "is"):
         # "wrong time, it's at 4pm": a correction of the value just given

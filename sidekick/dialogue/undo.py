@@ -16,14 +16,15 @@ from dreamer.sidekick.dialogue.answers import REQUEST_WORDS
 from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, inverse_step
 from dreamer.sidekick.planner.base import Step, Tool, addressed
 
+# Cries and sighs before an undo, in many Englishes: "oops", "bugger", "naw" (Scots), "ehn" (Nigerian).
+_CRY = (r"(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|naw|nope|hmm|ah|ach|och|eh|ehn|ay|meh|argh|hang on|hold on|ok|okay"
+        r"|oh|nvm|never mind|bugger|damn|dang|shoot|crap|ugh|oh dear|bloody hell)")
 UNDO = re.compile(
     # At most two filler words ("oops, sorry, undo that"), each optional: no repeated group
     # around a quantifier, so nothing here can backtrack.
-    r"^\s*(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|ach|och|eh|meh|argh|hang on|hold on|ok|okay|oh|nvm"
-    r"|never mind)[\s,.!?;:-]+)?"
-    r"(?:(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|nope|hmm|ah|ach|och|eh|meh|argh|hang on|hold on|ok|okay|oh|nvm"
-    r"|never mind)[\s,.!?;:-]+)?"
-    r"(?:(?:please\s+|kindly\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back|restore"
+    rf"^\s*(?:{_CRY}[\s,.!?;:-]+)?"
+    rf"(?:{_CRY}[\s,.!?;:-]+)?"
+    r"(?:(?:please\s+|pls\s+|plz\s+|kindly\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back|restore"
     # the keyboard's undo, typed: "ctrl z", "cmd-z"
     r"|(?:ctrl|control|cmd|command)[\s+-]?z)"
     r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?(?:did|added|saved|made|wrote|put)"
@@ -34,7 +35,8 @@ UNDO = re.compile(
     r"|(?:put|add|bring|make|get) (?:that|it|them|those|this)(?: all)? back(?: where (?:it|they) (?:was|were))?"
     r"|(?:leave|keep) (?:it|that|them) (?:where|as) (?:it|they) (?:was|were)|(?:bring|put) (?:it all|everything) back"
     r"|never mind that|i didn't mean that|i did not mean that"
-    r"|that was a mistake|change (?:it|that) back|scratch that|scrap that|forget that|bin that|ditch that)"
+    r"|that was a mistake|change (?:it|that) back"
+    r"|(?:scratch|scrap|forget|bin|ditch) (?:that|it|this)(?: last one| one| last thing)?)"
     r"(?:[\s,]+(?:again|please|pls|plz|now|for now|for me|lol|thanks|then)){0,3}[\s.!?]*$",
     re.IGNORECASE,
 )
@@ -50,15 +52,21 @@ class UndoPlan:
 # Clauses that only say the last call was unwanted: "oops, wrong one, take it off", "wait, I still
 # need those, put them back". Beside an undo clause they leave it an undo.
 _REMORSE = (
-    r"(?:oops|whoops|oh no|uh oh|sorry|wait|no|nope|hmm|ah|argh|ugh|damn|actually|oh|hold on|on second thought|"
+    r"(?:oops|whoops|oh no|uh oh|sorry|wait|no|nope|naw|hmm|ah|argh|ugh|damn|bugger|dang|shoot|crap|actually|oh|ay|ehn"
+    r"|hold on|on second thought|mistake|error|(?:i )?(?:was|am) wrong|(?:i'm|im) wrong|"
     r"my bad|my mistake|(?:no,? )?wrong (?:one|item|thing|list|day|time)|that'?s wrong|that was wrong|that'?s not right|"
-    r"never ?mind|(?:actually |wait )?i (?:still )?need (?:it|that|them|those)(?: after all)?|"
+    r"never ?mind|(?:actually |wait )?(?:i |ah |we )?(?:still )?(?:need|needed) (?:it|that|them|those)(?: after all)?|"
+    # no longer wanted, in a few words: "no need", "no need already"
+    r"no need(?: (?:it|that|them|for (?:it|that|them)))?(?: already| anymore| any more)?|"
+    r"i (?:make|made) (?:a )?mistake|i never (?:buy|bought|got|get|used|use) (?:it|them|that|those)(?: yet)?|"
+    # how the thing still is: "it's still broken", "they're still there"
+    r"(?:it'?s|it is|they'?re|they are|that'?s|that is) still [\w'-]+|"
     r"i (?:didn'?t|did not|don'?t|do not) (?:want|need|mean) (?:it|that|them|those|this)(?: after all)?|"
     # owning the mistake: "I added it by mistake", "that was an error", "I made an error"
     r"i (?:added|saved|put|made|did) (?:it|that|this|them) by (?:mistake|accident)|(?:that|it) was (?:an error|a mistake|by mistake|wrong)|"
     r"i made (?:an error|a mistake)|my error|nah|nope|hang on|hold on|kindly|please|ach|och|eh|meh|aw|welp|yikes|lol|"
     # that what was marked done is not: "I haven't actually", "is not finished", "not done yet"
-    r"i (?:haven'?t|have not|didn'?t|did not)(?: (?:actually|really|done it|finished it|yet|done that))?(?: yet)?|"
+    r"i (?:haven'?t|have not|didn'?t|did not)(?: (?:actually|really|done it|finished it|finished|done|yet|done that))?(?: yet)?|"
     r"(?:it'?s |it is |is |that'?s )?not (?:done|finished|complete|completed|ready)(?: yet)?|not yet)"
 )
 # ... said to someone ("my bad y'all") or with a word on how it happened ("oops my kid hit send").
@@ -125,17 +133,30 @@ def _story(piece: str) -> bool:
 
 # Taking back an undo: "actually, put it back", "no wait, add it again", "redo".
 REDO = re.compile(
-    r"^\s*(?:(?:actually|no|wait|oops|sorry|hmm|oh|ok|okay)[\s,.!]+)?(?:(?:actually|no|wait|oops)[\s,.!]+)?"
-    r"(?:redo(?: that| it)?|(?:put|add|bring) (?:it|that|them|those) (?:back|again)|do (?:it|that) again|"
+    rf"^\s*(?:(?:actually|{_CRY})[\s,.!]+)?(?:(?:actually|{_CRY})[\s,.!]+)?"
+    r"(?:redo(?: that| it)?|(?:put|add|bring) (?:it|that|them|those) (?:back(?: on| in)?|again)|do (?:it|that) again|"
     r"i (?:do )?(?:still )?(?:want|need) (?:it|that|them|those)(?: after all)?|undo (?:the|that|my) undo)"
     r"(?:[\s,]+(?:again|please|then|after all)){0,2}[\s.!?]*$",
     re.IGNORECASE,
 )
 
 
+def _redoes(text: str) -> bool:
+    """`text` asks for what was taken back or off again: "put it back", or that beside remorse and its
+    reasons ("wait no, I never bought it, put it back on")."""
+    said = text.replace("’", "'")
+    if REDO.match(said):
+        return True
+    pieces = [p for p in re.split(r"[,;.!?]+|\s[-–]\s", said) if p.strip()]
+    if not 2 <= len(pieces) <= 4 or len(said) > MAX_UNDO_CHARS:
+        return False
+    redoing = [bool(REDO.match(p)) for p in pieces]
+    return any(redoing) and all(r or REMORSE.match(p) or _REASON.match(p) for r, p in zip(redoing, pieces, strict=True))
+
+
 def plan_redo(text: str, state: DialogueState, tools: Sequence[Tool]) -> UndoPlan | None:
     """The undone call made again, when `text` takes back the undo just made; else None."""
-    if not REDO.match(text.replace("’", "'")):
+    if not _redoes(text):
         return None
     by_name = {t.name: t for t in tools}
     latest = next((r for r in reversed(state.calls) if not (by_name.get(r.name) and by_name[r.name].reads)), None)
@@ -187,7 +208,7 @@ _REMOVING = ("remove", "delete", "clear", "take", "cross")
 def puts_back(text: str, state: DialogueState, tools: Sequence[Tool]) -> bool:
     """ "Wait, I still need it" / "put it back" right after a call that took something off: that
     call undone (a redo needs an undo before it; here the removal itself is what is taken back)."""
-    if not REDO.match(text.replace("’", "'")):
+    if not _redoes(text):
         return False
     by_name = {t.name: t for t in tools}
     latest = next((r for r in reversed(state.calls) if not (by_name.get(r.name) and by_name[r.name].reads)), None)

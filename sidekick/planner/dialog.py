@@ -214,6 +214,9 @@ def _pick(words: list[str], text: str, options: tuple[Option, ...]) -> Step | No
     timed = _pick_by_time(words, text, options)
     if timed is not None:  # "the 4 pm one", "the afternoon one", "the later one"
         return timed
+    dated = _pick_by_day(words, options)
+    if dated is not None:  # "the May one", "the one on the 15th", "the Tuesday one"
+        return dated
     # Ordinals ("the second one", "the last") first; then digits; then number words, but only
     # said alone or after "number"/"option": in "the grocery one", "one" is no number.
     numbers = [ORDINALS[w] for w in words if w in ORDINALS]
@@ -287,6 +290,31 @@ def _pick_by_time(words: list[str], text: str, options: tuple[Option, ...]) -> S
     if set(words) & _EARLIER and not set(words) & _LATER:
         return options[0].step
     return None
+
+
+# A day in an option's label ("Dentist, Tue 4 Mar 2031, 09:30–10:30") and the words that name one in an answer.
+_LABEL_DAY = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\w* (\d{1,2}) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\w*\b")
+_MONTH_WORDS = {m.casefold(): m[:3].casefold() for m in (
+    "January February March April May June July August September October November December".split())}
+_MONTH_ABBREVIATIONS = frozenset({"jan", "feb", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"})  # ("mar" is a word)
+_WEEKDAY_WORDS = {d.casefold(): d[:3].casefold() for d in "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()}
+
+
+def _pick_by_day(words: list[str], options: tuple[Option, ...]) -> Step | None:
+    """The one option whose day the answer names: its month ("the May one", "the one in March"), its weekday,
+    or its day of the month said as an ordinal beyond the options' count ("the one on the 15th")."""
+    days = [_LABEL_DAY.search(o.label) for o in options]
+    if any(d is None for d in days):
+        return None
+    short = {_MONTH_WORDS[w] for w in words if w in _MONTH_WORDS} | {w[:3] for w in words if w in _MONTH_ABBREVIATIONS}
+    weekdays = {_WEEKDAY_WORDS[w] for w in words if w in _WEEKDAY_WORDS}
+    dates = {int(w[:-2]) for w in words if re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)", w) and int(w[:-2]) > len(options)}
+    if not (short or weekdays or dates):
+        return None
+    found = [o for o, d in zip(options, days, strict=True) if d is not None
+             and (not short or d.group(3).casefold() in short) and (not weekdays or d.group(1).casefold() in weekdays)
+             and (not dates or int(d.group(2)) in dates)]
+    return found[0].step if len(found) == 1 else None
 
 
 def said_words(words: list[str]) -> set[str]:

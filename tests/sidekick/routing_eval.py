@@ -14,8 +14,9 @@
     83.8% on main 11a5ff7 and 85.1% on a065d90, and held_out_9 on 2026-12-07, after 74.1% on main 11a5ff7 and
     78.7% on 22c9ece, and held_out_10 on 2026-12-07, after 79.0% on main 22c9ece and 81.0% on 1219cda,
     and held_out_11 on 2026-12-07 (second session), after 81.6% on 1219cda and 82.6% on f314560,
-    and held_out_12 on 2026-12-07 (third session), after 83.1% on 327947e and 83.7% on 5a55b3e;
-    held_out_3, held_out_s and held_out_13 stay score-only and are refused)
+    and held_out_12 on 2026-12-07 (third session), after 83.1% on 327947e and 83.7% on 5a55b3e,
+    and held_out_13 on 2026-12-07 (fourth session), after 69.3% on 327947e and 73.9% on 78ac4fc;
+    held_out_3 and held_out_s stay score-only and are refused)
 """
 
 from __future__ import annotations
@@ -266,9 +267,11 @@ def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
 # was reported.
 # The eleventh was released on 2026-12-07 (second session), after 81.6% on 1219cda and 82.6% on f314560,
 # once the twelfth was written to take its place.
+# The thirteenth was released on 2026-12-07 (fourth session), after 69.3% on 327947e and 73.9% on 78ac4fc,
+# while a fourteenth was written blind to take its place.
 SHOWABLE = ("dev", "held_out", "held_out_2", "held_out_4", "held_out_5", "held_out_6", "held_out_7", "held_out_8", "held_out_9",
-            "held_out_10", "held_out_11", "held_out_12")
-BLIND = ("held_out_3", "held_out_s", "held_out_13")
+            "held_out_10", "held_out_11", "held_out_12", "held_out_13")
+BLIND = ("held_out_3", "held_out_s")
 
 
 def show(tools: Sequence[Tool], split: str) -> int:
@@ -280,7 +283,8 @@ def show(tools: Sequence[Tool], split: str) -> int:
             "held_out_4": FAMILIES_HELD_OUT_4, "held_out_5": FAMILIES_HELD_OUT_5,
             "held_out_6": FAMILIES_HELD_OUT_6, "held_out_7": FAMILIES_HELD_OUT_7, "held_out_8": FAMILIES_HELD_OUT_8,
             "held_out_9": FAMILIES_HELD_OUT_9, "held_out_10": FAMILIES_HELD_OUT_10,
-            "held_out_11": FAMILIES_HELD_OUT_11, "held_out_12": FAMILIES_HELD_OUT_12}[split]
+            "held_out_11": FAMILIES_HELD_OUT_11, "held_out_12": FAMILIES_HELD_OUT_12,
+            "held_out_13": FAMILIES_HELD_OUT_13}[split]
     report = run_families(tools, path, split)
     for line in report.failures():
         print(line)

@@ -1263,3 +1263,44 @@ def test_side28_where_the_speaker_is_is_no_thing(tools: list[Tool], context: Pla
     assert [s.name for s in _plan(tools, context, "I'm at Lidl, what do we need").steps] == ["grocery.list_items"]
     # a typical value said first still counts
     assert _plan(tools, context, "I'm craving korean food, what you got").steps[0].args.get("cuisine") == "korean"
+
+
+# ---------------------------------------------------------------- side29 (2026-12-07, fourth session)
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # Scots, read where a word of its own is said
+    ("pit the bin bags on ma list the noo", "grocery.add_items", {"items": ["bin bags"]}),
+    ("gies the recipe fur lasagne", "recipes.get_recipe", {"name": "lasagne"}),
+    ("whit's on ma calendar the morra", "calendar.agenda", {"day": "tomorrow"}),
+    # Nigerian Pidgin's "don" and "comot", Singapore's particles and closing "can", Tagalog's "pa-", "ng", "ko"
+    ("my garri don finish, add am o", "grocery.add_items", {"items": ["garri"]}),
+    ("abeg comot the rice from my list", "grocery.remove_items", {"items": ["rice"]}),
+    ("tolong add Milo into my list", "grocery.add_items", {"items": ["milo"]}),
+    ("show me my grocery list can", "grocery.list_items", {}),
+    ("pa-add po ng calamansi sa list ko", "grocery.add_items", {"items": ["calamansi"]}),
+    # African-American English's "ain't got no more", and "finna"
+    ("we ain't got no more grits, put it on the list", "grocery.add_items", {"items": ["grits"]}),
+    ("finna need charcoal, throw it on the list", "grocery.add_items", {"items": ["charcoal"]}),
+    # radio style to a voice assistant
+    ("ok sidekick add batteries to my list over and out", "grocery.add_items", {"items": ["batteries"]}),
+    ("hey sidekick take a note the boiler code is 4411 over", "notes.save", {"text": "the boiler code is 4411"}),
+    # "me" for "my" before a place
+    ("scrap swimming from me calendar", "calendar.remove_event", {"title": "swimming"}),
+    # how the thing stands, told after the request with a pronoun, or what the speaker did
+    ("cancel swimming, it's off", "calendar.remove_event", {"title": "swimming"}),
+    ("take the ham off the list, I already got it", "grocery.remove_items", {"items": ["ham"]}),
+    ("put ghee in the list, we have finished it yesterday", "grocery.add_items", {"items": ["ghee"]}),
+])
+def test_side29_other_englishes_and_what_is_said_beside(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                                        args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+def test_side29_the_words_they_share_with_english_stay_english(tools: list[Tool], context: PlanContext) -> None:
+    # ("ma", "pit" and "fur" are Scots only beside a word of its own; "me" is "my" only before a place)
+    assert _plan(tools, context, "add fur balls remover to the list").steps[0].args == {"items": ["fur balls remover"]}
+    assert [s.name for s in _plan(tools, context, "send me the grocery list").steps] == ["grocery.list_items"]
+    # a thing cooked is still a thing had
+    assert _plan(tools, context, "I have cooked chicken, what can I make").steps[0].args.get("ingredient")
+    # a clause that holds the thing is no aside
+    assert _plan(tools, context, "I'm not going to yoga anymore, delete it from the calendar").steps[0].args == {
+        "title": "yoga"}

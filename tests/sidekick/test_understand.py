@@ -569,3 +569,45 @@ def test_side28_a_thing_then_that_it_is_nearly_gone_and_other_ways_to_take_one_o
 
     assert REMOVE.match("yeet the third one") and PICK.match("number 3 please, the full recipe")
     assert is_undo("oops wrong week, delete it for now")
+
+
+# ---------------------------------------------------------------- side29 (2026-12-07, fourth session)
+def test_side29_one_more_in_other_englishes(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["pie"]}, "result": {"added": ["pie"]}}
+    state = after(tools, added)
+    for text, item in (("oranges an aw", "oranges"), ("then butter also", "butter"), ("rice also can", "rice"),
+                       ("pati vinegar po", "vinegar"), ("put yam join", "yam"), ("an' gravy", "gravy")):
+        assert steps(read(text, tools, state)) == [("grocery.add_items", {"items": [item]})], text
+
+
+def test_side29_undo_beside_cries_and_reasons(tools: list[Tool]) -> None:
+    from dreamer.sidekick.dialogue.undo import is_undo
+
+    for text in ("naw, bin that", "bugger, undo that", "no need already, undo", "abeg reverse am",
+                 "undo it, still need it", "cancel that one, I make mistake", "och, undo that, it's still leaking",
+                 "forget that last one", "pls undo that, mistake"):
+        assert is_undo(text) or is_undo(__import__("dreamer.sidekick.planner.language.spoken",
+                                                   fromlist=["as_written"]).as_written(text)), text
+    assert not is_undo("undo that and add milk")
+
+
+def test_side29_corrections_in_a_second_language(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["butter"]}, "result": {"added": ["butter"]}}
+    state = after(tools, added)
+    for text in ("Sorry, is not butter, is margarine", "No no, I want say margarine", "mistake, I mean margarine, not butter"):
+        assert steps(read(text, tools, state)) == [("grocery.remove_items", {"items": ["butter"]}),
+                                                   ("grocery.add_items", {"items": ["margarine"]})], text
+
+
+def test_side29_an_option_picked_by_its_day() -> None:
+    from dreamer.sidekick.planner.base import Clarification, Option, PartialPlan, Step
+    from dreamer.sidekick.planner.dialog import resume
+
+    steps_ = tuple(Step("calendar", "remove_event", {"event_id": n}) for n in (4, 9))
+    options = (Option("dentist, Tue 4 Mar 2031, 09:30–10:30", steps_[0]),
+               Option("dentist, Thu 15 May 2031, 09:30–10:30", steps_[1]))
+    pending = Clarification("choose", "Which dentist should I delete?",
+                            PartialPlan(steps=(steps_[0],), choices=(steps_,), facts={}), options=options)
+    for text, picked in (("the May one", 9), ("the one in March", 4), ("the one on the 15th", 9), ("the Tuesday one", 4)):
+        plan = resume(pending, text)
+        assert plan is not None and plan.steps[0].args == {"event_id": picked}, text

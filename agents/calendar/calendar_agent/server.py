@@ -210,13 +210,21 @@ def _find(ctx: Context, now: datetime, event_id: int | None, title: str | None, 
         if not matching:
             raise BadRequest(f"No upcoming event on your calendar is called {wanted!r}; say \"what's on my calendar\" to see them.")
         if len(matching) > 1:
-            options = [(f"{e.title}, {show.shown(e, tz)['time']}", {"event_id": e.id}) for e in matching[:6]]
+            # (the day in each label: two events of one name differ by it, and "the March one" names it)
+            options = [(f"{e.title}, {_day_of(e, tz)}, {show.shown(e, tz)['time']}", {"event_id": e.id})
+                       for e in matching[:6]]
             return ask_user(f"Which {wanted} should I {doing}?", options)
         event_id = matching[0].id
     event = events.get(ctx.db, event_id)
     if event is None:
         raise BadRequest(f"There is no event {event_id}; your agenda for the day lists events with their ids.")
     return event
+
+
+def _day_of(event: events.Event, tz: Any) -> str:
+    """The day an event starts, as a label reads it: "Tue 4 Mar 2031"."""
+    start = event.start_date if event.all_day else (event.start_utc.astimezone(tz).date() if event.start_utc else None)
+    return f"{start:%a} {start.day} {start:%b} {start.year}" if start is not None else "no day"
 
 
 def _restore(event: events.Event, tz: Any) -> tuple[str, str | None]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from dreamer.sidekick.planner.language.narration import past_form
+
 # The clause opens by saying the user (or the household) has something. "got X" alone is chat for
 # "I've got X"; "there's X in the fridge" too.
 _HAVING = re.compile(
@@ -87,7 +89,7 @@ def _had(clause: str) -> str | None:
     if m is None:
         return None
     what = m.group("what")
-    if _NOT_A_THING.match(what):
+    if _NOT_A_THING.match(what) or _done(what):
         return None
     minutes = _minutes(what)
     if minutes is not None:
@@ -103,6 +105,13 @@ def _had(clause: str) -> str | None:
     if not what or len(what.split()) > MAX_THING_WORDS or not re.search(r"[a-z]", what, re.IGNORECASE):
         return None
     return f"with {what}"
+
+
+def _done(what: str) -> bool:
+    """What was done to a thing pointed at, not a thing had: "(we have) finished it yesterday" ("cooked chicken",
+    "smoked salmon" are things)."""
+    words = what.casefold().split()
+    return len(words) >= 2 and past_form(words[0]) and words[1] in ("it", "them", "that", "this", "those", "all", "up", "off")
 
 
 def _minutes(what: str) -> int | None:

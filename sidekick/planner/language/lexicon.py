@@ -90,7 +90,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("average", "avg"),
     ("write", "written", "wrote"),
     ("show", "display", "view", "see", "tell me", "read", "read out", "pull up", "bring up",
-     "look at", "give me", "list out", "check"),
+     "look at", "give me", "list out", "check", "send me"),
     ("grocery", "shopping", "groceries", "groc", "grocs", "shopping-list", "supermarket list", "basket", "grocerylist", "shoppinglist"),  # not "cart": one letter from "cat", "car", "card"
     # Where groceries are bought, by kind or by the chain's name ("anything we need from tesco"); not "store",
     # which is the verb "save" too, nor "target", a word of its own.

@@ -39,21 +39,29 @@ _AVO_AFTER = frozenset({"this", "tomorrow", "tmrw", "today", "monday", "tuesday"
 # Particles other Englishes put around a request, which say how it is said, never what: Singapore and
 # Malaysia's "lah", "leh", "lor", "meh", "hor", "anot" ("can or not"), the Philippines' "naman", Nigeria's
 # "abeg" (please). No English word is spelt so: dropped wherever they stand.
-_PARTICLES = frozenset({"lah", "leh", "lor", "meh", "hor", "anot", "naman", "abeg", "haiz", "aiyah", "aiyoh", "alamak"})
+_PARTICLES = frozenset({"lah", "leh", "lor", "meh", "hor", "anot", "naman", "abeg", "haiz", "aiyah", "aiyoh", "alamak",
+                        "liao", "tolong", "yalla"})
 # Particles that are also something else in the middle of a sentence ("PO box", "ah I see", "na" in Hindi
 # and Tagalog, Nigerian "o"), dropped only where they close a clause: "any notes on insurance ah?",
 # "add it to the list po", "we ran out of calamansi na, add it", "abeg add am o".
-_CLOSING_PARTICLES = frozenset({"ah", "po", "na", "o", "sha", "jare", "jor", "ba", "ya", "noh", "ne", "eh"})
+_CLOSING_PARTICLES = frozenset({"ah", "po", "na", "o", "sha", "jare", "jor", "ba", "ya", "noh", "ne", "eh", "ji", "aye"})
+# Interjections that open a message and say nothing of it: "eh belacan habis already", "oi, add milk".
+_OPENING_CRIES = frozenset({"eh", "ehn", "oi", "oy", "ay", "ayy"})
 # Closing words that are another language's "too" (Tagalog "din", "rin": "calamansi din"), written as "too".
 _CLOSING_TOO = frozenset({"din", "rin"})
 # A question tag with no question in it: "can help me add it can or not", "shopping list pls can?"; South
 # Africa's "now now" (soon), which says when as little as "please" does.
-_TAGS = (("can", "or", "not"), ("can", "anot"), ("or", "not", "ah"), ("now", "now"), ("so", "yeah"))
+_TAGS = (("can", "or", "not"), ("can", "anot"), ("or", "not", "ah"), ("now", "now"), ("so", "yeah"),
+         ("already", "or", "not"))
 # Dictation's "like" after a verb or "you", before what is meant: "can you like put toilet paper on", "we need like
 # chicken thighs" (never after "I" or "we": "I like pasta" says what one likes).
 _LIKE = re.compile(r"\b(you|u|need|needs|want|wants|get|put|add|buy|grab|just|gotta|gonna) like (?=\w)", re.IGNORECASE)
 # The Philippines' "paki-" ("please ...") before a verb: "paki-add pandesal".
-_PAKI = re.compile(r"^paki-?(?=[a-z])", re.IGNORECASE)
+# (and its shorter "pa-", with its hyphen: "pa-plan po ng dinner", "pa-share po ng recipe")
+_PAKI = re.compile(r"^(?:paki-?|pa-)(?=[a-z])", re.IGNORECASE)
+# Tagalog's linker "ng" (of, a) and "ko" (my) after a place: "pa-share po ng recipe", "sa calendar ko". No English
+# word is spelt "ng"; "ko" is read only after a place.
+_KO_AFTER = frozenset({"list", "calendar", "notes", "diary", "schedule", "to-do", "todo", "todos", "tasks"})
 # Nigerian Pidgin's "am" for it after a verb of putting: "add am to the list" (never "I am", "am I").
 # How people text the words a request turns on: "wats on my cal 2morrow", "can u add eggs b4 i forget".
 # Whole words only, lower case as typed ("U" may be a letter of a name); "cal" only where a place is said.
@@ -63,7 +71,8 @@ _TEXTING = {"2morrow": "tomorrow", "2moro": "tomorrow", "2morow": "tomorrow", "2
             "ur": "your", "b4": "before", "abt": "about", "nxt": "next", "mtg": "meeting", "mtgs": "meetings",
             "bday": "birthday", "b-day": "birthday", "shud": "should", "cud": "could", "wud": "would", "hav": "have",
             "em": "them", "'em": "them", "ppl": "people", "tmrw": "tomorrow", "tmr": "tomorrow", "tmw": "tomorrow",
-            "tdy": "today", "appt": "appointment", "w/": "with", "dr": "doctor", "dentist's": "dentist"}
+            "tdy": "today", "appt": "appointment", "w/": "with", "dr": "doctor", "dentist's": "dentist",
+            "dun": "don't", "finna": "gonna", "naw": "no", "habis": "finished", "comot": "remove", "wetin": "what"}
 _CAL_BEFORE = frozenset({"my", "the", "on", "to", "in", "our", "from", "off"})
 _CALLED = frozenset({"the", "my", "a", "an", "mum", "mom", "dad", "him", "her", "them", "me", "us", "back", "grandma"})
 # Tagalog's "sa" (to, on, in) before where a thing goes: "add rusks sa grocery list".
@@ -73,7 +82,21 @@ _SA_PLACES = frozenset({"the", "my", "our", "grocery", "groceries", "shopping", 
 _PATOIS = {"mi": "I", "pon": "on", "di": "the", "fi": "for", "dem": "them", "nuh": "don't", "wah": "what",
            "inna": "in", "haffi": "have to", "neva": "never", "deh": "there", "yuh": "you", "seh": "say"}
 _PATOIS_MARKS = frozenset({"mi", "pon", "di", "fi", "dem", "nuh", "wah", "inna", "haffi", "yuh", "deh"})
-_PIDGIN_IT_VERBS = frozenset({"add", "put", "remove", "take", "buy", "carry", "drop", "comot", "write", "chuck"})
+_PIDGIN_IT_VERBS = frozenset({"add", "put", "remove", "take", "buy", "carry", "drop", "comot", "write", "chuck",
+                              "bought", "reverse", "cancel", "undo", "delete", "bin", "ditch", "scrap"})
+# "me" for "my" before where things are kept, in Irish, Scots, Australian and northern English: "off me list".
+_ME_BEFORE = frozenset({"on", "to", "in", "from", "off", "onto", "into", "out", "clear", "empty", "check", "read", "show"})
+_ME_PLACES = frozenset({"list", "calendar", "diary", "shopping", "grocery", "notes", "to-do", "todo", "schedule", "messages"})
+# Scots, read where one of its own words is said ("tae", "fae", "whit", "the morra"): then the words it shares
+# with English spelling ("ma", "pit", "fur", "ye") are Scots too: "pit fitba in ma diary fur the morra".
+_SCOTS = {"tae": "to", "fae": "from", "whit": "what", "dae": "do", "aff": "off", "oot": "out", "nae": "no",
+          "cannae": "can't", "dinnae": "don't", "didnae": "didn't", "isnae": "isn't", "wisnae": "wasn't", "gies": "give us",
+          "gie's": "give us", "gie": "give", "ma": "my", "pit": "put", "fur": "for", "ye": "you", "wis": "was",
+          "gonnae": "can you", "wrang": "wrong"}
+_SCOTS_MARKS = frozenset({"tae", "fae", "whit", "dae", "aff", "oot", "cannae", "dinnae", "didnae", "isnae", "wisnae",
+                          "gies", "gie's", "gie", "gonnae", "morra", "noo", "nae", "wis", "wrang"})
+# African-American English's "ain't got no": none ("we ain't got no more Kool-Aid").
+_NONE_LEFT = ("ain't", "got", "no")
 
 
 # "the whole list", "my entire calendar": the place itself ("read me the whole list" read "whole" as an item).
@@ -89,11 +112,17 @@ _SEEING_TO = frozenset({"out", "sort", "plan", "cook", "organise", "organize", "
 _MESSAGES = re.compile(r"\b(on|onto|to|in|into|off|from|for) the messages\b", re.IGNORECASE)
 
 
+# "the recipe of Dal Tadka", as many write it whose first language says so: the recipe for it.
+_RECIPE_OF = re.compile(r"\b(recipes?|method|instructions) of (?=\w)", re.IGNORECASE)
+# ... and "send me recipe for masala dosa", its article left out: the recipe, one dish's ("a recipe for" asks ideas).
+_ME_RECIPE = re.compile(r"\b(me|us) recipe for (?=\w)", re.IGNORECASE)
+
+
 def as_written(text: str) -> str:
     """`text` with hesitations and other Englishes' particles dropped, spoken punctuation written and
     spoken clock times in digits; unchanged when nothing else is said ("uh" alone is somebody thinking,
     which the dialogue reads)."""
-    words = _without_particles(text.split(" "))
+    words = _without_particles(_without_radio(text).split(" "))
     kept: list[str] = []
     for n, word in enumerate(words):
         bare = word.strip(",.!?;:").casefold()
@@ -112,7 +141,8 @@ def as_written(text: str) -> str:
             continue
         if bare == "tea" and kept and kept[-1].casefold() == "for" and _day_or_end(words[n + 1:]):
             word = word.casefold().replace("tea", "dinner")  # "what's for tea tomorrow": the evening meal
-        elif bare == "tea" and kept and kept[-1].casefold() in _SEEING_TO and n + 2 < len(words) \
+        elif bare == "tea" and kept and (kept[-1].casefold() in _SEEING_TO or len(kept) >= 2 and kept[-1].casefold() == "the"
+                                         and kept[-2].casefold() in _SEEING_TO) and n + 2 < len(words) \
                 and words[n + 1].casefold() == "for" and _day_or_end(words[n + 2:]):
             word = word.casefold().replace("tea", "dinner")  # "sort out tea for tonight": the evening meal too
         if bare in _DAY_PARTS:
@@ -121,6 +151,7 @@ def as_written(text: str) -> str:
             word = word.casefold().replace("avo", "afternoon")
         kept.append(word)
     written = _MESSAGES.sub(r"\1 the shopping list", " ".join(w for w in kept if w))
+    written = _ME_RECIPE.sub(r"\1 the recipe for ", _RECIPE_OF.sub(r"\1 for ", written))
     written = _LIKE.sub(r"\1 ", _WHOLE_PLACE.sub(r"\1 ", _SPOKEN_MERIDIEM.sub(_clock, written)))
     return written if any(c.isalnum() for c in written) else text
 
@@ -143,6 +174,12 @@ def _without_particles(words: list[str]) -> list[str]:
     words = [_PAKI.sub("", w) if n == 0 or words[n - 1].endswith((",", ".", "!", "?")) else w
              for n, w in enumerate(words)]
     low = [w.strip(",.!?;:").casefold() for w in words]
+    _pidgin(words, low)
+    _as_too(words, low)
+    if len(low) >= 4 and low[-1] == "can" and low[-2] not in _SUBJECTS and words[-1][:3] == "can":
+        # Singapore's closing "can": "send me my shopping list can" (never "we can", "yes you can")
+        words[-2], low[-2] = words[-2].rstrip(",") + words[-1][3:], low[-2]
+        del words[-1], low[-1]
     for tag in _TAGS:
         k = len(tag)
         for n in range(len(low) - k, -1, -1):
@@ -154,7 +191,23 @@ def _without_particles(words: list[str]) -> list[str]:
                 del words[n:n + k], low[n:n + k]
     kept: list[str] = []
     patois = sum(w in _PATOIS_MARKS for w in low) >= 2  # (one "di" or "mi" alone is no Patois: "Di" is a name)
+    scots = any(w in _SCOTS_MARKS for w in low)
     for n, (word, bare) in enumerate(zip(words, low)):
+        if not kept and bare in _OPENING_CRIES and n + 1 < len(words):
+            continue  # "eh belacan habis already": the cry opens, nothing more
+        if kept and (bare == "ng" and n + 1 < len(words) or bare == "ko" and low[n - 1] in _KO_AFTER
+                     or word == "po" and n + 1 < len(words) and low[n + 1] not in ("box", "number")):
+            end = word[len(word.rstrip(",.!?;:")):]
+            kept[-1] = kept[-1].rstrip(",") + end
+            continue  # Tagalog's "ng", "ko" after a place and "po" mid-sentence: "pa-plan po ng dinner"
+        if scots and bare in ("morra", "noo", "now") and kept and kept[-1].casefold() == "the":
+            kept.pop()  # Scots "the morra" (tomorrow), "the noo" / "the now" (now)
+            word = word.casefold().replace(bare, "tomorrow" if bare == "morra" else "now", 1)
+        elif scots and bare == "tae" and n + 1 == len(words):
+            word = word.casefold().replace("tae", "too", 1)  # "stick cheddar on tae": too, last
+        elif scots and bare in _SCOTS:
+            word = word[:len(word) - len(word.lstrip(",.!?;:"))] + _SCOTS[bare] + word[len(word.rstrip(",.!?;:")):]
+            bare = _SCOTS[bare]
         # (the last word, or one before punctuation or before nothing but particles: "calamansi din po")
         closing = word[-1:] in ",.!?;:" or all(w in _CLOSING_PARTICLES or w in _PARTICLES for w in low[n + 1:])
         if kept and (bare in _PARTICLES or (bare in _CLOSING_PARTICLES and closing)):
@@ -180,6 +233,8 @@ def _without_particles(words: list[str]) -> list[str]:
                 "delete", "cancel", "save", "note", "move"}:
             kept.pop()  # Indian English "kindly remove the same": it
             word = word.replace("same", "it", 1)
+        if bare == "me" and kept and kept[-1].casefold() in _ME_BEFORE and n + 1 < len(words) and low[n + 1] in _ME_PLACES:
+            word = word.replace("me", "my", 1)  # "scrap netball from me calendar", "clear out me list": my
         if bare == "am" and kept and kept[-1].strip(",").casefold() in _PIDGIN_IT_VERBS:
             word = word.replace("am", "it", 1)
         if patois and bare in _PATOIS:
@@ -188,6 +243,71 @@ def _without_particles(words: list[str]) -> list[str]:
             word = word[:len(word) - len(word.lstrip(",.!?;:"))] + said + word[len(word.rstrip(",.!?;:")):]
         kept.append(word)
     return kept if any(w.strip(",.!?;:") for w in kept) else words
+
+
+# Other Englishes' "too" after one more thing: Scots "an aw" ("neeps an aw"), Singapore's "also can" ("bread also
+# can"), Nigerian "join" after putting ("put palm oil join"); and Tagalog's "pati" (also) before it.
+_TOO_ENDINGS = (("an", "aw"), ("an'", "aw"), ("and", "aw"), ("also", "can"))
+
+
+def _as_too(words: list[str], low: list[str]) -> None:
+    """The closing "too" of other Englishes written as "too", and "an'" as "and", in place."""
+    for ending in _TOO_ENDINGS:
+        if len(low) > len(ending) and tuple(low[-len(ending):]) == ending:
+            end = words[-1][len(words[-1].rstrip(",.!?;:")):]
+            del words[-len(ending):], low[-len(ending):]
+            words.append("too" + end)
+            low.append("too")
+            break
+    if len(low) >= 3 and low[-1] == "join" and low[0] in ("put", "add", "buy", "carry"):
+        words[-1], low[-1] = words[-1].replace("join", "too", 1), "too"
+    for n, bare in enumerate(low):
+        if bare == "an'" and n + 1 < len(low) and low[n + 1] not in ("all", "aw"):
+            words[n], low[n] = words[n].replace("an'", "and", 1), "and"
+        elif bare == "pati" and n + 1 < len(low):
+            words[n], low[n] = words[n].replace("pati", "also", 1), "also"
+
+
+_SUBJECTS = frozenset({"i", "we", "you", "u", "they", "it", "he", "she", "who", "that", "one", "anyone", "someone"})
+
+
+def _pidgin(words: list[str], low: list[str]) -> None:
+    """Nigerian Pidgin's "don" (has) and "wetin dey" (what's in), and "ain't got no", in place: "my egusi don
+    finish" is finished, "I don buy am" has bought it, "wetin dey my list" is what's on it."""
+    for n in range(len(low) - 1):
+        pair = (low[n], low[n + 1])
+        if pair[0] == "don" and pair[1] in ("finish", "finished") and (n == 0 or low[n - 1] not in ("i", "we")):
+            words[n], words[n + 1] = "is", words[n + 1].replace(pair[1], "finished", 1)
+        elif pair == ("don", "buy"):
+            words[n], words[n + 1] = "have", words[n + 1].replace("buy", "bought", 1)
+        elif pair == ("wetin", "dey"):
+            words[n], words[n + 1] = "what's", words[n + 1].replace("dey", "on", 1)
+        elif tuple(low[n:n + 3]) == _NONE_LEFT:
+            words[n], words[n + 1] = "have", ""
+        else:
+            continue
+        low[n], low[n + 1] = words[n].casefold(), words[n + 1].strip(",.!?;:").casefold()
+    for n in range(len(words) - 1, -1, -1):
+        if not words[n]:
+            del words[n], low[n]
+
+
+# How a message is said to a voice assistant, radio style: "hey sidekick take a note the ute needs new tyres
+# over", "ok sidekick shopping list add lemons over and out", "sidekick, write down ..., over".
+_WAKE = ("hey sidekick", "ok sidekick", "okay sidekick", "hi sidekick", "yo sidekick", "sidekick,", "sidekick:")
+
+
+def _without_radio(text: str) -> str:
+    """`text` without a wake word before it and the radio's "over" (or "over and out") after it."""
+    low = text.casefold().strip()
+    woken = next((w for w in _WAKE if low.startswith(w + " ") or low.startswith(w + ", ")), None)
+    rest = text.strip()[len(woken):].lstrip(" ,") if woken else text.strip()
+    tail = rest.rstrip(" .!").casefold()
+    for end in (" over and out", ", over", " over") if woken else (" over and out", ", over and out", ", over"):
+        if tail.endswith(end) and len(tail) > len(end) + 2:
+            rest = rest.rstrip(" .!")[:-len(end)].rstrip(" ,")
+            break
+    return rest if rest and any(c.isalnum() for c in rest) else text
 
 
 _DAY_WORDS = frozenset({"tonight", "today", "tomorrow", "this", "on", "next", "monday", "tuesday", "wednesday",

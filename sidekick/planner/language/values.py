@@ -62,7 +62,7 @@ _STATE_HEAD = (
     r"|(?:looks like |seems like )?(?:i|we)(?:'ve| have)? (?:run|ran|gone) dry (?:on|of)"
     # none in the house, said with "have": "we literally have no Milo", "we nuh have no hard dough bread"
     # (Patois' "nuh" is "don't"), "we're at zero hummus"
-    r"|(?:i|we) (?:literally |really |actually |just )?(?:(?:nuh|don't|dont|do not) )?(?:have|got) (?:no|zero|nae)"
+    r"|(?:i|we) (?:literally |really |actually |just )?(?:(?:nuh|don't|dont|do not) )?(?:have|got) (?:no|zero|nae)(?: more)?"
     r"|(?:i'm|i am|we're|we are|im) (?:at|down to) (?:zero|none|nothing)(?: on)?"
     # none needed: "we're good on paper towels", "I'm set for rice"
     r"|(?:i'm|i am|we're|we are|im) (?:good|fine|ok|okay|set|sorted|covered|all set|well stocked) (?:on|for)"

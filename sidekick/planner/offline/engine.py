@@ -143,6 +143,7 @@ _JOINER = re.compile(  # (read on the text with single spaces: no pattern here r
 # "... to the shopping list and ... to my to-do list": each thing has a place of its own (the " and " after the first).
 _TWO_PLACES = re.compile(r"(?<=\blist) and (?=.{1,80} (?:to|on|onto) (?:my|the) [\w-]+(?: [\w-]+)? list$)", re.IGNORECASE)
 MIN_ASIDE_WORDS = 2  # "milk" alone is an item, never an aside
+MAX_TELLING_WORDS = 7  # "we have finished it yesterday": how the thing stands is said in a few words
 # One more thing said after the place: "put X on the list and also Y (too)".
 _MORE_AFTER_PLACE = re.compile(r"^(?P<head>.{1,120}?) (?P<place>(?:on|to|onto|in) (?:the|my|our) (?:[\w-]+ )?list)"
                                r" (?:and|&|plus) (?:also )?(?P<more>[^,.;!?]{1,60}?)(?: too| as well| also)?[.!]?$",
@@ -557,7 +558,8 @@ class OfflinePlanner:
                 continue  # the rest's values hold the story told first ("the fridge leaked ..."): no request's words
             if plan.pending is not None or len(plan.steps) != 1 or (
                     _reads(index, read.steps[0]) and _aside_leaked(read.steps[0], plan.steps[0], clause)) or (
-                    _off_to(clause) and _holds_words_of(plan.steps[0], clause, rest)):
+                    (_off_to(clause) or (_about_oneself(clause) and set(plan.steps[0].args) <= set(read.steps[0].args)))
+                    and _holds_words_of(plan.steps[0], clause, rest)):
                 # (what is written down keeps every clause: "buy the blue paint, colour code 30BB")
                 # A typical value the aside holds still counts: "I'm in the mood for thai, any recipes".
                 return replace(read, steps=(_with_typical(index, read.steps[0], clause),))
@@ -965,7 +967,30 @@ def _off_to(clause: str) -> bool:
 
 
 def _about_oneself(clause: str) -> bool:
-    return clause.casefold().replace("\u2019", "'").startswith(_ONESELF) or _off_to(clause)
+    # (and what the speaker did, told after the request: "..., I already bought it", "..., we got some yesterday")
+    said = clause.casefold().replace("\u2019", "'")
+    return said.startswith(_ONESELF) or _off_to(clause) or (said.startswith(("i ", "we ")) and narrates(clause)) or (
+        _tells_of_it(said))
+
+
+# How the thing stands, said beside the request with a pronoun for it or in words of state and time alone:
+# "cancel footy training, it's off", "put Shan masala in the list, we have finished it yesterday", "..., don't
+# need it", "..., we are out since yesterday". (Never a thing of its own: "..., we're out of milk" names milk.)
+_ABOUT_IT = ("it's ", "it is ", "its ", "that's ", "they're ", "they are ", "we have ", "we've ", "we are ", "we're ",
+             "i have ", "don't need ", "dont need ", "do not need ", "no need", "it was ", "they were ")
+_IT_WORDS = frozenset({"it", "them", "this", "that", "those", "these", "one"})
+_STATE_WORDS = frozenset({"out", "since", "yesterday", "today", "already", "finished", "gone", "empty", "done", "over",
+                          "off", "ages", "while", "week", "anymore", "more", "now", "all", "last", "night"})
+
+
+def _tells_of_it(said: str) -> bool:
+    words = re.findall(r"[a-z']+", said)
+    if not said.startswith(_ABOUT_IT) or len(words) > MAX_TELLING_WORDS:
+        return False
+    rest = words[2:] if said.startswith(("don't need", "dont need", "no need")) else words[1:]
+    rest = [w for w in rest if w not in ("have", "are", "is", "was", "were", "need", "not", "do", "'re", "'ve", "been",
+                                         "the", "we", "i", "just", "still", "only", "finish", "used")]
+    return bool(set(rest) & _IT_WORDS) or all(w in _STATE_WORDS for w in rest)
 
 
 MAX_CHORE_LEAD = 2  # "tick off", "cross off": the words before a chore that no plan read

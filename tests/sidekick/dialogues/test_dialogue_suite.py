@@ -25,7 +25,7 @@ FLOOR = {"tuned": 0.98, "heldout": 0.98, "heldout_2": TARGET, "heldout_3": 0.83,
 # heldout_7 (the seventh batch, branch heldout7), heldout_8 (the eighth, branch heldout8), heldout_9 (the ninth,
 # branch heldout9), heldout_10 (the tenth, branch heldout10), heldout_11 (the eleventh, branch heldout11),
 # heldout_12 (the twelfth, branch heldout12, released on 2026-12-07 after its blind scores) and heldout_13 (the
-# thirteenth, branch heldout13, score-only) have no floor: they are not among the splits run below, only loaded (their sizes are checked);
+# thirteenth, branch heldout13, released on 2026-12-07 after its blind scores) have no floor: they are not among the splits run below, only loaded (their sizes are checked);
 # `dialogue_suite.py heldout_7` / `heldout_8` / `heldout_9` / `heldout_10` / `heldout_11` / `heldout_12` /
 # `heldout_13` print their scores.
 SCORED_ONLY = ("heldout_3", "heldout_d", "heldout_7", "heldout_8", "heldout_9", "heldout_10",
