@@ -3,10 +3,10 @@
     .venv/bin/python tests/sidekick/routing_eval.py            # accuracy and timings, failures listed
     .venv/bin/python tests/sidekick/routing_eval.py --synthetic  # the same with ~50 more tools installed
     .venv/bin/python tests/sidekick/routing_eval.py --families   # routing_families*.yaml: tuned and held out
-    (the third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth and thirteenth held-out
-    batches print only their `held_out_3` / `held_out_4` / `held_out_5` / `held_out_6` / `held_out_7` /
-    `held_out_8` / `held_out_9` / `held_out_10` / `held_out_11` / `held_out_12` / `held_out_13` summary lines,
-    never their failures)
+    (the third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth and
+    fourteenth held-out batches print only their `held_out_3` / `held_out_4` / `held_out_5` / `held_out_6` /
+    `held_out_7` / `held_out_8` / `held_out_9` / `held_out_10` / `held_out_11` / `held_out_12` / `held_out_13` /
+    `held_out_14` summary lines, never their failures)
     .venv/bin/python tests/sidekick/routing_eval.py --show held_out_5  # one released split's failures
     (held_out_4 and held_out_5 were released as tuning material -- held_out_5 on 2026-12-06, after
     its blind score, 82.3% on main 72407ab, was reported; held_out_6 likewise, after 73.6% on main
@@ -15,7 +15,7 @@
     78.7% on 22c9ece, and held_out_10 on 2026-12-07, after 79.0% on main 22c9ece and 81.0% on 1219cda,
     and held_out_11 on 2026-12-07 (second session), after 81.6% on 1219cda and 82.6% on f314560,
     and held_out_12 on 2026-12-07 (third session), after 83.1% on 327947e and 83.7% on 5a55b3e;
-    held_out_3, held_out_s and held_out_13 stay score-only and are refused)
+    held_out_3, held_out_s, held_out_13 and held_out_14 stay score-only and are refused)
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class Case:
     steps: tuple[tuple[str, dict[str, Any]], ...] | None
     ask: str | None
     reply: bool
-    group: str  # dev | held_out | held_out_2 | held_out_3 | held_out_4 | ... | held_out_12 | held_out_13
+    group: str  # dev | held_out | held_out_2 | held_out_3 | held_out_4 | ... | held_out_13 | held_out_14
 
     @property
     def held_out(self) -> bool:
@@ -253,6 +253,12 @@ def held_out_13_line(report: Report) -> str:
             f"(no call {_share(report, lambda c: c.reply)}, others {_share(report, lambda c: not c.reply)})")
 
 
+def held_out_14_line(report: Report) -> str:
+    """The fourteenth held-out batch's summary: only the score, by kind, never its failures."""
+    return (f"held_out_14: {report.accuracy():.1%} of {report.count()} "
+            f"(no call {_share(report, lambda c: c.reply)}, others {_share(report, lambda c: not c.reply)})")
+
+
 def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
     picked = [fail for case, fail, _ in report.results if chosen(case)]
     return f"{sum(1 for f in picked if f is None)}/{len(picked)}"
@@ -268,7 +274,7 @@ def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
 # once the twelfth was written to take its place.
 SHOWABLE = ("dev", "held_out", "held_out_2", "held_out_4", "held_out_5", "held_out_6", "held_out_7", "held_out_8", "held_out_9",
             "held_out_10", "held_out_11", "held_out_12")
-BLIND = ("held_out_3", "held_out_s", "held_out_13")
+BLIND = ("held_out_3", "held_out_s", "held_out_13", "held_out_14")
 
 
 def show(tools: Sequence[Tool], split: str) -> int:
@@ -328,6 +334,8 @@ def main() -> None:
         print(held_out_12_line(held_12))
         held_13 = run_families(tools, FAMILIES_HELD_OUT_13, "held_out_13")
         print(held_out_13_line(held_13))
+        held_14 = run_families(tools, FAMILIES_HELD_OUT_14, "held_out_14")
+        print(held_out_14_line(held_14))
         return
     if "--synthetic" in sys.argv:
         from synthetic import synthetic_tools
@@ -381,6 +389,9 @@ FAMILIES_HELD_OUT_12 = HERE / "routing_families_held_out_12.yaml"
 # The thirteenth held-out batch (branch heldout13, written blind by a helper session while others tuned, never run
 # while writing): scored, never read.
 FAMILIES_HELD_OUT_13 = HERE / "routing_families_held_out_13.yaml"
+# The fourteenth held-out batch (branch heldout14, written blind by a helper session while others tuned, never run
+# while writing): scored, never read.
+FAMILIES_HELD_OUT_14 = HERE / "routing_families_held_out_14.yaml"
 
 
 def _fill(value: Any, values: dict[str, str]) -> Any:
@@ -541,6 +552,15 @@ def held_out_families_13() -> Loaded:
         held_out_families_9, held_out_families_10, held_out_families_11, held_out_families_12))
 
 
+@functools.cache
+def held_out_families_14() -> Loaded:
+    """The fourteenth held-out batch, without any request the tuned or an earlier held-out file has."""
+    return load_families(FAMILIES_HELD_OUT_14, "held_out_14", _seen(
+        *_FIRST_FIVE, held_out_families_5, held_out_families_6, held_out_families_7, held_out_families_8,
+        held_out_families_9, held_out_families_10, held_out_families_11, held_out_families_12,
+        held_out_families_13))
+
+
 def run_families(tools: Sequence[Tool], path: Path, group: str) -> Report:
     """A Report over a families file; a `not:` case passes when that function is neither run nor offered."""
     if path == FAMILIES_HELD_OUT:
@@ -571,6 +591,8 @@ def run_families(tools: Sequence[Tool], path: Path, group: str) -> Report:
         cases, context, avoid = held_out_families_12()
     elif path == FAMILIES_HELD_OUT_13:
         cases, context, avoid = held_out_families_13()
+    elif path == FAMILIES_HELD_OUT_14:
+        cases, context, avoid = held_out_families_14()
     else:
         cases, context, avoid = load_families(path, group)
     planner = OfflinePlanner()
