@@ -13,7 +13,8 @@ def test_no_request_of_any_batch_makes_the_planner_raise() -> None:
     # so every request we have is planned once; a blind batch's text is not printed.
     from routing_eval import (held_out_families_3, held_out_families_6, held_out_families_7, held_out_families_8,
                               held_out_families_9, held_out_families_10, held_out_families_11,
-                              held_out_families_12, held_out_families_13, held_out_families_s, load_tools)
+                              held_out_families_12, held_out_families_13, held_out_families_14,
+                              held_out_families_s, load_tools)
 
     from dreamer.sidekick.planner import OfflinePlanner
 
@@ -23,7 +24,8 @@ def test_no_request_of_any_batch_makes_the_planner_raise() -> None:
                         ("held_out_6", held_out_families_6), ("held_out_7", held_out_families_7),
                         ("held_out_8", held_out_families_8), ("held_out_9", held_out_families_9),
                         ("held_out_10", held_out_families_10), ("held_out_11", held_out_families_11),
-                        ("held_out_12", held_out_families_12), ("held_out_13", held_out_families_13)):
+                        ("held_out_12", held_out_families_12), ("held_out_13", held_out_families_13),
+                        ("held_out_14", held_out_families_14)):
         cases, context, _ = batch()
         raised = []
         for case in cases:
