@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dreamer.sidekick.planner.language.spoken import as_written
+
 MAX_STATEMENT_CHARS = 300
 MAX_OBJECT_WORDS = 12
 
@@ -166,6 +168,9 @@ def read_memory_intent(message: str, *, answering: bool = False) -> MemoryIntent
         return None
     if _is_statement(low):
         return Remember(_capitalised(said))
+    head, sep, tail = low.rpartition(", no ")
+    if sep and head and _is_statement(head) and re.fullmatch(r"[\w' -]{1,40}", tail):
+        return Remember(_capitalised(said))  # "I'm vegetarian, no meat": the fact, and what it means said again
     return None
 
 
@@ -210,6 +215,7 @@ def _fold(text: str) -> str:
 def _tidy(message: str) -> str:
     # Longer than any statement: nothing to read (and no pattern below sees thousands of characters).
     said = " ".join(str(message)[: 4 * MAX_STATEMENT_CHARS].replace("\u2019", "'").replace("\u2018", "'").split())
+    said = as_written(said)  # "I'm vegetarian po": other Englishes' particles say how, never what
     said = said.rstrip(" .!")
     low = _fold(said)
     start = _POLITE_START.match(low)

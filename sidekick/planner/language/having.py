@@ -23,7 +23,7 @@ _HAVING = re.compile(
 )
 # Said before the thing: how much of it, and that it is left over.
 _AMOUNT_HEAD = re.compile(
-    r"^(?:some|a few|a bit of|a little|a lot of|lots of|loads of|a load of|a bunch of|plenty of|half a"
+    r"^(?:some|a few|a bit of|a little|a lot of|lots of|loads of|a load of|a bunch of|plenty of|heaps of|tons of|a ton of|half a"
     r"|leftover|left-over|left over|spare|extra|an? (?:old|open|opened|half) )\s*",
     re.IGNORECASE,
 )

@@ -34,7 +34,7 @@ DOMAINS: dict[str, Domain] = {
     "smart home": Domain(
         ("smart home devices", "lights and lamps", "heating, thermostat and air conditioning",
          "doors, locks, blinds, curtains and the garage", "switching household appliances on and off"),
-        ("thermostat", "heating", "aircon", "lights", "lamp", "door", "lock", "blinds", "curtains", "vacuum",
+        ("thermostat", "heating", "aircon", "light", "lights", "lamp", "door", "lock", "blinds", "curtains", "vacuum",
          "hoover", "fan", "socket", "plug", "sprinkler", "doorbell"), goods=True,
     ),
     "weather": Domain(("the weather forecast", "rain, snow, sunshine, wind, storms and temperature outside"),
@@ -50,7 +50,7 @@ DOMAINS: dict[str, Domain] = {
          "directions, distances, routes, maps and traffic"),
         ("flight", "airline", "airport", "plane", "hotel", "hostel", "motel", "ferry", "cruise", "traffic", "rental"),
     ),
-    "rides": Domain(("taxis, ubers and ride hailing", "a ride or a lift to somewhere"), ("taxi", "ride", "uber", "lyft", "cab", "ola", "rapido", "bolt", "didi")),
+    "rides": Domain(("taxis, ubers and ride hailing", "a ride or a lift to somewhere"), ("taxi", "ride", "uber", "lyft", "cab", "ola", "rapido", "bolt", "didi", "gojek", "careem")),
     "tickets and reservations": Domain(
         ("tickets for concerts, gigs, shows, theatre, cinema and sports matches", "booking a table at a restaurant"),
         ("ticket", "concert", "gig", "cinema", "theatre", "movie", "film", "restaurant", "reservation"),
@@ -60,7 +60,7 @@ DOMAINS: dict[str, Domain] = {
     "music and media": Domain(
         ("music, songs, tracks, albums, bands, artists and playlists", "radio stations, podcasts and audiobooks",
          "television, films, movies, series and videos", "playback, pausing and the volume"),
-        ("music", "song", "album", "playlist", "podcast", "radio", "audiobook", "volume", "telly", "tv",
+        ("music", "song", "album", "playlist", "podcast", "radio", "track", "tune", "afrobeats", "amapiano", "reggaeton", "audiobook", "volume", "telly", "tv",
          "television", "netflix", "spotify"),
     ),
     "books": Domain(("books, novels, authors and reading recommendations",), ("novel", "author", "paperback", "ebook")),
@@ -81,7 +81,7 @@ DOMAINS: dict[str, Domain] = {
         ("news headlines", "sports scores, results, leagues and tournaments",
          "stock prices, exchange rates, bitcoin and cryptocurrency", "prices of things and how much they cost"),
         ("headline", "score", "league", "tournament", "championship", "champion", "medal", "olympics", "stock", "bitcoin",
-         "crypto", "sensex", "nasdaq", "ftse", "nikkei", "dow", "forex", "share price"),
+         "crypto", "sensex", "nasdaq", "ftse", "nikkei", "dow", "forex", "share price", "asx", "nyse", "tsx", "nifty"),
     ),
     "banking": Domain(("bank accounts, balances and savings", "paying bills, transferring and sending money",
                         "credit cards, loans, mortgages and payments"),

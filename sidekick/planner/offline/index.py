@@ -91,6 +91,9 @@ class ToolInfo:
     required: tuple[str, ...]
     has_time: bool = False  # some parameter takes a day or a moment
     words: frozenset[str] = frozenset()  # content words of all this function's examples
+    # text parameter -> the small words its examples put right before it ("recipes with {ingredient}"): words
+    # left over after such a word say that parameter's value ("a Thai recipe with chicken")
+    leads: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -127,6 +130,10 @@ def spec_hash(tools: Sequence[Tool]) -> str:
     blob = repr([(t.agent, t.function, t.description, t.parameters, tuple(t.examples), t.confirm, t.publisher,
                   t.installed_at) for t in tools])
     return hashlib.blake2b(blob.encode(), digest_size=16).hexdigest()
+
+
+# Small words that lead a value: only these, never a verb ("add {items}"), may mark leftover words as a value.
+SLOT_LEADS = frozenset({"with", "using", "about", "containing", "called", "named", "titled", "mentioning", "re"})
 
 
 def get_index(tools: Sequence[Tool]) -> Index:
@@ -209,6 +216,12 @@ def build_index(tools: Sequence[Tool]) -> Index:
         for c in {c for e in p.elems for c in e.canons if c not in lex.fillers}:
             by_agent = index.word_agents.setdefault(c, {})
             by_agent[infos[p.tool].tool.agent] = by_agent.get(infos[p.tool].tool.agent, 0) + 1
+    for p in patterns:
+        for before, elem in zip(p.elems, p.elems[1:]):
+            if elem.slot and not before.slot and infos[p.tool].slots[elem.slot].kind == "text":
+                leads = set(before.canons) & SLOT_LEADS
+                if leads:
+                    infos[p.tool].leads[elem.slot] = infos[p.tool].leads.get(elem.slot, frozenset()) | leads
     for p in patterns:
         _opening_verb(p, lex)
         _finish(p, index)

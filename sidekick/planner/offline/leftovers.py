@@ -86,6 +86,8 @@ def fill_leftovers(
             _flag(left, name)
         elif slot.kind == "text" and slot.choices:
             _choice(left, name, SlotType("enum", slot.choices, required=slot.required))
+        elif slot.kind == "text" and name in info.leads:
+            _led(left, name, slot)
 
 
 def _time(left: _Left, name: str, slot: SlotType) -> None:
@@ -125,6 +127,22 @@ def _choice(left: _Left, name: str, slot: SlotType) -> None:
                 if got and got[1] >= 0.9:
                     left.take(name, got[0], start, start + size)
                     return
+
+
+MAX_LED_WORDS = 4  # "with chicken thighs": a value led by its small word is a few words
+
+
+def _led(left: _Left, name: str, slot: SlotType) -> None:
+    """Words left over after the small word the function's examples put before this parameter: "a Thai recipe
+    with chicken" once "a {cuisine} recipe" took the rest."""
+    leads = left.info.leads[name]
+    for s, e in left.runs():
+        if left.toks[s].canon in leads and 2 <= e - s <= MAX_LED_WORDS + 1 and all(
+                t.kind == "word" for t in left.toks[s + 1:e]):
+            got = left.req.read(slot, left.a + s + 1, left.a + e)
+            if got and got[0]:
+                left.take(name, got[0], s, e)
+                return
 
 
 def _address(left: _Left, name: str, slot: SlotType) -> None:
