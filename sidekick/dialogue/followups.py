@@ -127,7 +127,7 @@ def follow_up(text: str, state: DialogueState, tools: Sequence[Tool], now: datet
     named = _named_replace(said, state, by_name, now, replan) or _not_wanted(said, state, by_name, now)
     if named is not None:
         return named
-    for reader in (_pick, _open_last, _day_after, _same, _reask, _narrow, _remove):
+    for reader in (_pick, _open_last, _day_after, _same, _the_ones, _reask, _narrow, _remove):
         found = reader(said, state, by_name, now)
         if found is not None:
             return found
@@ -347,6 +347,37 @@ def _reask(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: da
     asked = _swapped(record.args[whole[0]], m.group("x") if m is not None else said.strip().rstrip("?!. "))
     if asked is None:
         return None
+    return FollowUp((Step(record.agent, record.function, {**record.args, whole[0]: asked}),), "same")
+
+
+# Who the counted ones were, asked after a count: "and who were they", "names please", "list them", "which ones?".
+THE_ONES = re.compile(
+    r"^(?:(?:and|ok|okay|so|then|can you|could you|please)\W+){0,2}(?:"
+    r"who (?:were|are|was|is) (?:they|those|them|these|that)(?: people)?|(?:their |the )?names(?: please| pls)?"
+    r"|(?:list|show|name|give me) (?:them|those|the names|their names|the people|who they (?:were|are))(?: please| pls)?"
+    r"|what (?:are|were) (?:their|the) names|which (?:ones|people|employees|staff)(?: were they| are they)?"
+    r"|who(?: exactly)?)\s*[?!.]*$", re.IGNORECASE)
+# A count's opening, and the people it counts: "how many people did we hire" -> "who did we hire".
+_HOW_MANY = re.compile(r"^how many (?:(?:of )?(?:the |our )?)?(?P<who>people|employees|staff|workers|hires|new hires|joiners"
+                       r"|starters|leavers|contractors|managers|engineers|interns|team members|men|women)\b\s*",
+                       re.IGNORECASE)
+
+
+def _the_ones(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: datetime) -> FollowUp | None:
+    """"Who were they?" after a count put whole to a function (sql-explorer's ask): the same question, asking who."""
+    last = _last(state, by_name)
+    if last is None or THE_ONES.match(said) is None:
+        return None
+    record, tool = last
+    whole = [n for n in tool.properties if takes_whole_request(tool.properties, n)]
+    if len(whole) != 1 or not isinstance(record.args.get(whole[0]), str):
+        return None
+    m = _HOW_MANY.match(record.args[whole[0]].strip())
+    if m is None:
+        return None
+    rest = record.args[whole[0]].strip()[m.end():]
+    # ("how many people did we hire" -> "who did we hire"; "how many employees were absent" -> "which employees were absent")
+    asked = f"who {rest}" if m.group("who").casefold() == "people" else f"which {m.group('who')} {rest}"
     return FollowUp((Step(record.agent, record.function, {**record.args, whole[0]: asked}),), "same")
 
 

@@ -1304,3 +1304,41 @@ def test_side29_the_words_they_share_with_english_stay_english(tools: list[Tool]
     # a clause that holds the thing is no aside
     assert _plan(tools, context, "I'm not going to yoga anymore, delete it from the calendar").steps[0].args == {
         "title": "yoga"}
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # words left over after the small word a parameter's examples lead it with fill that parameter
+    ("a Greek recipe with lamb", "recipes.suggest", {"cuisine": "greek", "ingredient": "lamb"}),
+    ("something Indian using chickpeas", "recipes.suggest", {"cuisine": "indian", "ingredient": "chickpeas"}),
+    # how low, with no one said; "heaps of"
+    ("dangerously low on coffee, add it to the list", "grocery.add_items", {"items": ["coffee"]}),
+    ("got heaps of zucchini, any ideas for dinner?", "recipes.suggest", {"ingredient": "zucchini"}),
+    # "send me" shows; "recipe of" is the recipe for; "me recipe for" is one dish's
+    ("send me the calendar for tomorrow", "calendar.agenda", {"day": "tomorrow"}),
+    ("show me recipe of mushroom risotto", "recipes.get_recipe", {"name": "mushroom risotto"}),
+    # "X, what have you got" asks Sidekick; a kind of food's tea is dinner; "a feed" is a meal
+    ("greek tea in under 40 mins, what have you got", "recipes.suggest", {"cuisine": "greek", "max_minutes": 40}),
+    ("plan us a feed for tomorrow", "recipes.plan_dinner", {"day": "tomorrow"}),
+    # "add me X" is for me; a list named by its shop is the shopping list; office words around a request
+    ("add me sauerkraut to the shopping list", "grocery.add_items", {"items": ["sauerkraut"]}),
+    ("we're out of milk, pop it on the Aldi list", "grocery.add_items", {"items": ["milk"]}),
+    ("action this: add printer paper to the grocery list", "grocery.add_items", {"items": ["printer paper"]}),
+    ("can we get the budget review in the calendar Friday at 10am, let's action it", "calendar.add_event",
+     {"title": "budget review"}),
+])
+def test_side29_leftovers_led_and_other_wordings(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                                 args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+def test_side29_tea_that_is_bought_stays_tea(tools: list[Tool], context: PlanContext) -> None:
+    assert _plan(tools, context, "add japanese tea to the list").steps[0].args == {"items": ["japanese tea"]}
+    assert [s.name for s in _plan(tools, context, "what have I got on tomorrow").steps] == ["calendar.agenda"]
+
+
+def test_side29_a_note_keeps_who_wants_what(tools: list[Tool], context: PlanContext) -> None:
+    assert _plan(tools, context, "jot this down: the Smiths want the fence painted").steps[0].args == {
+        "text": "the Smiths want the fence painted"}
+    assert _plan(tools, context, "jot this down for me, Kim owes me ten dollars").steps[0].args == {
+        "text": "Kim owes me ten dollars"}
+    assert _plan(tools, context, "the kids want yoghurt pouches, add them").steps[0].args == {"items": ["yoghurt pouches"]}

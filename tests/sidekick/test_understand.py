@@ -611,3 +611,18 @@ def test_side29_an_option_picked_by_its_day() -> None:
     for text, picked in (("the May one", 9), ("the one in March", 4), ("the one on the 15th", 9), ("the Tuesday one", 4)):
         plan = resume(pending, text)
         assert plan is not None and plan.steps[0].args == {"event_id": picked}, text
+
+
+def test_side29_who_they_were_after_a_count(tools: list[Tool]) -> None:
+    asked = after(tools, {"agent": "sql-explorer", "function": "ask",
+                          "args": {"question": "how many employees were absent in Finance last month?"}, "result": {}})
+    for text in ("and who were they?", "names please", "list them", "which ones?"):
+        assert steps(read(text, tools, asked)) == [
+            ("sql-explorer.ask", {"question": "which employees were absent in Finance last month?"})], text
+
+
+def test_side29_a_bare_remove_beside_a_reason_takes_the_last_add_off(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["kaya"]}, "result": {"added": ["kaya"]}}
+    state = after(tools, added)
+    for text in ("no need it already, remove", "remove it, don't need it"):
+        assert steps(read(text, tools, state)) == [("grocery.remove_items", {"items": ["kaya"]})], text

@@ -118,6 +118,33 @@ _RECIPE_OF = re.compile(r"\b(recipes?|method|instructions) of (?=\w)", re.IGNORE
 _ME_RECIPE = re.compile(r"\b(me|us) recipe for (?=\w)", re.IGNORECASE)
 
 
+# "X, what have you got": what Sidekick can offer, asked of Sidekick ("what have I got on" is the user's diary).
+_YOU_GOT = re.compile(r"([,;.!?] )what(?:'ve| have| do)? (?:you|ya|u|y'all) got(?= ?[?!.]*$)", re.IGNORECASE)
+# Australia's and Britain's "a feed" (a meal): "plan us a feed for Sunday", "fancy a Korean feed".
+_A_FEED = re.compile(r"\b(a|us a|good|big|decent|proper|quick|cheap|korean|thai|indian|mexican|italian|chinese) feed\b",
+                     re.IGNORECASE)
+# "add me kielbasa": for me, as several languages put it (never "add me to ...", "remind me").
+_ADD_ME = re.compile(r"\b(add|buy|get|grab|put) me (?!(?:to|on|in|into|onto|off|from|up|down|back|a reminder|know)\b)",
+                     re.IGNORECASE)
+# A list named by its shop, capitalised: "pop it on the Countdown list", "the Woolies list" - the shopping list.
+_NAMED_LIST = re.compile(r"\b(on|onto|to|in|into|off|from) (the|my|our) (?!(?:Grocery|Shopping|To-do|Todo|To-Do|Christmas|Bucket|"
+                         r"Reading|Guest|Wish)\b)[A-Z][\w'&-]* list\b")
+# "can we get the one-on-one in the calendar": put there, not bought.
+_GET_IN = re.compile(r"\b(can|could) (we|you|i) get (?=[\w' -]{1,60} (?:in|on|into|onto) "
+                     r"(?:the|my|our) (?:calendar|diary|schedule|agenda)\b)", re.IGNORECASE)
+
+
+_BUYING = re.compile(r"\b(?:add|buy|get|grab|list|pick up|order)\b", re.IGNORECASE)
+# Office words for "do it", around a request: "action this: add muesli bars ...", "..., let's action it".
+_ACTION_THIS = re.compile(r"^(?:please |pls |can you |could you )?action (?:this|the following|pls|please)?\s?[:,-]\s?(?=\S)",
+                          re.IGNORECASE)
+_ACTION_IT = re.compile(r",? (?:let's|lets|please|pls|kindly) action (?:it|this|that|asap)(?= ?[.!]*$)", re.IGNORECASE)
+# A kind of food's "tea" is the evening meal: "japanese tea in under 30 mins" (not "green tea", "iced tea").
+_KIND_OF_TEA = re.compile(r"\b(japanese|spanish|korean|thai|italian|mexican|indian|chinese|french|greek|vietnamese|"
+                          r"turkish|lebanese|moroccan|middle eastern|american|british|vegetarian|vegan|quick|easy) tea\b"
+                          r"(?! (?:bags?|leaves|set|cups?|pot|towels?))", re.IGNORECASE)
+
+
 def as_written(text: str) -> str:
     """`text` with hesitations and other Englishes' particles dropped, spoken punctuation written and
     spoken clock times in digits; unchanged when nothing else is said ("uh" alone is somebody thinking,
@@ -152,6 +179,12 @@ def as_written(text: str) -> str:
         kept.append(word)
     written = _MESSAGES.sub(r"\1 the shopping list", " ".join(w for w in kept if w))
     written = _ME_RECIPE.sub(r"\1 the recipe for ", _RECIPE_OF.sub(r"\1 for ", written))
+    written = _YOU_GOT.sub(r"\1any ideas", _A_FEED.sub(r"\1 meal", written))
+    written = _NAMED_LIST.sub(r"\1 \2 shopping list", _ADD_ME.sub(r"\1 ", written))
+    written = _GET_IN.sub(r"\1 \2 put ", written)
+    written = _ACTION_IT.sub("", _ACTION_THIS.sub("", written)) or written
+    if not _BUYING.search(written):
+        written = _KIND_OF_TEA.sub(r"\1 dinner", written)  # (bought, "japanese tea" is tea)
     written = _LIKE.sub(r"\1 ", _WHOLE_PLACE.sub(r"\1 ", _SPOKEN_MERIDIEM.sub(_clock, written)))
     return written if any(c.isalnum() for c in written) else text
 

@@ -31,6 +31,8 @@ _POLITE_HEAD = (
     r"|so|anyway|oh|well|but|and|just in case"
     # interjections and whom it is said to, opening it: "ope, limes too", "y'all add sweet tea"
     r"|ope|oops|whoops|nvm|y'all|yall|fyi|heads up|bro|yo|oi|yeah|yea"
+    # whom it is for, left once "jot this down" went: "jot this down for me, Bazza owes me fifty bucks"
+    r"|(?:for )?me,"
     # the ask for word, said again before what to watch for: "(monitor ... and) tell me when tickets available [appears]"
     r"|(?:tell|let|notify|alert|ping|inform) (?:me|us)(?: know)? (?:when|if|once|as soon as)"
     r"(?: (?:it|the page|the site|they) (?:says|shows|mentions|lists|reads))?)"
@@ -46,8 +48,6 @@ _STATE_HEAD = (
     r"|(?:i|we) (?:want|need) to be (?:buying|getting)"
     r"|there(?:'s| is| are|s) (?:no|nae|none|not any|hardly any|barely any)(?: more)?"
     r"|(?:(?:i'm|i am|we're|we are) )?(?:a bit |bit |running |getting |quite )?short (?:on|of)"
-    # who wants it, said before it: "the kids want juice boxes", "my son needs glue sticks"
-    r"|(?:the |my |our )?[\w'-]+ (?:want|wants|asked for|asks for|keep asking for|keeps asking for)"
     r"|(?:the |my |our )?[\w'-]+ (?:needs|wants|asked|told) me to (?:pick up|get|buy|grab)(?: some| more)?"
     # about to run out, and how low, in a word or two: "we're fixin' to run out of grits", "we're wicked
     # low on creamer", "I'm about to run out of atta"
@@ -238,6 +238,9 @@ _ITEM_HEAD = re.compile(
     # "we don't need anymore kefir" (once "we don't need" went)
     r"|^(?:(?:i|we|is) )?(?:must|should|still|also|need to|needs to|have to|gotta)(?: still)? (?:buy|get|grab|pick up) (?=\S)"
     r"|^(?:any ?more|no more|no longer) (?=\S)"
+    # who wants it, said before it: "the kids want juice boxes" (a thing's head only: a note keeps "the
+    # Hendersons want the deck stained")
+    r"|^(?:the |my |our )?[\w'-]+ (?:want|wants|asked for|asks for|keep asking for|keeps asking for) (?=\S)"
     r"|^(?:gonna|going to) need (?:more |some )?(?=\S)"
     # a hedged wish for it: "I was thinking maybe we could get avocados", "it might be nice to have coffee beans"
     r"|^(?:(?:i was|i'm|i am) thinking |i think |i thought )?(?:maybe |perhaps )?(?:we|i) (?:could|should|might|may)"
