@@ -919,7 +919,7 @@ REQUEST_WORDS = frozenset("what what's whats when where which who how show tell 
 # Words that send a follow-up to another place than the last call's ("also remind me to ...",
 # "and on my shopping list"): with none of them, "also buy a card" after a to-do is another to-do.
 _ELSEWHERE = frozenset("list lists calendar schedule note notes grocery groceries shopping remind reminder recipe "
-                       "recipes dinner".split())
+                       "recipes dinner jot memo diary todo to-do todos to-dos task tasks".split())
 
 
 def _free_text_goes_on(tool: Tool, param: str, x: str, planned: Plan) -> bool:

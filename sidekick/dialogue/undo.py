@@ -25,12 +25,13 @@ UNDO = re.compile(
     rf"^\s*(?:{_CRY}[\s,.!?;:-]+)?"
     rf"(?:{_CRY}[\s,.!?;:-]+)?"
     r"(?:(?:please\s+|pls\s+|plz\s+|kindly\s+|can you\s+|could you\s+)?(?:undo|revert|reverse|roll back|rollback|cancel|take back|restore"
-    # a bare verb of taking off, beside a reason: "no need it already, remove"
-    r"|remove|delete"
+
     # the keyboard's undo, typed: "ctrl z", "cmd-z"
     r"|(?:ctrl|control|cmd|command)[\s+-]?z)"
     r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?(?:did|added|saved|made|wrote|put)"
     r"|my last (?:change|request)|that (?:note|event|item|entry|one)|(?:that|the) last (?:one|thing|item|entry)))?"
+    # a bare verb of taking off, beside a reason: "no need it already, remove" (never "delete the last item")
+    r"|(?:please\s+|pls\s+)?(?:remove|delete)(?=[\s,.!?]*$)"
     # deleting what was just made, pointed at with a pronoun only: "disregard that; remove it"
     r"|(?:please\s+|kindly\s+)?(?:disregard|remove|delete|ditch|bin|get rid of|lose) (?:that|it|this)(?: one| note| event| item| entry)?"
     r"|(?:please\s+|kindly\s+)?take (?:that|it|those|them) (?:off|out|back)(?: off| out)?(?: again)?"

@@ -48,6 +48,11 @@ _STATE_HEAD = (
     r"|(?:i|we) (?:want|need) to be (?:buying|getting)"
     r"|there(?:'s| is| are|s) (?:no|nae|none|not any|hardly any|barely any)(?: more)?"
     r"|(?:(?:i'm|i am|we're|we are) )?(?:a bit |bit |running |getting |quite )?short (?:on|of)"
+    # who wants it, said before it, as a household's word or a pronoun: "my kid wants palak paneer", "I want to use
+    # up the lentils" (a note keeps "the Hendersons want ...": _ITEM_HEAD takes any name, for a thing only)
+    r"|(?:the |my |our )?(?:i|we|kids?|sons?|daughters?|wife|husband|partner|family|mum|mom|dad|boss|baby|toddler"
+    r"|girls|boys|children|child|hubby|missus|teenagers?|teens?) (?:want|wants|asked for|asks for|keep asking for"
+    r"|keeps asking for)"
     r"|(?:the |my |our )?[\w'-]+ (?:needs|wants|asked|told) me to (?:pick up|get|buy|grab)(?: some| more)?"
     # about to run out, and how low, in a word or two: "we're fixin' to run out of grits", "we're wicked
     # low on creamer", "I'm about to run out of atta"
