@@ -140,7 +140,7 @@ def interpreter_of(pid: int) -> int | None:
         if cmd and b"python" in cmd[0] and b"dreamer.sdk.worker" in cmd:
             return member
         if any(ZYGOTE_MARK in part for part in cmd):
-            found = member  # monitor, init, worker: breadth first, the worker comes last
+            found = member  # init (when still Python), worker: breadth first, the worker comes last
     return found
 
 

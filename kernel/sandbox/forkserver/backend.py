@@ -124,7 +124,7 @@ class ForkServerSandbox(Sandbox):
         return handle
 
     def kill(self, process: asyncio.subprocess.Process) -> None:
-        """SIGKILL the worker's process group (monitor, init, worker), then its cgroups."""
+        """SIGKILL the worker's init (so its whole pid namespace) and session, then its cgroups."""
         if not isinstance(process, ForkedProcess):
             super().kill(process)
             return

@@ -138,15 +138,16 @@ class Zygote:
         handle.exited(status if status is not None else -signal.SIGKILL)
 
     def signal_group(self, handle: ForkedProcess, signum: int) -> None:
-        """Signal a worker's process group, but only while its pid is surely still its own:
-        until the kernel releases an exited worker, the zygote keeps it as a zombie."""
+        """Signal a worker's init and its session, but only while its pid is surely still its own:
+        until the kernel releases an exited worker, the zygote keeps it as a zombie.
+
+        The init first: it is signalled from outside its pid namespace, so a SIGKILL ends it and
+        with it every process of the namespace, even in the moment after the clone and before
+        the init's setsid, when there is no group of its pid yet."""
         with self._lock:
             if handle.gone:
                 return
-            try:
-                os.killpg(handle.pid, signum)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _signal_worker(handle.pid, signum)
 
     def close(self) -> None:
         """Let the zygote go: it exits on EOF, and its workers with it (PR_SET_PDEATHSIG)."""
@@ -216,10 +217,7 @@ class Zygote:
                 self._release(pid)
                 return
             self._abandoned.add(pid)
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            _signal_worker(pid, signal.SIGKILL)
 
     def _exited(self, pid: int, status: int) -> None:
         with self._lock:
@@ -260,6 +258,16 @@ class Zygote:
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
+            pass
+
+
+def _signal_worker(pid: int, signum: int) -> None:
+    """The init first (a SIGKILL from outside its pid namespace ends everything in it), then the
+    session it leads; the caller holds the pid unreleased, so it cannot be a stranger's."""
+    for send in (os.kill, os.killpg):
+        try:
+            send(pid, signum)
+        except (ProcessLookupError, PermissionError):
             pass
 
 

@@ -1,16 +1,20 @@
-"""One worker, forked from the zygote: three processes, as under bubblewrap.
+"""One worker, cloned from the zygote: two processes, as in bubblewrap's pid namespace.
 
-    zygote ─fork→ monitor ─fork→ init (pid 1 of a new pid namespace) ─fork→ worker (pid 2)
+    zygote ─clone(CLONE_NEW*)→ init (pid 1 of a new pid namespace) ─fork→ worker (pid 2)
 
-The monitor joins the worker's cgroups and makes the namespaces, then only waits and
-passes the status on (bwrap's outer process); the init builds the file system and
-reaps what the worker leaves behind (bwrap's pid 1); the worker sets its limits, drops
-every capability, loads the seccomp filter and only then runs anything of the agent's:
-an exec of the kernel's command, or the SDK worker the zygote already imported.
+The init is the zygote's own child, born in its new namespaces (clone.py): it writes its id
+maps, joins the worker's cgroups, makes the cgroup namespace and forks the worker at once.
+The worker builds the file system (the init shares its mount namespace, so pivot_root moves
+the init's root too), confines itself and only then runs anything of the agent's: an exec of
+the kernel's command, or the SDK worker the zygote already imported. Meanwhile the init
+confines itself the same way and becomes the reaper (reaper.py), a few bytes of code instead
+of a copy of Python: it reaps, and exits with the worker's status, which the zygote reports.
 
-Each process dies with its parent (PR_SET_PDEATHSIG), and all three stay in the process
-group the monitor leads, so the kernel's killpg reaches them; the pid namespace takes
-with it whatever the worker started in a session of its own.
+There is no monitor (bwrap's outer process): the zygote waits for the init itself, from
+outside the pid namespace, so no process of the worker can see or signal the zygote or
+another worker. Each process dies with its parent (PR_SET_PDEATHSIG); both are in the
+session the init leads, so the kernel's killpg reaches them, and a SIGKILL of the init alone
+ends the namespace, with whatever the worker started in a session of its own.
 """
 
 from __future__ import annotations
@@ -21,15 +25,18 @@ import json
 import os
 import random
 import resource
+import select
 import signal
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from . import linux, rootfs
+from . import clone, linux, reaper, rootfs
 
+# Made by the clone. The cgroup namespace comes after, from inside: its root is the cgroup the
+# init is in when it makes it, which must be the worker's, joined first.
 NAMESPACES = (linux.CLONE_NEWUSER | linux.CLONE_NEWNS | linux.CLONE_NEWPID | linux.CLONE_NEWNET
-              | linux.CLONE_NEWIPC | linux.CLONE_NEWUTS | linux.CLONE_NEWCGROUP)
+              | linux.CLONE_NEWIPC | linux.CLONE_NEWUTS)
 EXIT_SETUP = 70  # the sandbox could not be set up; the reason is on stderr
 SDK_ROOT_IN_SANDBOX = "/opt/dreamer"
 WORKER_FILE = f"{SDK_ROOT_IN_SANDBOX}/dreamer/sdk/worker.py"
@@ -62,25 +69,17 @@ def _close_all_but(keep: Sequence[int]) -> None:
         os.closerange(low, top)
 
 
-def _quiet_stdio(null: int | None = None) -> None:
-    """The monitor and init hold no end of the worker's pipes: the kernel sees EOF when the worker goes."""
-    if null is None:
-        null = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    if null > 2:
-        os.close(null)
-
-
 def fork_worker(fds: Sequence[int], context: Mapping[str, Any]) -> int:
-    """In the zygote: fork the monitor of one worker and return its pid."""
-    pid = os.fork()
+    """In the zygote: clone the init of one worker, in its new namespaces, and return its pid."""
+    # Read now: in its new user namespace, before the map is written, the child is nobody.
+    ids = (os.geteuid(), os.getegid())
+    pid = clone.clone(NAMESPACES)
     if pid:
         return pid
     try:
-        _monitor(fds, context)
-    except BaseException as error:  # noqa: BLE001 - a forked child must never return into the zygote
-        _fail("monitor", error)
+        _enter(fds, context, ids)
+    except BaseException as error:  # noqa: BLE001 - a cloned child must never return into the zygote
+        _fail("sandbox", error)
     os._exit(EXIT_SETUP)
 
 
@@ -95,84 +94,73 @@ def _read_request(fd: int) -> dict[str, Any]:
     return request
 
 
-def _monitor(fds: Sequence[int], context: Mapping[str, Any]) -> NoReturn:
+def _zygote_gone(context: Mapping[str, Any]) -> bool:
+    """Whether the zygote exited before the child tied itself to it (getppid() is 0 in a new pid
+    namespace, whoever the parent is: the zygote's pidfd says instead)."""
+    readable, _, _ = select.select([int(context["zygote_pidfd"])], [], [], 0)
+    return bool(readable)
+
+
+def _enter(fds: Sequence[int], context: Mapping[str, Any], ids: tuple[int, int]) -> NoReturn:
+    """The init: what bwrap's monitor and pid 1 did between them, in one process."""
     # The zygote's signal plumbing is not ours: its wakeup descriptor is about to be closed.
     signal.set_wakeup_fd(-1)
     for signum in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
         signal.signal(signum, signal.SIG_DFL)
     linux.die_with_parent(signal.SIGKILL)
-    if os.getppid() != context["zygote_pid"]:
-        os._exit(EXIT_SETUP)  # the zygote went before we could tie ourselves to it
+    if _zygote_gone(context):
+        os._exit(EXIT_SETUP)
     os.setsid()
     stdin, stdout, stderr, plan, *mount_fds = fds
     os.dup2(stdin, 0)
     os.dup2(stdout, 1)
     os.dup2(stderr, 2)
     request = _read_request(plan)
-    # Nothing of the zygote's (its control socket, its wakeup pipe) reaches the sandbox.
+    # Nothing of the zygote's (its control socket, its wakeup pipe, its pidfd) reaches the sandbox.
     _close_all_but([0, 1, 2, *mount_fds])
-    for procs in request.get("cgroups") or ():
-        # Before anything forks: the worker's pids and memory cgroups count all three of us.
-        fd = os.open(str(procs), os.O_WRONLY | os.O_CLOEXEC)
-        try:
-            os.write(fd, b"0")
-        finally:
-            os.close(fd)
-    uid, gid = os.geteuid(), os.getegid()
-    linux.unshare(NAMESPACES)
+    uid, gid = ids
     with open("/proc/self/setgroups", "w") as f:
         f.write("deny")
     with open("/proc/self/uid_map", "w") as f:
         f.write(f"{uid} {uid} 1\n")
     with open("/proc/self/gid_map", "w") as f:
         f.write(f"{gid} {gid} 1\n")
-    # Opened now: once the init moves the namespace's root, this /dev/null may be out of sight.
-    null = os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC)
-    init = os.fork()  # the new pid namespace applies to children: this one is its pid 1
-    if init == 0:
+    for procs in request.get("cgroups") or ():
+        # Before the worker is forked: the worker's pids and memory cgroups count both of us.
+        # The kernel checks a join against the ids the host sees, which the new user namespace
+        # kept (mapped one to one), and the host's cgroup namespace is still ours.
+        fd = os.open(str(procs), os.O_WRONLY | os.O_CLOEXEC)
         try:
-            os.close(null)
-            _init(request, mount_fds, context)
-        except BaseException as error:  # noqa: BLE001
-            _fail("sandbox", error)
-        os._exit(EXIT_SETUP)
-    for fd in mount_fds:
-        os.close(fd)
-    _quiet_stdio(null)
-    while True:
-        try:
-            _, raw = os.waitpid(init, 0)
-        except ChildProcessError:
-            os._exit(EXIT_SETUP)
-        except InterruptedError:
-            continue
-        os._exit(_status(raw))
-
-
-def _init(request: Mapping[str, Any], mount_fds: Sequence[int], context: Mapping[str, Any]) -> NoReturn:
-    linux.die_with_parent(signal.SIGKILL)
-    # Nested user namespaces off (bwrap's --disable-userns): none may be made below this one.
-    # The value is this user namespace's own, whichever /proc it is written through; written
-    # before the new /proc covers /proc/sys read-only.
-    with open("/proc/sys/user/max_user_namespaces", "w") as f:
-        f.write("0")
-    rootfs.build(request["mounts"], mount_fds)
-    for fd in mount_fds:
-        os.close(fd)
-    linux.loopback_up()
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
+    linux.unshare(linux.CLONE_NEWCGROUP)
+    # The worker is forked before the init does anything more: every page the init writes
+    # before this fork and the worker writes again after is held twice while both live.
     worker = os.fork()
     if worker == 0:
         try:
-            _worker(request, context)
+            _worker(request, mount_fds, context)
         except BaseException as error:  # noqa: BLE001
             _fail("worker", error)
         os._exit(EXIT_SETUP)
-    # pid 1 only reaps from here on; it needs no privilege for that. It lives beside the
-    # worker, with its uid, so it gets what the worker gets: the same limits (bwrap's init
-    # inherits them from the kernel's preexec step), no capabilities, the same filter.
+    _reap(request, mount_fds, worker)
+
+
+def _reap(request: Mapping[str, Any], mount_fds: Sequence[int], worker: int) -> NoReturn:
+    """pid 1 from here on: it only reaps, which needs no privilege. It lives beside the worker,
+    with its uid, so it gets what the worker gets: the same limits (bwrap's init inherits them
+    from the kernel's preexec step), no capabilities, no_new_privs, the same filter."""
+    for fd in mount_fds:
+        os.close(fd)
+    program = reaper.prepare()
     _lock_down(request)
-    _quiet_stdio()
-    while True:
+    # No end of the worker's pipes: the kernel sees EOF when the worker goes. Nothing is opened
+    # instead: the worker may still be building the file system, and a /dev/null opened now
+    # could be the host's.
+    os.closerange(0, 3)
+    reaper.become(program, worker)
+    while True:  # where there is no reaper program, the same loop in Python
         try:
             pid, raw = os.wait()
         except ChildProcessError:
@@ -192,13 +180,6 @@ def _set_rlimits(request: Mapping[str, Any]) -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (int(nproc), int(nproc)))
 
 
-def _confine(request: Mapping[str, Any]) -> None:
-    """Limits, no capabilities, no_new_privs, the seccomp filter: the last steps before agent code."""
-    linux.die_with_parent(signal.SIGKILL)
-    _close_all_but([0, 1, 2])
-    _lock_down(request)
-
-
 def _lock_down(request: Mapping[str, Any]) -> None:
     """The worker's limits, no capabilities, no_new_privs and its seccomp filter, in that order
     (the filter last: it may forbid the calls before it). The init beside the worker gets the same."""
@@ -210,8 +191,18 @@ def _lock_down(request: Mapping[str, Any]) -> None:
         linux.load_seccomp(bytes.fromhex(str(code)))
 
 
-def _worker(request: Mapping[str, Any], context: Mapping[str, Any]) -> NoReturn:
-    _confine(request)
+def _worker(request: Mapping[str, Any], mount_fds: Sequence[int], context: Mapping[str, Any]) -> NoReturn:
+    linux.die_with_parent(signal.SIGKILL)
+    # Nested user namespaces off (bwrap's --disable-userns): none may be made below this one.
+    # The value is this user namespace's own, whichever /proc it is written through; written
+    # before the new /proc covers /proc/sys read-only.
+    with open("/proc/sys/user/max_user_namespaces", "w") as f:
+        f.write("0")
+    rootfs.build(request["mounts"], mount_fds)
+    linux.loopback_up()
+    # The last steps before agent code: limits, no capabilities, no_new_privs, the filter.
+    _close_all_but([0, 1, 2])
+    _lock_down(request)
     env = {str(k): str(v) for k, v in request["env"].items()}
     os.chdir(str(request["cwd"]))
     argv = request.get("argv")

@@ -120,7 +120,8 @@ def main() -> int:
     # Keep the collector from writing to every shared object in every child.
     gc.collect()
     gc.freeze()
-    context = {"zygote_pid": os.getpid(), "own_path": own_path}
+    # Each worker's init checks this to learn whether the zygote outlived its clone (enter.py).
+    context = {"zygote_pid": os.getpid(), "zygote_pidfd": os.pidfd_open(os.getpid()), "own_path": own_path}
     _send(sock, {"ready": True, "pid": os.getpid()})
     serve(sock, context)
     return 0
