@@ -1342,3 +1342,16 @@ def test_side29_a_note_keeps_who_wants_what(tools: list[Tool], context: PlanCont
     assert _plan(tools, context, "jot this down for me, Kim owes me ten dollars").steps[0].args == {
         "text": "Kim owes me ten dollars"}
     assert _plan(tools, context, "the kids want yoghurt pouches, add them").steps[0].args == {"items": ["yoghurt pouches"]}
+
+
+@pytest.mark.parametrize("text", ["I AM SO EXHAUSTED", "im so bored", "ok so basically, no wait, never mind"])
+def test_side29_how_one_feels_and_words_that_hold_the_floor_make_no_call(tools: list[Tool], context: PlanContext,
+                                                                          text: str) -> None:
+    plan = _plan(tools, context, text)
+    assert not plan.steps and plan.pending is None and plan.reply, (text, plan.steps)
+
+
+def test_side29_out_of_things_and_a_request_after_a_feeling(tools: list[Tool], context: PlanContext) -> None:
+    assert _plan(tools, context, "we're outta eggs mate").steps[0].args == {"items": ["eggs"]}
+    # a request after a feeling is still the request
+    assert _plan(tools, context, "I'm so tired, add coffee").steps[0].args == {"items": ["coffee"]}

@@ -67,7 +67,8 @@ LEXICON: dict[str, tuple[str, ...]] = {
             "have a nice day", "take care", "ok bye"),
     "done": ("that is all", "that's all", "that is it", "that's it", "all good", "nothing else", "nothing more",
              "that is all for now", "that's all for now", "i am done", "i'm done", "all done", "that will be all",
-             "no that is it", "no that's it", "that's everything", "that is everything"),
+             "no that is it", "no that's it", "that's everything", "that is everything", "never mind", "nevermind", "nvm",
+             "forget it"),
     "how": ("how are you", "how are you doing", "how are things", "how is it going", "how's it going",
             "how do you do", "how are you today", "what's up", "whats up", "how have you been", "you ok", "are you ok",
             "how're you", "how're you doing", "how're you doing today", "how you doing", "how are you doing today",
@@ -83,6 +84,13 @@ LEXICON: dict[str, tuple[str, ...]] = {
     "declined": ("no thanks", "no thank you", "no", "nope", "nah", "not now", "no need", "nothing", "nothing thanks",
                  "not really", "no that's fine", "no it's fine", "i'm good", "i am good", "all set"),
     "welcome": ("you're welcome", "you are welcome", "no problem", "no worries", "np", "anytime"),
+    # how the speaker feels, said to no one in particular: "I AM SO TIRED", "I'm knackered"
+    "feeling": tuple(f"{who} {how}{what}" for who in ("i'm", "im", "i am") for how in ("", "so ", "really ", "very ", "soo ")
+                     for what in ("tired", "exhausted", "knackered", "shattered", "wrecked", "bored", "stressed",
+                                  "stressed out", "sleepy", "beat", "done in", "wiped out", "fed up", "sick of it")),
+    # words that only hold the floor, beside another kind: "ok so basically, no wait, never mind"
+    "filler": ("ok so", "ok so basically", "so basically", "basically", "no wait", "wait", "hmm", "um", "anyway",
+               "so", "oh", "ugh"),
     # the day and the weather, remarked on in passing: "lovely day for it eh", "what a day"
     "weather": ("lovely day", "lovely day for it", "nice day", "nice day for it", "beautiful day", "gorgeous day",
                 "what a day", "lovely weather", "nice weather", "cold one today", "hot one today", "bit nippy",
@@ -91,7 +99,7 @@ LEXICON: dict[str, tuple[str, ...]] = {
 _KINDS = {phrase: kind for kind, phrases in LEXICON.items() for phrase in phrases}
 _PHRASES = tuple(_KINDS)
 _ORDER = ("thanks", "praise", "apology", "greeting", "how", "who", "declined", "done", "bye", "laugh", "welcome",
-          "weather")
+          "weather", "feeling")
 REPLIES = {
     "thanks": "You're welcome!",
     "praise": "Thank you!",
@@ -105,6 +113,7 @@ REPLIES = {
     "welcome": "Anything else I can do?",
     "declined": "OK, nothing done.",
     "weather": "It sure is.",
+    "feeling": "Sorry to hear that.",
 }
 FUZZY_SMALL_TALK = 88
 MAX_SMALL_TALK_WORDS = 10
@@ -125,6 +134,9 @@ def _by_clauses(said: str) -> str | None:
         if kind is None:
             return None  # a piece of its own: a request, or something to say we cannot do
         kinds.add(kind)
+    kinds.discard("filler")  # (it only holds the floor: alone, or beside nothing of small talk, it says nothing)
+    if not kinds:
+        return None
     if len(kinds) > 1:
         kinds.discard("laugh")  # "lol ty" thanks; the laugh only goes with it
     said_back = [REPLIES[k] for k in _ORDER if k in kinds][:2]

@@ -72,7 +72,7 @@ _TEXTING = {"2morrow": "tomorrow", "2moro": "tomorrow", "2morow": "tomorrow", "2
             "bday": "birthday", "b-day": "birthday", "shud": "should", "cud": "could", "wud": "would", "hav": "have",
             "em": "them", "'em": "them", "ppl": "people", "tmrw": "tomorrow", "tmr": "tomorrow", "tmw": "tomorrow",
             "tdy": "today", "appt": "appointment", "w/": "with", "dr": "doctor", "dentist's": "dentist",
-            "dun": "don't", "finna": "gonna", "naw": "no", "habis": "finished", "comot": "remove", "wetin": "what"}
+            "dun": "don't", "finna": "gonna", "naw": "no", "outta": "out of", "habis": "finished", "comot": "remove", "wetin": "what"}
 _CAL_BEFORE = frozenset({"my", "the", "on", "to", "in", "our", "from", "off"})
 _CALLED = frozenset({"the", "my", "a", "an", "mum", "mom", "dad", "him", "her", "them", "me", "us", "back", "grandma"})
 # Tagalog's "sa" (to, on, in) before where a thing goes: "add rusks sa grocery list".
@@ -92,9 +92,9 @@ _ME_PLACES = frozenset({"list", "calendar", "diary", "shopping", "grocery", "not
 _SCOTS = {"tae": "to", "fae": "from", "whit": "what", "dae": "do", "aff": "off", "oot": "out", "nae": "no",
           "cannae": "can't", "dinnae": "don't", "didnae": "didn't", "isnae": "isn't", "wisnae": "wasn't", "gies": "give us",
           "gie's": "give us", "gie": "give", "ma": "my", "pit": "put", "fur": "for", "ye": "you", "wis": "was",
-          "gonnae": "can you", "wrang": "wrong"}
+          "gonnae": "can you", "wrang": "wrong", "gaun": "going"}
 _SCOTS_MARKS = frozenset({"tae", "fae", "whit", "dae", "aff", "oot", "cannae", "dinnae", "didnae", "isnae", "wisnae",
-                          "gies", "gie's", "gie", "gonnae", "morra", "noo", "nae", "wis", "wrang"})
+                          "gies", "gie's", "gie", "gonnae", "morra", "noo", "nae", "wis", "wrang", "gaun"})
 # African-American English's "ain't got no": none ("we ain't got no more Kool-Aid").
 _NONE_LEFT = ("ain't", "got", "no")
 
