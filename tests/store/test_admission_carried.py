@@ -11,19 +11,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from types import SimpleNamespace
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import test_admission_durable as durable
-from opentelemetry import trace
-from sqlalchemy import insert
 
 from dreamer.contracts.errors import DreamerError
-from dreamer.kernel.config import load_settings
 from dreamer.kernel.invocations.invoker import Invoker
 from dreamer.kernel.invocations.principal import Caller, Principal
 from dreamer.kernel.store.db import Store
-from dreamer.kernel.store.models import User
-from dreamer.kernel.store.writer import GroupWriter
 
 PLAN = [("functions.call", "notes.plan", "allow"), ("agents.call", "lists.add", "allow")]
 
@@ -76,15 +72,14 @@ class _Worker:
 
 
 def _world(store: Store, tmp_path: Path) -> tuple[Invoker, _Worker, Principal]:
-    settings = load_settings(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'settings.db'}")
-    with store.engine.begin() as conn:
-        user_id = conn.execute(
-            insert(User.__table__).values(name="ada", is_admin=False, timezone="UTC").returning(User.__table__.c.id)
-        ).scalar_one()
-    worker = _Worker(store)
-    invoker = Invoker(settings, store, durable._Pool(worker), trace.get_tracer("test"), _Cache(store),  # type: ignore[arg-type]
-                      GroupWriter(store))
-    return invoker, worker, Principal(user_id, "ada", "UTC")
+    return durable._world(store, tmp_path, _Worker(store), _Cache(store))
+
+
+def _run(invoker: Invoker, main: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
+    try:
+        return asyncio.run(main())
+    finally:
+        invoker.writer.close()
 
 
 def _plan(invoker: Invoker, ada: Principal) -> Any:
@@ -101,12 +96,9 @@ def test_a_call_made_before_the_callers_admission_is_written_carries_it(store: S
         assert outcome.value == "planned"
         return invoker.writer.batches - before
 
-    try:
-        # The caller's admission with the callee's admission and end, then the caller's end
-        # (three before 0057: the caller's admission was written alone at the syscall).
-        assert asyncio.run(main()) == 2
-    finally:
-        invoker.writer.close()
+    # The caller's admission with the callee's admission and end, then the caller's end
+    # (three before 0057: the caller's admission was written alone at the syscall).
+    assert _run(invoker, main) == 2
     assert durable._audit(store) == PLAN * 2
     assert sorted(durable._invocations(store)) == [("add", "succeeded")] * 2 + [("plan", "succeeded")] * 2
     assert worker.audit_after_call == [PLAN, PLAN * 2]
@@ -124,10 +116,7 @@ def test_the_nested_answer_waits_for_the_callers_admission(store: Store, tmp_pat
         gate.set()
         assert (await asyncio.wait_for(call, 10)).value == "planned"
 
-    try:
-        asyncio.run(main())
-    finally:
-        invoker.writer.close()
+    _run(invoker, main)
     # Read by the calling agent's worker the moment lists.add's answer reached it.
     assert worker.audit_after_call == [PLAN]
 
@@ -139,10 +128,7 @@ def test_a_refused_nested_call_has_its_callers_admission_on_record_first(store: 
     async def main() -> None:
         assert (await _plan(invoker, ada)).value == "planned"
 
-    try:
-        asyncio.run(main())
-    finally:
-        invoker.writer.close()
+    _run(invoker, main)
     assert worker.answers == ["permission_denied"]
     refused = [("functions.call", "notes.plan", "allow"), ("agents.call", "lists.add", "deny")]
     assert worker.audit_after_call == [refused]
@@ -164,10 +150,7 @@ def test_an_invalid_nested_call_is_refused_once_its_callers_admission_is_on_reco
         gate.set()
         await asyncio.wait_for(call, 10)
 
-    try:
-        asyncio.run(main())
-    finally:
-        invoker.writer.close()
+    _run(invoker, main)
     assert worker.answers[0] == "invalid_argument"
     assert worker.answers[1]["value"] == "added"  # the next call: the caller's admission is on record already
     assert worker.audit_after_call == [PLAN]
@@ -192,10 +175,7 @@ def test_grants_check_is_answered_before_the_admission_and_the_next_call_still_c
         await _plan(invoker, ada)
         assert invoker.writer.batches - before == 2
 
-    try:
-        asyncio.run(main())
-    finally:
-        invoker.writer.close()
+    _run(invoker, main)
     assert durable._audit(store) == PLAN * 2
 
 
@@ -218,8 +198,5 @@ def test_a_nested_call_that_outlasts_the_callers_bound_has_both_admissions_on_re
         worker.release.set()  # type: ignore[union-attr]
         await asyncio.wait_for(call, 10)
 
-    try:
-        asyncio.run(main())
-    finally:
-        invoker.writer.close()
+    _run(invoker, main)
     assert sorted(durable._invocations(store)) == [("add", "succeeded"), ("plan", "succeeded")]
