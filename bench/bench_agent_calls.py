@@ -5,7 +5,8 @@ plus one `ctx.call("grocery", "add_items", ...)` of ingredients already on the l
 the nested call writes nothing new). Per round and kernel: N plain calls, then N nested
 ones, one after another from one client; the added latency is the median of the nested
 calls less the median of the plain ones, and the kernel's CPU per call is measured for
-each block (its own process: the workers' CPU is not in it). Kernels as in
+each block (its own process: the workers' CPU is not in it), in nanoseconds from each of
+its threads' schedstat (bench_cpu_pairs.py), with the medians of both blocks' CPU per call. Kernels as in
 bench_call_threads.py (NAME=PYTHON[:ENV_JSON]), in alternating rounds; medians over the
 rounds as JSON, with the load average after each round.
 
@@ -27,7 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[0] / "tests" / "e2e"))
 sys.path.insert(0, str(HERE))
 
-from bench_side_by_side import cpu as process_cpu, kernels_for, ms, options  # noqa: E402
+from bench_cpu_pairs import cpu_ns  # noqa: E402
+from bench_side_by_side import kernels_for, ms, options  # noqa: E402
 
 PLAN = "/v1/agents/recipes/functions/plan_dinner"
 
@@ -39,6 +41,8 @@ def main() -> None:
     plain_p50: dict[str, list[float]] = defaultdict(list)
     nested_p50: dict[str, list[float]] = defaultdict(list)
     cpu_added: dict[str, list[float]] = defaultdict(list)
+    cpu_plain: dict[str, list[float]] = defaultdict(list)
+    cpu_nested: dict[str, list[float]] = defaultdict(list)
     with kernels_for(specs) as kernels:
         clients = {name: k.client() for name, k in kernels.items()}
 
@@ -58,16 +62,17 @@ def main() -> None:
                 pid = kernels[name].process.pid
                 spent = {False: 0.0, True: 0.0}
                 took: dict[bool, list[float]] = {False: [], True: []}
-                # In blocks: the CPU counter moves in clock ticks (10 ms), too coarse for one call.
                 for nested in (False, True):
-                    before = process_cpu(pid)
+                    before = cpu_ns(pid)
                     took[nested] = [call(name, nested) for _ in range(n)]
-                    spent[nested] = process_cpu(pid) - before
+                    spent[nested] = (cpu_ns(pid) - before) / 1e9
                 plain, nest = statistics.median(took[False]), statistics.median(took[True])
                 plain_p50[name].append(plain)
                 nested_p50[name].append(nest)
                 added[name].append(nest - plain)
                 cpu_added[name].append((spent[True] - spent[False]) / n)
+                cpu_plain[name].append(spent[False] / n)
+                cpu_nested[name].append(spent[True] / n)
             loads.append(os.getloadavg()[0])
     med = statistics.median
     out: dict[str, object] = {}
@@ -77,6 +82,8 @@ def main() -> None:
             "agent_to_agent_added_p50_ms": ms(med(added[name])),
             "per_round_added_ms": [ms(x) for x in added[name]],
             "kernel_cpu_added_ms_per_nested_call": ms(med(cpu_added[name])),
+            "kernel_cpu_ms_per_plain_call": ms(med(cpu_plain[name])),
+            "kernel_cpu_ms_per_nested_call": ms(med(cpu_nested[name])),
         }
     out["load_average_per_round"] = [round(x, 2) for x in loads]
     print(json.dumps(out, indent=1))

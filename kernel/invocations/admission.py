@@ -10,6 +10,7 @@ call that runs now is queued in the writer and runs alongside the call (decision
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable
 from typing import Any
@@ -55,9 +56,10 @@ class Admission:
 
     async def admit(
         self, who: Principal, run: Run, agent: str, function: str, args: dict[str, Any], caller: Caller,
-        node: str | None,
+        node: str | None, parent: Run | None = None,
     ) -> InstalledAgent:
-        """Check the call, then audit the decision and record the invocation in one transaction."""
+        """Check the call, then audit the decision and record the invocation in one transaction.
+        `parent`: the calling agent's run, whose admission may still wait to be written (0057)."""
         target = f"{agent}.{function}"
         if caller.kind in ("user", "sidekick", "trigger"):
             installed = self.installed(who, agent)
@@ -95,6 +97,9 @@ class Admission:
                 refused.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
                               detail={"reason": reason}, invocation_id=caller.parent_id)
 
+            # The caller's admission first: the denial's entry names the caller's invocation.
+            if parent is not None:
+                await parent.durable()
             # Committed before raising: a denial is a decision the log must keep.
             await self.writer.write(denied)
             raise refusal
@@ -106,7 +111,21 @@ class Admission:
             decision.audit(conn, user_id=who.user_id, actor=actor, action="agents.call", target=target,
                            invocation_id=caller.parent_id, detail={"invocation_id": run.id}, write_locked=True)
 
-        await self._record(run, Admitted(start, allowed_call))
+        if run.queued or parent is None:
+            if parent is not None:
+                await parent.durable()  # a background run's admission is written now, after its caller's
+            await self._record(run, Admitted(start, allowed_call))
+            return installed
+        # A call that runs now carries its caller's admission if that still waits (decision 0057):
+        # one transaction fewer, and the caller's bound still holds for both.
+        handed = parent.hand_over_admission()
+        if handed is None:
+            await self._record(run, Admitted(start, allowed_call))
+            return installed
+        before, admit_by, carried = handed
+        run.carried = carried
+        within_s = max(0.0, min(self.deferred_at_most_s, admit_by - asyncio.get_running_loop().time()))
+        run.defer_admission(self.writer, Admitted(start, allowed_call, before), within_s)
         return installed
 
     async def _record(self, run: Run, job: Callable[[Connection], None]) -> None:

@@ -44,6 +44,15 @@ if TYPE_CHECKING:
     from dreamer.kernel.tools.registry import ToolRegistry
 
 
+# Syscalls served before the call's admission is on record (0057): grants.check reads the agent's
+# own grants, writes nothing and reaches nothing; agents.call's callee writes the admission first
+# in its own transaction, and its answer waits for that commit.
+ADMISSION_NOT_FIRST = frozenset({"agents.call", "grants.check"})
+# Syscalls that write no data folder but the running agent's own: the disk meter walks only its
+# folder after the call (a called agent's folder is forgotten by that call's own end).
+OWN_DATA_ONLY = frozenset({"agents.call", "grants.check"})
+
+
 class Invoker:
     def __init__(
         self,
@@ -101,8 +110,10 @@ class Invoker:
         )) as span:
             context = span.get_span_context()
             run.trace_id = format(context.trace_id, "032x") if context.is_valid else None
+            # The calling agent's run: its admission may still wait, and then rides in this one's (0057).
+            parent = self.live.get(caller.parent_id) if caller.kind == "agent" and caller.parent_id else None
             try:
-                installed = await self.admission.admit(who, run, agent, function, args, caller, self.node)
+                installed = await self.admission.admit(who, run, agent, function, args, caller, self.node, parent)
             except DreamerError as exc:
                 span.set_status(Status(StatusCode.ERROR, exc.message))
                 span.set_attribute("error.type", exc.code)
@@ -112,13 +123,18 @@ class Invoker:
                 self.on_queued()
                 return Outcome(value=None, invocation_id=run.id, status="queued")
             try:
-                outcome = await self._execute(who, run, installed, agent, function, args, caller, started, span)
-            except DreamerError:
-                # A failure is an answer too: said only once the admission is on record (0051).
+                try:
+                    outcome = await self._execute(who, run, installed, agent, function, args, caller, started, span)
+                except DreamerError:
+                    # A failure is an answer too: said only once the admission is on record (0051).
+                    await run.durable()
+                    raise
                 await run.durable()
-                raise
-            await run.durable()
-            return outcome
+                return outcome
+            finally:
+                # Settled by `durable` once on record; a call that ends otherwise (its admission
+                # could not be written, or it was cancelled) must not leave its caller waiting.
+                run.settle_carried(DreamerError("internal", f"the admission of {agent}.{function}'s caller was not written"))
 
     async def run_queued(self, queued: QueuedRun) -> str:
         """Run one attempt of a background invocation the runner claimed; return the status
@@ -180,16 +196,28 @@ class Invoker:
         inner = Caller("agent", agent, (*caller.chain, agent), run.id, deadline)
 
         async def syscalls(method: str, params: dict[str, Any]) -> Any:
-            # Nothing the call asks the kernel for happens before its admission is on record (0051).
-            await run.durable()
-            if method != "agents.call":
+            # Nothing the call asks the kernel for happens before its admission is on record (0051),
+            # except a pure read of its own grants; a nested call carries it instead (0057).
+            if method not in ADMISSION_NOT_FIRST:
+                await run.durable()
+            if method not in OWN_DATA_ONLY:
                 # A tool server (or any other service) may write its own data folder for this
                 # call: the disk meter walks all of the user's folders after it, not only the agent's.
                 run.beyond_own_data = True
             # The call's span is the parent of what the syscall makes (its span, a nested call's,
             # a model request's); what the syscall raises is the syscall span's, not the call's.
             with trace.use_span(span, record_exception=False, set_status_on_exception=False):
-                return await self._syscall(who, inner, run, method, params)
+                if method != "agents.call":
+                    return await self._syscall(who, inner, run, method, params)
+                # The answer, a failure too, is said only once this call's admission is on record:
+                # carried by the callee's first transaction, or written alone if it was not.
+                try:
+                    answer = await self._syscall(who, inner, run, method, params)
+                except Exception:
+                    await run.durable()
+                    raise
+                await run.durable()
+                return answer
 
         try:
             # A user over their data quota starts nothing until they free some space.

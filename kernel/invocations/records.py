@@ -56,12 +56,45 @@ class Run:
     deferred: Callable[[Connection], None] | None = None
     _writer: GroupWriter | None = None
     _bound: asyncio.TimerHandle | None = None
+    admit_by: float = 0.0  # the loop's time by which a deferred admission is queued at the latest
+    # This call's caller's admission rides in this call's admission (decision 0057): settled
+    # once this admission is on record, which the caller's `durable` waits for.
+    carried: asyncio.Future[None] | None = None
 
     def defer_admission(self, writer: GroupWriter, job: Callable[[Connection], None], within_s: float) -> None:
         """Hold the admission's transaction for the call's end (decision 0053); it is queued
         alone at the first syscall, or once the call has run `within_s`, whichever comes first."""
+        loop = asyncio.get_running_loop()
         self.deferred, self._writer = job, writer
-        self._bound = asyncio.get_running_loop().call_later(within_s, self.write_admission)
+        self.admit_by = loop.time() + within_s
+        self._bound = loop.call_later(within_s, self.write_admission)
+
+    def hand_over_admission(self) -> tuple[Callable[[Connection], None], float, asyncio.Future[None]] | None:
+        """The deferred admission, for the call this one makes before it is written (decision
+        0057): that call writes it first in its own admission's transaction, within this one's
+        bound. From now on this call's `durable` waits for the returned future, which the
+        callee settles (`settle_carried`). None when the admission is written or queued already."""
+        if self.deferred is None:
+            return None
+        admit_by = self.admit_by
+        job = self.take_admission()
+        assert job is not None
+        carried: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # Read by whoever awaits it; this keeps an unawaited failure out of asyncio's "never retrieved" log.
+        carried.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self.admitted = carried
+        return job, admit_by, carried
+
+    def settle_carried(self, error: BaseException | None = None) -> None:
+        """Tell the caller whose admission rides in this one's that it is on record (or, with
+        `error`, that it will not be: this call ended without its admission written)."""
+        carried = self.carried
+        if carried is None or carried.done():
+            return
+        if error is None:
+            carried.set_result(None)
+        else:
+            carried.set_exception(error)
 
     def write_admission(self) -> None:
         """Queue a deferred admission on its own (not awaited: `durable` waits for it)."""
@@ -84,6 +117,8 @@ class Run:
         if self.admitted is not None:
             # Shielded: a cancelled caller must not cancel the commit of a call that ran.
             await asyncio.shield(self.admitted)
+        # Every write of this admission carries the caller's before it (Admitted.before).
+        self.settle_carried()
 
     def sink(self, stream: str, level: str, message: str) -> None:
         self.logs.append((datetime.now(timezone.utc), storable_text(stream), storable_text(level), storable_text(message)))
@@ -194,12 +229,20 @@ class Admitted:
     both. When it waits for the call's end (decision 0053), `ended` writes the row once, as
     it ends, instead of inserting it running and updating it in the same transaction."""
 
-    def __init__(self, start: dict[str, Any], rest: Callable[[Connection], None]) -> None:
+    def __init__(
+        self, start: dict[str, Any], rest: Callable[[Connection], None],
+        before: Callable[[Connection], None] | None = None,
+    ) -> None:
         self.start = start
         self.rest = rest
+        # The caller's admission, when it rides in this one's transaction (decision 0057): written
+        # first, in every way this admission is written, so the log keeps the caller's entry first.
+        self.before = before
 
     def __call__(self, conn: Connection) -> None:
-        INSERT_INVOCATION.execute(conn, self.start)  # first: it takes SQLite's write lock
+        if self.before is not None:
+            self.before(conn)
+        INSERT_INVOCATION.execute(conn, self.start)  # first of its own: it takes SQLite's write lock
         self.rest(conn)
 
     def ended(
@@ -217,7 +260,11 @@ class Admitted:
         row = self.start | {column: end[column] for column in END_COLUMNS}
         write_logs = logs_job(run)
 
+        before = self.before
+
         def admitted_and_ended(conn: Connection) -> None:
+            if before is not None:
+                before(conn)
             _INSERT_FINISHED.execute(conn, row)
             self.rest(conn)
             write_logs(conn)

@@ -96,14 +96,14 @@ def _audit(store: Store) -> list[tuple[str, str, str]]:
         return [(e.action, e.target, e.decision) for e in s.scalars(select(AuditEntry).order_by(AuditEntry.seq))]
 
 
-def _world(store: Store, tmp_path: Path) -> tuple[Invoker, _Worker, Principal]:
+def _world(store: Store, tmp_path: Path, worker: Any = None, cache: Any = None) -> tuple[Invoker, Any, Principal]:
     settings = load_settings(home=tmp_path / "home", database_url=f"sqlite:///{tmp_path / 'settings.db'}")
     with store.engine.begin() as conn:
         user_id = conn.execute(
             insert(User.__table__).values(name="ada", is_admin=False, timezone="UTC").returning(User.__table__.c.id)
         ).scalar_one()
-    worker = _Worker()
-    invoker = Invoker(settings, store, _Pool(worker), trace.get_tracer("test"), _Cache(store),  # type: ignore[arg-type]
+    worker = worker or _Worker()
+    invoker = Invoker(settings, store, _Pool(worker), trace.get_tracer("test"), cache or _Cache(store),
                       GroupWriter(store))
     return invoker, worker, Principal(user_id, "ada", "UTC")
 
