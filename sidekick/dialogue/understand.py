@@ -19,7 +19,7 @@ from dreamer.sidekick.dialogue.rephrase import offered_value, ordered, rephrase,
 from dreamer.sidekick.dialogue.references import resolve_plan
 from dreamer.sidekick.dialogue.smalltalk import not_understood, small_talk
 from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, label
-from dreamer.sidekick.dialogue.undo import UndoPlan, is_undo, plan_redo, plan_undo, puts_back
+from dreamer.sidekick.dialogue.undo import REMORSE, UndoPlan, is_undo, plan_redo, plan_undo, puts_back
 from dreamer.sidekick.planner.base import (
     Clarification, FunctionFacts, PartialPlan, Plan, PlanContext, Step, Tool, takes_whole_request,
 )
@@ -53,7 +53,7 @@ DISMISSAL = re.compile(
 UNDOING = re.compile(r"^\s*(?:\w+,?\s+)?(?:scratch|cancel) that\b", re.IGNORECASE)
 # "Remove it", "delete that" straight after a call that added something: that call, reversed.
 # "Delete that note", "cancel that event": the noun must name what the last call made.
-REMOVE_IT = re.compile(r"^\s*(?:(?:actually|oops|wait|ok|okay|no),?\s+)?(?:please\s+)?(?:remove|delete|drop|cancel)\s+"
+REMOVE_IT = re.compile(r"^\s*(?:(?:actually|oops|wait|ok|okay|no),?\s+)?(?:please\s+)?(?:remove|delete|drop|cancel|bin|ditch|scrap)\s+"
                        r"(?:it|that|them|those|this|both(?: of them)?|them both|all of them|them all)"
                        r"(?:\s+(?!again\b|please\b|now\b|too\b)(?P<noun>[a-z]+))?"
                        r"(?:\s+(?:again|please|now))?(?:\s+(?:please|now))?\s*[.!]*$", re.IGNORECASE)
@@ -215,7 +215,8 @@ def _fresh(
     redo = plan_redo(said, state, tools)
     if redo is not None and redo.step is not None:
         return Understood(_settled((redo.step,), tools, context), "followup", extras={"kind": "redo"})
-    looked_up = removes_looked_up(said, state, tools) if _points_to_remove(said) else None
+    pointing = _pointing_piece(said)
+    looked_up = removes_looked_up(pointing, state, tools) if pointing is not None else None
     if looked_up is not None:
         return Understood(_settled((looked_up,), tools, context), "followup", extras={"kind": "remove"})
     if is_undo(said) or _removes_last(said, state, tools) or puts_back(said, state, tools):
@@ -355,6 +356,16 @@ def _points_to_remove(text: str) -> bool:
     """ "Cancel it", "delete that" with no noun of its own."""
     m = REMOVE_IT.match(text)
     return m is not None and m.group("noun") is None
+
+
+def _pointing_piece(text: str) -> str | None:
+    """The clause that says "cancel it" with no noun, alone or beside reasons only ("bin it, I'm better")."""
+    if _points_to_remove(text):
+        return text
+    first, comma, rest = text.partition(",")
+    if comma and _points_to_remove(first) and all(REMORSE.match(p) for p in rest.split(",") if p.strip()):
+        return first
+    return None
 
 
 MAX_POINTING_WORDS = 6  # "mark it as done", "check that off": short messages whose object is a pronoun

@@ -81,6 +81,8 @@ _RECALL = re.compile(
     r"|my\s+memories)\s*\??"
 )
 _FORGET_ID = re.compile(r"(?:forget|delete|remove)\s+memory\s+#?(?P<id>\d{1,12})")
+# "forget that last one": the last change, taken back (the dialogue's undo), not a fact to forget.
+_LAST_THING = frozenset({"last one", "last thing", "one", "last bit", "last item", "last entry"})
 _FORGET = re.compile(r"forget\s+(?:that|the\s+fact\s+that|what\s+i\s+(?:said|told\s+you)\s+about)\s+(?P<what>.+)")
 _EXPLICIT = re.compile(
     r"(?:(?:remember|keep\s+in\s+mind|don't\s+forget|do\s+not\s+forget)\s*(?:that\b|:)"
@@ -152,7 +154,7 @@ def read_memory_intent(message: str, *, answering: bool = False) -> MemoryIntent
         return Recall()
     if m := _FORGET_ID.fullmatch(low):
         return Forget(memory_id=int(m["id"]))
-    if m := _FORGET.fullmatch(low):
+    if (m := _FORGET.fullmatch(low)) and m["what"].strip(" .!") not in _LAST_THING:
         what = _statement(said[m.start("what") :])
         return Forget(what=what) if what else None
     if "?" in said:

@@ -626,3 +626,13 @@ def test_side29_a_bare_remove_beside_a_reason_takes_the_last_add_off(tools: list
     state = after(tools, added)
     for text in ("no need it already, remove", "remove it, don't need it"):
         assert steps(read(text, tools, state)) == [("grocery.remove_items", {"items": ["kaya"]})], text
+
+
+def test_side29_cancel_it_beside_a_reason_after_a_look_up(tools: list[Tool]) -> None:
+    looked = after(tools, {"agent": "calendar", "function": "next_event", "args": {"title": "physio"},
+                           "result": {"event": {"id": 3, "title": "physio", "start": "2031-03-04T09:30"}}})
+    for text in ("bin it, I'm better", "cancel it, I'm not going"):
+        assert steps(read(text, tools, looked)) == [("calendar.remove_event", {"event_id": 3})], text
+    from dreamer.sidekick.memory.extract import read_memory_intent
+
+    assert read_memory_intent("forget that last one") is None  # the last change, not a fact
