@@ -136,7 +136,9 @@ def test_field_dumps_and_exception_names_are_caught() -> None:
 # The tuned splits run in a module of their own (test_dialogue_tuned.py), on a kernel of their own, so that
 # pytest-xdist (--dist loadfile) gives the two halves to two workers: together they were the suite's longest chain.
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("split", ["heldout", "heldout_2", "heldout_3", "heldout_d", "heldout_4"])
+# (heldout_4, released as tuning material like the fifth to the thirteenth, is scored by `dialogue_suite.py heldout_4`,
+# not here: the suite's time is over its bar, and the tuned splits and the blind ones guard the floors)
+@pytest.mark.parametrize("split", ["heldout", "heldout_2", "heldout_3", "heldout_d"])
 def test_split_meets_the_target(suite_kernel: KernelProc, split: str) -> None:
     meets_the_floor(suite_kernel, split)
 
