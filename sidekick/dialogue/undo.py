@@ -83,6 +83,7 @@ MAX_STORY_WORDS = 6  # "oops my kid hit send": how the mistake happened, beside 
 _STORY_LEAD = re.compile(r"^\s*(?:oops|whoops|oh no|uh oh|sorry|my bad|my mistake|yikes|welp|argh|ugh|damn)\s",
                          re.IGNORECASE)
 MAX_UNDO_CHARS = 200  # an undo is short; longer messages are requests
+MAX_REDO_CLAUSES = 4  # "wait no, I never bought it, put it back on"
 
 
 # Said before owning a slip, and the slip's shorthand: "I'm afraid I made an error", "nvm". Taken off
@@ -111,14 +112,23 @@ def is_undo(text: str) -> bool:
     said = _UNSAID_I.sub("i didn't mean that", said)  # "whoops didnt mean it"
     if UNDO.match(said) or _THEM.match(said):
         return True
+    return _beside_regret(said, UNDO, stories=True)
+
+
+_CLAUSE_BREAK = re.compile(r"[,;.!?]+|\s[-–]\s")
+
+
+def _beside_regret(said: str, asking: re.Pattern[str], *, stories: bool = False, most: int | None = None) -> bool:
+    """A clause of `said` is `asking` and each other one only regrets the last call or says why ("oops, wrong
+    one, take it off"; with `stories`, how the slip happened too); two clauses at least, `most` at most."""
     if len(said) > MAX_UNDO_CHARS:
         return False
-    pieces = [p for p in re.split(r"[,;.!?]+|\s[-–]\s", said) if p.strip()]
-    if len(pieces) < 2:
+    pieces = [p for p in _CLAUSE_BREAK.split(said) if p.strip()]
+    if len(pieces) < 2 or (most is not None and len(pieces) > most):
         return False
-    undoing = [bool(UNDO.match(p)) for p in pieces]
-    return any(undoing) and all(u or REMORSE.match(p) or _REASON.match(p) or _story(p)
-                                for u, p in zip(undoing, pieces, strict=True))
+    asks = [bool(asking.match(p)) for p in pieces]
+    return any(asks) and all(a or REMORSE.match(p) or _REASON.match(p) or (stories and _story(p))
+                             for a, p in zip(asks, pieces, strict=True))
 
 
 def _without_whom(text: str) -> str:
@@ -150,13 +160,7 @@ def _redoes(text: str) -> bool:
     """`text` asks for what was taken back or off again: "put it back", or that beside remorse and its
     reasons ("wait no, I never bought it, put it back on")."""
     said = text.replace("’", "'")
-    if REDO.match(said):
-        return True
-    pieces = [p for p in re.split(r"[,;.!?]+|\s[-–]\s", said) if p.strip()]
-    if not 2 <= len(pieces) <= 4 or len(said) > MAX_UNDO_CHARS:
-        return False
-    redoing = [bool(REDO.match(p)) for p in pieces]
-    return any(redoing) and all(r or REMORSE.match(p) or _REASON.match(p) for r, p in zip(redoing, pieces, strict=True))
+    return bool(REDO.match(said)) or _beside_regret(said, REDO, most=MAX_REDO_CLAUSES)
 
 
 def plan_redo(text: str, state: DialogueState, tools: Sequence[Tool]) -> UndoPlan | None:

@@ -582,12 +582,12 @@ def test_side29_one_more_in_other_englishes(tools: list[Tool]) -> None:
 
 def test_side29_undo_beside_cries_and_reasons(tools: list[Tool]) -> None:
     from dreamer.sidekick.dialogue.undo import is_undo
+    from dreamer.sidekick.planner.language.spoken import as_written
 
     for text in ("naw, bin that", "bugger, undo that", "no need already, undo", "abeg reverse am",
                  "undo it, still need it", "cancel that one, I make mistake", "och, undo that, it's still leaking",
                  "forget that last one", "pls undo that, mistake"):
-        assert is_undo(text) or is_undo(__import__("dreamer.sidekick.planner.language.spoken",
-                                                   fromlist=["as_written"]).as_written(text)), text
+        assert is_undo(text) or is_undo(as_written(text)), text
     assert not is_undo("undo that and add milk")
 
 
