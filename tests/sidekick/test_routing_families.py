@@ -37,6 +37,7 @@ from routing_eval import (
     held_out_families_12,
     held_out_families_13,
     held_out_families_14,
+    held_out_families_15,
     held_out_families_s,
     load_families,
     run_families,
@@ -199,6 +200,19 @@ def test_the_fourteenth_held_out_batch_is_big_enough_and_apart() -> None:
     assert len(yaml.safe_load(FAMILIES_HELD_OUT_14.read_text())["families"]) >= 120
     assert 0.22 * len(held_14) <= sum(c.reply for c in held_14) <= 0.24 * len(held_14) and len(avoid) >= 10
     assert str(context.timezone) == "America/Toronto"
+
+
+def test_the_fifteenth_held_out_batch_is_big_enough_and_apart() -> None:
+    # Loaded only, never planned here: the fifteenth batch (branch heldout15) is score-only and has no floor;
+    # `routing_eval.py --families` prints its `held_out_15:` line.
+    import yaml
+    from routing_eval import FAMILIES_HELD_OUT_15
+
+    held_15, context, avoid = held_out_families_15()
+    assert len(held_15) >= 650 and len({c.text for c in held_15}) == len(held_15)
+    assert len(yaml.safe_load(FAMILIES_HELD_OUT_15.read_text())["families"]) >= 120
+    assert 0.22 * len(held_15) <= sum(c.reply for c in held_15) <= 0.24 * len(held_15) and len(avoid) >= 10
+    assert str(context.timezone) == "America/Chicago"
 
 
 def test_a_day_passed_as_a_word_is_the_iso_day_it_names() -> None:
