@@ -28,6 +28,7 @@ from dreamer.sidekick.planner.language.lexicon import OPENING_VERBS, QUESTION_WO
 from dreamer.sidekick.planner.language.slots import SlotType, slot_type
 from dreamer.sidekick.planner.language.text import prepare, tokenize
 from dreamer.sidekick.planner.language.vocabulary import MAX_PHRASE, Lexicon
+from dreamer.sidekick.planner.offline.memo import SameObjects
 from dreamer.sidekick.planner.offline.request import asks_question
 from dreamer.sidekick.planner.offline.templates import Piece, expand
 
@@ -124,9 +125,16 @@ _cache: OrderedDict[str, Index] = OrderedDict()
 _lock = threading.Lock()
 
 
+_digests: SameObjects[str] = SameObjects()
+
+
 def spec_hash(tools: Sequence[Tool]) -> str:
     """A digest of everything the index is built from (repr: several times cheaper than JSON here;
-    the same specs with their keys in another order only cost one rebuild)."""
+    the same specs with their keys in another order only cost one rebuild), remembered for the same tools."""
+    return _digests.get(tools, lambda: _spec_hash(tools))
+
+
+def _spec_hash(tools: Sequence[Tool]) -> str:
     blob = repr([(t.agent, t.function, t.description, t.parameters, tuple(t.examples), t.confirm, t.publisher,
                   t.installed_at) for t in tools])
     return hashlib.blake2b(blob.encode(), digest_size=16).hexdigest()

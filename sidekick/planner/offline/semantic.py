@@ -24,6 +24,7 @@ import numpy as np
 from dreamer.sidekick.planner.base import Tool
 from dreamer.sidekick.planner.language import embeddings
 from dreamer.sidekick.planner.language.outside import GOODS, OUTSIDE
+from dreamer.sidekick.planner.offline.memo import SameObjects
 from dreamer.sidekick.planner.offline.templates import expand
 
 MAX_TEXTS_PER_TOOL = 24  # vectors per function: the description and its first examples' expansions
@@ -34,7 +35,15 @@ _lock = threading.Lock()
 _outside: np.ndarray | None = None
 
 
+_keys: SameObjects[str] = SameObjects(size=4096)
+
+
 def tool_key(tool: Tool) -> str:
+    """A digest of what a function's vectors are made from, remembered for the same Tool object."""
+    return _keys.get((tool,), lambda: _tool_key(tool))
+
+
+def _tool_key(tool: Tool) -> str:
     blob = repr((tool.agent, tool.function, tool.description, tuple(tool.examples)))
     return hashlib.blake2b(blob.encode(), digest_size=16).hexdigest()
 
@@ -82,12 +91,22 @@ def outside_vectors() -> np.ndarray:
 _GOODS = np.array(GOODS, dtype=bool)
 
 _spaces: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+CLOSENESS_CACHE = 4096  # texts whose closeness is kept: a message's rereadings, and messages said again
+_closeness: OrderedDict[tuple[str, str], tuple[list[float], float, float]] = OrderedDict()
+
+
+_space_digests: SameObjects[str] = SameObjects()
+
+
+def space_digest(tools: Sequence[Tool]) -> str:
+    """A digest of a tool list's vectors' sources, remembered for the same tools."""
+    return _space_digests.get(tools, lambda: hashlib.blake2b(
+        "".join(tool_key(t) for t in tools).encode(), digest_size=16).hexdigest())
 
 
 def space(tools: Sequence[Tool]) -> tuple[np.ndarray, np.ndarray]:
     """All vectors of a tool list in one matrix, and where each tool's rows start (cached per list)."""
-    keys = [tool_key(t) for t in tools]
-    digest = hashlib.blake2b("".join(keys).encode(), digest_size=16).hexdigest()
+    digest = space_digest(tools)
     with _lock:
         found = _spaces.get(digest)
         if found is not None:
@@ -115,13 +134,25 @@ class Closeness:
         self.outside_services = 0.0
         if not self.ok or not text.strip() or not tools:
             return
-        vector = embeddings.embed([text])[0]
-        matrix, starts = space(tools)
-        self.by_tool = [float(v) for v in np.maximum.reduceat(matrix @ vector, starts)]
-        near = outside_vectors() @ vector
-        self.outside = float(np.max(near))
-        # ... and to the domains whose things are not goods a shop sells (outside.GOODS)
-        self.outside_services = float(np.max(np.where(_GOODS, -1.0, near)))
+        # The planner's rereadings of a message ask about the same words again: four in ten are repeats.
+        key = (text, space_digest(tools))
+        with _lock:
+            found = _closeness.get(key)
+            if found is not None:
+                _closeness.move_to_end(key)
+        if found is None:
+            vector = embeddings.embed([text])[0]
+            matrix, starts = space(tools)
+            near = outside_vectors() @ vector
+            # ... and to the domains whose things are not goods a shop sells (outside.GOODS)
+            found = ([float(v) for v in np.maximum.reduceat(matrix @ vector, starts)], float(np.max(near)),
+                     float(np.max(np.where(_GOODS, -1.0, near))))
+            with _lock:
+                _closeness[key] = found
+                while len(_closeness) > CLOSENESS_CACHE:
+                    _closeness.popitem(last=False)
+        self.by_tool = list(found[0])
+        self.outside, self.outside_services = found[1], found[2]
 
     def best(self) -> tuple[int, float, float]:
         """The closest tool, its closeness, and the next closest tool's (of another function)."""
