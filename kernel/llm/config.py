@@ -7,7 +7,7 @@
     model = "llama3.2"            # optional: one model for every variant
     timeout = 60                  # seconds per model request
     max_retries = 2               # the client library's retries of failed requests
-    max_tokens = 4096             # ceiling on what an agent may ask for
+    max_tokens = 4096             # ceiling on what any model call may ask for (an agent's, Sidekick's)
     temperature = 0               # optional: used when a call names none (0 makes a local model repeatable)
     budget_usd = 10               # per user per calendar month (UTC); "unlimited" for none
 
@@ -25,7 +25,7 @@
 The environment wins: DREAMER_LLM_PROVIDER, DREAMER_LLM_BASE_URL, DREAMER_LLM_API_KEY
 (else ANTHROPIC_API_KEY / OPENAI_API_KEY), DREAMER_LLM_MODEL,
 DREAMER_LLM_MODEL_FAST / _STANDARD / _POWERFUL, DREAMER_LLM_BUDGET_USD,
-DREAMER_LLM_TIMEOUT, DREAMER_LLM_MAX_RETRIES, DREAMER_LLM_TEMPERATURE.
+DREAMER_LLM_TIMEOUT, DREAMER_LLM_MAX_RETRIES, DREAMER_LLM_TEMPERATURE, DREAMER_LLM_MAX_TOKENS.
 """
 
 from __future__ import annotations
@@ -144,7 +144,8 @@ def load_llm_config(home: Path, env: Mapping[str, str] | None = None) -> LLMConf
         budget_usd=_budget(env.get("DREAMER_LLM_BUDGET_USD", table.get("budget_usd", DEFAULT_BUDGET_USD)), where),
         timeout_s=float(_positive(env.get("DREAMER_LLM_TIMEOUT", table.get("timeout", DEFAULT_TIMEOUT_S)), "timeout", where)),
         max_retries=int(_count(env.get("DREAMER_LLM_MAX_RETRIES", table.get("max_retries", DEFAULT_MAX_RETRIES)), "max_retries", where)),
-        max_tokens=int(_positive(table.get("max_tokens", DEFAULT_MAX_TOKENS), "max_tokens", where, integer=True)),
+        max_tokens=int(_positive(env.get("DREAMER_LLM_MAX_TOKENS", table.get("max_tokens", DEFAULT_MAX_TOKENS)), "max_tokens",
+                                 where, integer=True)),
         temperature=_temperature(env.get("DREAMER_LLM_TEMPERATURE", table.get("temperature")), where),
         config_file=source,
     )

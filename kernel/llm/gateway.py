@@ -173,9 +173,12 @@ class Gateway:
         return model
 
     def _defaults(self, request: ChatRequest) -> ChatRequest:
-        """The configured temperature for a call that names none."""
+        """The configured temperature for a call that names none, and the configured ceiling on tokens for every
+        call (Sidekick's own loop asks for 1024: an administrator with a slow local model caps what it writes)."""
         if request.temperature is None and self.config.temperature is not None:
-            return replace(request, temperature=self.config.temperature)
+            request = replace(request, temperature=self.config.temperature)
+        if request.max_tokens > self.config.max_tokens:
+            request = replace(request, max_tokens=self.config.max_tokens)
         return request
 
     def _account(self, response: ChatResponse, asked: str, user_id: int, agent: str | None,

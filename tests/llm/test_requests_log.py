@@ -85,3 +85,15 @@ def test_a_huge_conversation_keeps_its_newest_messages(fake: FakeLLMServer, sqli
     kept = row.request["messages"]
     assert kept[0] == {"role": "system", "content": "be brief"} and kept[-1]["content"] == "the last one"
     assert row.request["dreamer_dropped_messages"] == 41 - (len(kept) - 1) > 0
+
+
+def test_the_configured_ceiling_caps_every_calls_tokens(fake: FakeLLMServer, provider: str, sqlite_store: Store,
+                                                      user_id: int) -> None:
+    # `[llm] max_tokens` caps Sidekick's own loop (it asks for 1024) as it caps agents: what reaches the
+    # server is the ceiling, and a call asking for less keeps its own number.
+    gateway = gateway_for(fake, provider, sqlite_store, max_tokens=40)
+    fake.script(Text("Soup.", input_tokens=21, output_tokens=3), Text("Stew.", input_tokens=21, output_tokens=3))
+    run(gateway, lambda g: g.complete(ChatRequest([Message.user("What is for dinner?")], max_tokens=1024), user_id=user_id))
+    gateway = gateway_for(fake, provider, sqlite_store, max_tokens=40)
+    run(gateway, lambda g: g.complete(ChatRequest([Message.user("And tomorrow?")], max_tokens=12), user_id=user_id))
+    assert [row.request["max_tokens"] for row in rows(sqlite_store)] == [40, 12]

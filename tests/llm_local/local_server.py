@@ -140,6 +140,9 @@ def _how(code: int) -> str:
     return f"exit code {code}"
 
 
+LANE_MAX_TOKENS = 96  # per model call in the lane: enough for a tool call's JSON and a sentence
+
+
 def kernel_env(base_url: str, **extra: str) -> dict[str, str]:
     """What a kernel needs to use the local model (at `base_url`, …/v1) through the openai provider."""
     return {
@@ -150,6 +153,9 @@ def kernel_env(base_url: str, **extra: str) -> dict[str, str]:
         # Sidekick's prompt (~1,500 tokens) on a starved two-core machine can take minutes.
         "DREAMER_LLM_TIMEOUT": "300",
         "DREAMER_LLM_MAX_RETRIES": "0",
+        # The invariants hold whatever the model writes: a short ceiling keeps each answer to seconds on two
+        # cores (Sidekick's loop asks for 1024 tokens; the lane took minutes of the suite's time at that).
+        "DREAMER_LLM_MAX_TOKENS": str(LANE_MAX_TOKENS),
         # An agent's call waits on the model: a CPU model on a busy machine needs more than 30 s.
         "DREAMER_CALL_TIMEOUT": "300",
     } | extra

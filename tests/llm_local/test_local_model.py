@@ -29,7 +29,7 @@ import jsonschema
 import pytest
 from fault_proxy import FaultProxy
 from kernelproc import KernelProc, start_kernel, write_bundle
-from local_server import PLAIN_MODEL, TOOLS_MODEL, LocalServer, kernel_env
+from local_server import LANE_MAX_TOKENS, PLAIN_MODEL, TOOLS_MODEL, LocalServer, kernel_env
 
 from dreamer.contracts.errors import DreamerError
 from dreamer.kernel.llm import ChatRequest, Done, Gateway, LLMConfig, Message, Price, TextDelta
@@ -115,7 +115,7 @@ def gateway(url: str, store: Store, **overrides: Any) -> Gateway:
     values: dict[str, Any] = {
         "provider": "openai", "base_url": url, "api_key": "no-key-configured", "api_key_source": None,
         "models": {"fast": TOOLS_MODEL, "standard": TOOLS_MODEL, "powerful": TOOLS_MODEL}, "budget_usd": None,
-        "timeout_s": 120.0, "max_retries": 0, "temperature": 0.0,
+        "timeout_s": 120.0, "max_retries": 0, "temperature": 0.0, "max_tokens": LANE_MAX_TOKENS,
     }
     return Gateway(LLMConfig(**(values | overrides)), store)
 
