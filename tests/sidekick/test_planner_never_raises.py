@@ -6,14 +6,14 @@ one worker (--dist loadfile), runs it beside the families' scoring: the two toge
 
 from __future__ import annotations
 
-SHARES = 3  # each run plans one request in three of every batch
+SHARES = 5  # each run plans one request in five of every batch
 
 
 def test_no_request_of_any_batch_makes_the_planner_raise() -> None:
     # The seventh batch's first scoring raised IndexError inside the planner (a request in parts,
     # one of which meaning left with no function). A raise there is a crash of the user's turn.
-    # One request in three of each batch is planned (a family's three to six fillers share its shape, so
-    # nearly every family is), so the check costs the suite a third of its 110 s; `routing_eval.py
+    # One request in five of each batch is planned (a family's three to six fillers share its shape, so
+    # most families are), so the check costs the suite a fifth of its 110 s; `routing_eval.py
     # --families` plans every request, and Sidekick answers a planner's raise with a sentence
     # (sidekick/chat/sidekick.py). A blind batch's text is not printed.
     from routing_eval import (held_out_families_3, held_out_families_6, held_out_families_7, held_out_families_8,
