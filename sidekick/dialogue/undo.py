@@ -18,7 +18,7 @@ from dreamer.sidekick.planner.base import Step, Tool, addressed
 
 # Cries and sighs before an undo, in many Englishes: "oops", "bugger", "naw" (Scots), "ehn" (Nigerian).
 _CRY = (r"(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|naw|nope|hmm|ah|ach|och|eh|ehn|ay|meh|argh|hang on|hold on|ok|okay"
-        r"|oh|nvm|never mind|bugger|damn|dang|shoot|crap|ugh|oh dear|bloody hell)")
+        r"|oh|nvm|never mind|bugger|damn|dang|shoot|crap|ugh|oh dear|bloody hell|jk|j/k|lol jk|just kidding|kidding|lol)")
 UNDO = re.compile(
     # At most two filler words ("oops, sorry, undo that"), each optional: no repeated group
     # around a quantifier, so nothing here can backtrack.
@@ -29,7 +29,11 @@ UNDO = re.compile(
     # the keyboard's undo, typed: "ctrl z", "cmd-z"
     r"|(?:ctrl|control|cmd|command)[\s+-]?z)"
     r"(?:\s+(?:that|it|this|the last (?:one|thing|change|step|action)|what you (?:just )?(?:did|added|saved|made|wrote|put)"
-    r"|my last (?:change|request)|that (?:note|event|item|entry|one)|(?:that|the) last (?:one|thing|item|entry)))?"
+    r"|my last (?:change|request)|that (?:note|event|item|entry|one)|(?:that|the) last (?:one|thing|item|entry)"
+    # what a clearing took: "restore everything", "restore the list"
+    r"|everything|it all|all of it|all|the list|my list|the whole list))?"
+    # what was just made, named by its making: "delete what you just added"
+    r"|(?:please\s+|kindly\s+)?(?:delete|remove|take off|take out|get rid of) what you (?:just )?(?:did|added|saved|made|wrote|put)"
     # a bare verb of taking off, beside a reason: "no need it already, remove" (never "delete the last item")
     r"|(?:please\s+|pls\s+)?(?:remove|delete)(?=[\s,.!?]*$)"
     # deleting what was just made, pointed at with a pronoun only: "disregard that; remove it"
@@ -150,7 +154,9 @@ def _story(piece: str) -> bool:
 REDO = re.compile(
     rf"^\s*(?:(?:actually|{_CRY})[\s,.!]+)?(?:(?:actually|{_CRY})[\s,.!]+)?"
     r"(?:redo(?: that| it)?|(?:put|add|bring) (?:it|that|them|those) (?:back(?: on| in)?|again)|do (?:it|that) again|"
-    r"i (?:do )?(?:still )?(?:want|need) (?:it|that|them|those)(?: after all)?|undo (?:the|that|my) undo)"
+    r"i (?:do )?(?:still )?(?:want|need) (?:it|that|them|those)(?: after all)?|undo (?:the|that|my) undo"
+    # sent back where it was: "return it to the list please"
+    r"|(?:return|restore|bring) (?:it|that|them|those) (?:back )?(?:to|on|onto) (?:the|my) (?:[\w-]+ )?list)"
     r"(?:[\s,]+(?:again|please|then|after all)){0,2}[\s.!?]*$",
     re.IGNORECASE,
 )

@@ -115,6 +115,10 @@ def test_get_recipe(recipes: Worker) -> None:
     assert "Pad Thai" in refused(recipes, "get_recipe", {"name": "pad tai"})
     assert "Chicken Tacos" in refused(recipes, "get_recipe", {"name": "chicken"})
     refused(recipes, "get_recipe", {"name": "   "})
+    # a whole name said with words around it is that recipe; a name lost among many other words is not
+    assert recipes.invoke("get_recipe", {"name": "pad thai recipe"})["name"] == "Pad Thai"
+    assert recipes.invoke("get_recipe", {"name": "the pad thai one actually"})["name"] == "Pad Thai"
+    assert "no recipe called" in refused(recipes, "get_recipe", {"name": "pad thai is what my aunt made at the fair"})
 
 
 def test_plan_dinner_puts_the_ingredients_on_the_grocery_list(recipes: Worker, grocery: Worker) -> None:

@@ -1355,3 +1355,50 @@ def test_side29_out_of_things_and_a_request_after_a_feeling(tools: list[Tool], c
     assert _plan(tools, context, "we're outta eggs mate").steps[0].args == {"items": ["eggs"]}
     # a request after a feeling is still the request
     assert _plan(tools, context, "I'm so tired, add coffee").steps[0].args == {"items": ["coffee"]}
+
+
+# ---------------------------------------------------------------- side30 (2026-12-07, fifth session)
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # a clause after where the thing goes, after a comma, asks nothing: why, where the user is off to, thanks
+    ("put sunscreen on the shopping list, off to the coast on saturday", "grocery.add_items", {"items": ["sunscreen"]}),
+    ("add batteries to my grocery list, the smoke alarm keeps chirping", "grocery.add_items", {"items": ["batteries"]}),
+    ("add kombucha to the shopping list, trying to be healthy lol", "grocery.add_items", {"items": ["kombucha"]}),
+    ("take the vet appointment off my calendar, the cat is fine now", "calendar.remove_event",
+     {"title": "vet appointment"}),
+    ("put rye bread on the grocery list, danke", "grocery.add_items", {"items": ["rye bread"]}),
+    # ... and one more thing after the place, marked as more, is more
+    ("put hummus on the shopping list, and pita", "grocery.add_items", {"items": ["hummus", "pita"]}),
+    ("add mangoes to the list, limes as well", "grocery.add_items", {"items": ["mangoes", "limes"]}),
+    ("put honey on the list, also lemons", "grocery.add_items", {"items": ["honey", "lemons"]}),
+    # where things are kept, said to be empty, is the state beside the request
+    ("the freezer is bare, put fish fingers on the list", "grocery.add_items", {"items": ["fish fingers"]}),
+    # a thing and where it goes, with no verb, after a story
+    ("what a week it has been, honestly. Anyway, dishwasher salt on the grocery list please", "grocery.add_items",
+     {"items": ["dishwasher salt"]}),
+    # a picture between words ends a sentence
+    ("hockey practice ran late 🥅 add frozen lasagna to the grocery list", "grocery.add_items",
+     {"items": ["frozen lasagna"]}),
+    # the thing said in the clause before, with where and when it ran out; "more" and "can ya" point back
+    ("no basmati left in the cupboard, pop it on the list", "grocery.add_items", {"items": ["basmati"]}),
+    ("the flatmates finished all the oat milk, put more on the list", "grocery.add_items", {"items": ["oat milk"]}),
+    ("we're low on foil here, can ya add it to the grocery list", "grocery.add_items", {"items": ["foil"]}),
+    # the list as the one who needs it; "to" written as dictation hears it
+    ("shopping list needs cornflakes", "grocery.add_items", {"items": ["cornflakes"]}),
+    ("put pears two the grocery list", "grocery.add_items", {"items": ["pears"]}),
+    # a question tagged on; leave given rather than asked
+    ("jot down that the boiler code is 7731, will you", "notes.save", {"text": "the boiler code is 7731"}),
+    ("you can cross the tax form off my to-do list", "notes.finish_todo", {"text": "the tax form"}),
+])
+def test_side30_the_request_apart_from_what_is_said_around_it(tools: list[Tool], context: PlanContext, text: str,
+                                                               name: str, args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+def test_side30_what_is_said_after_the_place_that_belongs_to_the_request_stays(tools: list[Tool],
+                                                                              context: PlanContext) -> None:
+    # a day after the calendar is the event's; what is taken off may follow "from" with no comma
+    steps = _plan(tools, context, "add dentist to my calendar, Tuesday at 3").steps
+    assert [s.name for s in steps] == ["calendar.add_event"] and steps[0].args["title"] == "dentist"
+    assert _plan(tools, context, "please delete from calendar the physio").steps[0].args == {"title": "physio"}
+    # a tick between words is a word: bought
+    assert _plan(tools, context, "ginger beer ✅ got it, cross it off").steps[0].args == {"items": ["ginger beer"]}

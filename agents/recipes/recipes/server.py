@@ -244,6 +244,11 @@ def get_recipe(ctx: Context, name: str) -> dict:
     if partial:
         listed = ", ".join(recipe.name for recipe in partial)
         raise BadRequest(f"{name!r} matches several recipes ({listed}); say which one.")
+    # The other way round: the words asked for hold one recipe's whole name, with words around it
+    # ("bibimbap recipe", "tom yum soup actually", "the mapo tofu one"). The longest such name wins.
+    held = sorted((key for key in names if f" {key} " in f" {wanted} "), key=len, reverse=True)
+    if held and (len(held) == 1 or len(held[0]) > len(held[1])) and len(held[0].split()) * 3 >= len(wanted.split()):
+        return names[held[0]].full()
     close = difflib.get_close_matches(wanted, list(names), n=3, cutoff=0.6)
     hint = f" Did you mean {' or '.join(names[key].name for key in close)}?" if close else ""
     raise BadRequest(f"There is no recipe called {name!r} in the catalog.{hint}")

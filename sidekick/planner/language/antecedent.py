@@ -21,9 +21,9 @@ from dreamer.sidekick.planner.language.values import PUT_VERBS, tidy_text
 # polynomially on long runs of spaces (tests/security/test_regex_backtracking.py).
 # "that" points back only before where the thing goes ("put that on the list"): "note that ..." says what follows.
 _COMMAND = re.compile(
-    r"(?:and\s+|so\s+|please\s+|kindly\s+|can you\s+|could you\s+)?"
+    r"(?:and\s+|so\s+|please\s+|kindly\s+|(?:can|could|would|will) (?:you|ya|u)\s+)?"
     r"(?P<verb>[a-z]+(?:\s+(?:up|down|off|out|on|in))?)\s+"
-    r"(?:(?P<pronoun>it|them|em|'em|both|both of them|all of them|those|these)\b(?P<rest>[^,;]*)"
+    r"(?:(?P<pronoun>it|them|em|'em|both|both of them|all of them|those|these|more|some more)\b(?P<rest>[^,;]*)"
     r"|that\b(?P<where>\s+(?:on|onto|in|into|to|off|from)\b[^,;]*)"
     # no pronoun, straight to the list: "capsicum is finished at home, please add to list"
     r"|(?P<bare>(?:on|onto|in|into|to)\s+(?:the\s+|my\s+|our\s+)?(?:[\w-]+\s+)?(?:list|calendar|diary|schedule|to-dos|todos)"

@@ -48,8 +48,16 @@ _PLACE_FIRST = re.compile(r"^\s*(?:add|put|pop|stick|throw|chuck|write)(?: (?:in
                           re.IGNORECASE)
 
 
+# The place as the subject of a need: "grocery list need rice paper please", "shopping list needs eggs".
+_PLACE_NEEDS = re.compile(r"^\s*(?:the |my |our )?((?:[A-Za-z-]+ )?(?:list|to-do list|todo list)) (?:need|needs|want|wants|gets)"
+                          r" ([^\s:].{0,200})$", re.IGNORECASE)
+
+
 def labelled_entry(text: str) -> str | None:
     """The request a "label: value" message stands for, or None when it is not one."""
+    needs = _PLACE_NEEDS.match(text)
+    if needs is not None and needs.group(2).split()[0].casefold() not in ("to", "and", "a", "more"):
+        return f"add {needs.group(2).strip()} to my {needs.group(1).strip()}"
     first = _PLACE_FIRST.match(text)
     if first is not None and first.group(2).split()[0].casefold() not in ("and", "too", "please", "pls", "now"):
         return f"add {first.group(2).strip()} to my {first.group(1).strip()}"

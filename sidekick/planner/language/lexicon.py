@@ -107,7 +107,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("event", "appointment", "meeting", "appt", "engagement"),
     ("find", "search", "look up", "look for", "lookup", "locate", "dig up"),
     ("save", "store", "keep", "bookmark", "stash"),
-    ("clear", "empty", "wipe", "reset", "clean out", "wipe out"),
+    ("clear", "empty", "wipe", "reset", "clean out", "wipe out", "nuke", "start over", "start fresh"),
     ("suggest", "recommend", "propose", "idea", "ideas", "suggestion", "inspiration"),
     ("quick", "fast", "speedy", "easy", "simple", "effortless"),
     ("done", "finished", "completed", "complete", "sorted"),

@@ -145,6 +145,20 @@ _KIND_OF_TEA = re.compile(r"\b(japanese|spanish|korean|thai|italian|mexican|indi
                           r"(?! (?:bags?|leaves|set|cups?|pot|towels?))", re.IGNORECASE)
 
 
+# "to" as dictation writes it, before where a thing goes: "add eggs two my grocery list", "too the calendar".
+_SOUNDS_LIKE_TO = re.compile(r"\b(?:two|too|2)(?= (?:my|the|our) (?:[\w-]+ )?(?:list|calendar|diary|notes|to-?do list|to-?dos"
+                             r"|tasks)\b)", re.IGNORECASE)
+
+
+# "too" as dictation writes it, last in one more thing: "and yogurt to" is "and yogurt too".
+_MORE_TO = re.compile(r"^((?:and|also|plus|oh and|oh,? and) [^,.;!?]{1,60}?) to[.!]?$", re.IGNORECASE)
+# Pictures between words end what was said before them, as a full stop would: "12 hour shift done 😵 add energy
+# drinks to groceries" is two sentences.
+# (never a tick or a cross: "hot cheetos ✅ bought" says done, as a word would)
+_EMOJI_BETWEEN = re.compile(r"(?<=\w)\s*(?![\u2705\u2714\u2611\u2713\u274c\u2716\U0001F44D])[\u2600-\u27bf\U0001F000-\U0001FAFF]"
+                            r"[\u2600-\u27bf\U0001F000-\U0001FAFF\ufe0f\u200d]*\s+(?=[A-Za-z])")
+
+
 def as_written(text: str) -> str:
     """`text` with hesitations and other Englishes' particles dropped, spoken punctuation written and
     spoken clock times in digits; unchanged when nothing else is said ("uh" alone is somebody thinking,
@@ -186,6 +200,9 @@ def as_written(text: str) -> str:
     if not _BUYING.search(written):
         written = _KIND_OF_TEA.sub(r"\1 dinner", written)  # (bought, "japanese tea" is tea)
     written = _LIKE.sub(r"\1 ", _WHOLE_PLACE.sub(r"\1 ", _SPOKEN_MERIDIEM.sub(_clock, written)))
+    written = _SOUNDS_LIKE_TO.sub("to", written)
+    written = _EMOJI_BETWEEN.sub(". ", written)
+    written = _MORE_TO.sub(r"\1 too", written)
     return written if any(c.isalnum() for c in written) else text
 
 

@@ -211,6 +211,11 @@ _ARTICLE = re.compile(r"^(?:the|a|an|my|our|some) (?!(?:" + "|".join(sorted(QUAN
 # (and when it is wanted: a list of things holds no day, "avocados this week")
 _ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis|no more(?: already| left)?|not need(?:ed)?"
                         r"|(?:for )?(?:this week|this weekend|next week|today|tonight|tomorrow|later)|first"
+                        # when and where it ran out, said after it: "rice yesterday", "toilet paper here", "Taytos
+                        # left in the press", "the Goldfish crackers AGAIN"
+                        r"|yesterday|last night|this morning|again|here|at home|at the moment|atm|anymore|any more|left"
+                        r"|left (?:in|at) (?:the |my |our )?[\w'-]+"
+                        r"|in the (?:press|presses|cupboard|cupboards|fridge|freezer|pantry|house|flat|apartment|dorm)"
                         r"|on it|onto it|to it"  # "put butter on it" once "it" was the list
                         # where it is kept at home: "dishwashing liquid in the pantry", "batteries for the drawer"
                         r"|(?:in|from|for) the (?:drawer|cupboard|cupboards|fridge|freezer|pantry|larder|cabinet|garage"
@@ -247,6 +252,16 @@ _ITEM_HEAD = re.compile(
     # Hendersons want the deck stained")
     r"|^(?:the |my |our )?[\w'-]+ (?:want|wants|asked for|asks for|keep asking for|keeps asking for) (?=\S)"
     r"|^(?:gonna|going to) need (?:more |some )?(?=\S)"
+    # who used it up, said before it: "the kids finished the juice boxes", "toddler ate all the Cheerios"
+    r"|^(?:the |my |our )?[\w'-]+ (?:finished|ate|drank|used up|polished off|went through)(?: up)?(?: all)?(?: of)? (?=\S)"
+    # that it is done, said before it: "finally done with the snow tire swap", "I have finish renew my passport",
+    # "I did lab report"
+    r"|^(?:i'm |im |i am |i've |ive |i have |i |we're |we are |we've |we )?(?:finally |just |all |already )?(?:done with"
+    r"|finished with|through with|did|done|finish|finished|completed|sorted) (?=\S)"
+    # a need said as what would help: "we could use some saltines", "might could use white bread" (Southern US)
+    r"|^(?:(?:we|i|y'all) )?(?:might |sure |really )?could (?:really |sure )?use (?:some |more |a few |a little )?(?=\S)"
+    # that it is missing: "is missing salted cod", "we're missing oat milk"
+    r"|^(?:(?:is|are|we're|we are|i'm|im) )?missing (?=\S)"
     # a hedged wish for it: "I was thinking maybe we could get avocados", "it might be nice to have coffee beans"
     r"|^(?:(?:i was|i'm|i am) thinking |i think |i thought )?(?:maybe |perhaps )?(?:we|i) (?:could|should|might|may)"
     r" (?:maybe |also )?(?:get|buy|grab|use|do with|pick up) (?:some |more )?(?=\S)"
@@ -262,17 +277,25 @@ _COMMAND_ITEM = re.compile(
     re.IGNORECASE)
 
 
+# A tick after a thing, and what is said after it: "hot cheetos ✅ bought".
+_TICKED = re.compile(r"\s*[\u2705\u2714\u2611\u2713\u2714\ufe0f].*$")
+# Pictures said after a value: faces, hands, hearts (and their joiners and variation selectors).
+_EMOJI_TAIL = re.compile(r"[\s\u2600-\u27bf\U0001F000-\U0001FAFF\ufe0f\u200d]+$")
+
+
 def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
     """The value without the wrapping words above; unchanged when nothing would be left.
 
     article: a leading article or "my" goes too; item: an item of a list (" off" goes).
     """
     text = " ".join(value.split()).strip(" ,;:-").lstrip("+= ")  # (a leading "+" of "todo + call mum"; "C++" keeps its own)
+    text = _EMOJI_TAIL.sub("", text) or text  # "the juice boxes AGAIN 🙄": the face says how it felt
     head, colon, tail = text.partition(": ")
     if colon and _says_something(tail) and _only_place(head):
         text = tail  # "put it on my calendar: lunch with Sam": what follows the colon is the value
     if item:
         text = _without_putting(text)
+        text = _TICKED.sub("", text) or text  # "ginger beer ✅ got it": the tick and what follows say it is done
     rules = (_HEAD, _CLAUSE_TAIL, _TAIL) + ((_ARTICLE,) if article else ()) + (
         (_ITEM_TAIL, _ITEM_HEAD, _SHOP, _ITEM_CLAUSE) if item else ())
     changed = True
@@ -517,6 +540,8 @@ _POLITE_OPENING = re.compile(
     r"|(?:i|we) (?:was|were|am|are) hoping (?:that )?you (?:could|would|can|will)|(?:i'm|im|i am|we're|we are) (?:needing|wanting)(?: to)?"
     r"|would you mind|do you mind|if you don't mind|mind and|mind you|mind(?= \w+ing\b)|(?:i'd|i would|we'd|we would) love(?: to)?"
     r"|could you please|can you please|could you|can you|would you|will you|(?:could|can|would|will) (?:ya|u)"
+    # leave given, not asked: "you can take the Q2 deck off my task list"
+    r"|you can(?: go ahead and| just)?(?= \w+ (?:the|my|our|it|that|this|\w+ (?:off|on|to|from)\b))"
     # sorry for asking, said first: "sorry to bug you, but could you add ..."
     r"|sorry to (?:bug|bother|trouble|pester) (?:you|ya)(?:,? but)?"
     r"|would it be too much (?:trouble|bother) to|if it'?s not (?:a|too much) (?:bother|trouble)"
@@ -529,7 +554,12 @@ _POLITE_OPENING = re.compile(
     # "would you be so kind as to ...", "please be good enough to ...", "dear assistant, ..."
     r"|kindly|dear (?:assistant|sidekick|bot)|(?:i|we) (?:should|would|'d) be (?:most |very |really |so |much )?(?:grateful|obliged)"
     r" if you(?: would| could)?|(?:i|we) (?:was|were) wondering if you (?:could|would)"
-    r"|be (?:so kind|good enough|kind enough)(?: as)? to|if you (?:could|would))[, ]+(?=\S)"
+    r"|be (?:so kind|good enough|kind enough)(?: as)? to|if you (?:could|would)"
+    # a shrug or a joke taken back, said first: "ok whatever, add salsa", "lol jk, undo"
+    r"|whatever(?=,)|(?:lol |haha )?(?:jk|j/k|just kidding|kidding)(?=,)"
+    # thanks for the last answer, said before the next request: "shukran. what is in the list now?"
+    r"|(?:thanks|thank you|ty|thx|cheers|shukran|merci|gracias|danke|grazie|obrigad[oa]|asante|arigato|dhanyavaad)(?=[.!])[.!]*"
+    r")[, ]+(?=\S)"
     # asking for a recommendation as a question: "what's a good X" asks for "a good X"
     r"|^(?:what(?:'s| is| are|s)|do you (?:know|have)) (?=(?:a|an|any|some) (?:good|nice|great|decent|tasty|quick|easy"
     r"|simple) \S)",
@@ -538,7 +568,16 @@ _POLITE_OPENING = re.compile(
 _POLITE_CLOSING = re.compile(
     r",? (?:real quick|right away|asap|for me please|for me|please|pls|plz|thanks|thank you|thank you very much|thanks heaps"
     r"|thanks a lot|thanks so much|many thanks|much appreciated|if you please|if you would|if you could"
-    r"|at your (?:earliest )?convenience|when you (?:can|get a chance)|no worries if not|porfa|por favor|mate)$"
+    r"|at your (?:earliest )?convenience|when you (?:can|get a chance)|no worries if not|porfa|por favor|mate"
+    # thanks in more words and in the writer's first language: "..., thank you so much", "..., merci"
+    r"|thank you so much|ty so much|thanks a million|merci(?: beaucoup)?|gracias|obrigad[oa]|danke(?: sch[oö]n)?|grazie"
+    r"|arigato|asante(?: sana)?|shukran|dhanyavaad|dziękuję|spasibo|kamsahamnida|cảm ơn)$"
+    # whom it is said to, after a comma or a thanks: "plus Nanaimo bars, thanks bud", "Kerrygold too, good man",
+    # "coriander also yaar"
+    r"|(?:,|,? (?:thanks|thank you|thx|ty|cheers|ta)) (?:bud|buddy|man|mate|pal|dude|bro|sis|fam|boss|chief|good man"
+    r"|my man|hun|love|my dear|dear)$| yaar$| yaara$"
+    # a question tagged on, asking nothing more: "write down that the bin goes out Tuesday, would ya"
+    r"|,? (?:would|will|could|can|won't|wouldn't|can't) (?:ya|you|u|ye|yeh|yah)\??$|, (?:would|will|could)\??$"
     # an acknowledgement after a comma closes the request: "take bread off the list, got it"
     r"|, ?(?:got it|cheers|ta|thx|ty|thank u|nice one|ok|okay)$"
     # New Zealand's thanks and all-good, last: "add feijoas to the list, chur", "... sweet as bro"

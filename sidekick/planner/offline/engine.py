@@ -145,17 +145,25 @@ _TWO_PLACES = re.compile(r"(?<=\blist) and (?=.{1,80} (?:to|on|onto) (?:my|the) 
 MIN_ASIDE_WORDS = 2  # "milk" alone is an item, never an aside
 MAX_TELLING_WORDS = 7  # "we have finished it yesterday": how the thing stands is said in a few words
 # One more thing said after the place: "put X on the list and also Y (too)".
+# (after a comma too: "add milk to the list, and eggs", "add milk to the list, eggs too")
 _MORE_AFTER_PLACE = re.compile(r"^(?P<head>.{1,120}?) (?P<place>(?:on|to|onto|in) (?:the|my|our) (?:[\w-]+ )?list)"
-                               r" (?:and|&|plus) (?:also )?(?P<more>[^,.;!?]{1,60}?)(?: too| as well| also)?[.!]?$",
+                               r"(?:,? (?:and|&|plus) (?:also )?(?P<more>[^,.;!?]{1,60}?)(?: too| as well| also)?"
+                               r"|, (?:also|plus) (?P<led>[^,.;!?]{1,60}?)(?: too| as well)?"
+                               r"|, (?P<marked>[^,.;!?]{1,60}?) (?:too|as well|also))[.!]?$",
                                re.IGNORECASE)
 # What the things are for, said after the list they go on: "... to the list for the big shop".
 _PURPOSE_AFTER_PLACE = re.compile(r"(?<= list) for ((?:the |my |our |a |this |next )?[\w'-]+(?: [\w'-]+){0,3})[.!?]?$",
                                   re.IGNORECASE)
 _JOINING = frozenset({"and", "&", "plus", "also", "then", "too", "as", "with", "but", "or"})
 # Words said after where the thing goes: "add chips to the list ngl we're out", "... to the list mum said".
-_AFTER_PLACE = re.compile(r"^(?P<head>.{3,160}? (?:to|on|onto|in|into) (?:the |my |our )?(?:[\w-]+ )?"
-                          r"(?:list|groceries|calendar|diary|to-do list|todo list|to-dos|todos))"
-                          r"(?P<tail>(?: [\w'-]+){1,6})[.!?]*$", re.IGNORECASE)
+# (or after a comma or a sentence's end, in any words: "... on the grocery list, heading to Sobeys after work",
+# "... from my calendar, they rang to cancel", "... to my grocery list, broke student edition lol")
+_AFTER_PLACE = re.compile(r"^(?P<head>.{3,160}? (?P<prep>to|on|onto|in|into|from|off|off of) (?:the |my |our |me )?(?:[\w'-]+ )?"
+                          r"(?:list|groceries|calendar|diary|to-do list|todo list|to-dos|todos|tasks|task list))"
+                          r"(?:(?P<tail>(?: [\w'-]+){1,6})[.!?]*|(?P<sep> ?[,;.!?\u2013\u2014-]+)(?P<aside> .{1,160}))$",
+                          re.IGNORECASE)
+# What marks words after the place as more of the request: "..., eggs too", "..., and eggs".
+_MORE_MARK = re.compile(r"\b(?:too|as well|also|aswell|an aw|as well please|too please)[.!?]*$", re.IGNORECASE)
 _DAY_NAMES = frozenset(DATE_WORDS) | {"today", "tomorrow", "tonight", "weekend"}
 _SMALL_WORDS = frozenset({"the", "my", "our", "a", "this", "next"})
 
@@ -294,10 +302,11 @@ class OfflinePlanner:
                     or _tidier(read.steps[0], plan.steps[0])
                     or (plan.steps[0].name == read.steps[0].name and _value_words(plan.steps[0]) & _HAVING_WORDS)):
                 return read
-        for reread in (lambda: self._after_preamble(text, plan, index, context),
+        # (one more thing after the place first: "..., and eggs" is no aside)
+        for reread in (lambda: self._more_after_place(text, plan, index, context),
+                       lambda: self._after_preamble(text, plan, index, context),
                        lambda: self._without_aside(text, plan, index, context),
                        lambda: self._without_purpose(text, plan, index, context),
-                       lambda: self._more_after_place(text, plan, index, context),
                        lambda: self._said_after_place(text, plan, index, context)):
             found = reread()
             if found is not None:
@@ -494,8 +503,8 @@ class OfflinePlanner:
         for k in range(1, len(pieces)):
             # (its first word once the politeness or "anyway" before it went: "..., anyway add ice cream")
             words = (without_politeness(pieces[k]) or pieces[k]).split() or pieces[k].split()
-            if not index.lex.is_known(words[0].casefold().strip(",.!?")):
-                continue
+            if not index.lex.is_known(words[0].casefold().strip(",.!?")) and not _PLACED.search(pieces[k]):
+                continue  # (a thing and where it goes, with no verb, is a request too: "sprinkles on the list please")
             if len(words) >= MIN_ASIDE_WORDS and not self._plan_text(pieces[k], index, context).steps:
                 continue  # "where were we, ok, add kumquats": a known word opens a clause that asks nothing
             before = pieces[:k]
@@ -518,9 +527,14 @@ class OfflinePlanner:
             if not _sure(plan) or any(p.casefold() in said for p in before if not _interjection(p)) or _across(
                     plan, " ".join(before), " ".join(pieces[k:])) or any(
                     _holds_words_of(step, " ".join(before), " ".join(pieces[k:])) for step in plan.steps
-                    if any(narrates(p) for p in before) and not _POINTS_BACK.search(pieces[k])) or any(
+                    if any(narrates(p) or _about_oneself(p) for p in before) and not _POINTS_BACK.search(pieces[k])) or any(
                     _interjection(p) and p.casefold() in said.split() for p in before) or (
-                    _only_words_of(plan, " ".join(before), " ".join(pieces[k:]))):
+                    _only_words_of(plan, " ".join(before), " ".join(pieces[k:]))) or (
+                    # (or another call, leaving out the things the request names: "what a week ..., Anyway,
+                    # dishwasher salt on the grocery list" read as what is on the list)
+                    len(plan.steps) == len(read.steps) == 1 and plan.steps[0].name != read.steps[0].name
+                    and _reads(index, plan.steps[0]) and not _POINTS_BACK.search(pieces[k])
+                    and _value_words(read.steps[0]) and not _value_words(read.steps[0]) & _value_words(plan.steps[0])):
                 if len(read.steps) == 1 and read.pending is None:  # a typical value said before still counts ("in the mood for thai, ...")
                     return replace(read, steps=(_with_typical(index, read.steps[0], ", ".join(before)),))
                 return read
@@ -586,19 +600,28 @@ class OfflinePlanner:
         m = _AFTER_PLACE.match(" ".join(text.split()))
         if m is None:
             return None
-        tail = m.group("tail").strip()
-        first = tail.split()[0].casefold()
-        if first in _JOINING or first in index.openers - _NOT_COMMANDS or (
+        if m.group("tail") and m.group("prep").casefold() in ("from", "off", "off of"):
+            return None  # ("delete from calendar the dentist": what is taken off may follow where from, with no comma)
+        tail = (m.group("tail") or m.group("aside")).strip().rstrip(".!?")
+        if not tail:
+            return None
+        first = tail.split()[0].casefold().strip(",.!?")
+        if first in _JOINING or first in index.openers - _NOT_COMMANDS or _MORE_MARK.search(tail) or (
                 _sure(plan) and not any(_holds_words_of(step, tail, m.group("head")) for step in plan.steps)):
             return None  # ("... to the list and eggs", "... to the list, then remind me ...": more of the request)
-        if any(t.temporal or t.kind in ("num", "time", "date") for t in read_request(tail, index.lex, context.local_now()).toks):
-            return None  # a day or a time after the place is the request's own ("what's on my calendar today")
         read = self._plan_text(m.group("head"), index, context)
         if len(read.steps) != 1 or read.pending is not None:
             return None
-        # (the rest asks no call of its own, or only restates the need: "... to the list ngl we're out")
-        said = self._plan_text(tail, index, context).steps
-        return read if not said or all(step.name == read.steps[0].name for step in said) else None
+        if any(t.temporal or t.kind in ("num", "time", "date") for t in read_request(tail, index.lex, context.local_now()).toks) and (
+                m.group("tail") or any(info.has_time for info in index.tools if info.tool.name == read.steps[0].name)):
+            return None  # a day or a time after the place is the request's own ("what's on my calendar today");
+            # after a comma, only where the call takes one ("..., is for the Sunday dinner" is why, for the list)
+        # (the rest asks no call of its own, or only restates the need: "... to the list ngl we're out"; after a
+        # comma, or is no sure call: "..., off to the coast on saturday")
+        alone = self._plan_text(tail, index, context)
+        said = alone.steps
+        return read if not said or all(step.name == read.steps[0].name for step in said) or (
+            m.group("aside") and (not _sure(alone) or _about_oneself(tail) or narrates(tail))) else None
 
     def _whole_question(self, text: str, plan: Plan, index: Index, context: PlanContext) -> Plan | None:
         """A question about one agent's data that no example of it fits ("what's our attrition rate in the
@@ -652,9 +675,12 @@ class OfflinePlanner:
         """"put toilet paper on the list and also paper towels": one more thing said after the place, read
         with the first ("put toilet paper and paper towels on the list"), where the whole was unsure."""
         m = _MORE_AFTER_PLACE.match(" ".join(text.split()))
-        if m is None or _sure(plan) or m.group("more").split()[0].casefold() in index.openers - _NOT_COMMANDS:
-            return None  # ("... and remind me to ...": a request of its own)
-        read = self._plan_text(f"{m.group('head')} and {m.group('more')} {m.group('place')}", index, context)
+        more = (m.group("more") or m.group("led") or m.group("marked")) if m is not None else ""
+        if m is None or more.split()[0].casefold() in index.openers - _NOT_COMMANDS or _PLACED.search(more) or (
+                any(t.temporal or t.kind in ("time", "date") for t in read_request(more, index.lex, context.local_now()).toks)) or (
+                _sure(plan) and any(_holds_words_of(step, more, m.group("head")) for step in plan.steps)):
+            return None  # ("... and remind me to ...": a request of its own; a sure whole that has the thing stands)
+        read = self._plan_text(f"{m.group('head')} and {more} {m.group('place')}", index, context)
         return read if len(read.steps) == 1 and read.pending is None else None
 
     def _plan_text(self, text: str, index: Index, context: PlanContext) -> Plan:
@@ -818,7 +844,8 @@ MAX_PREAMBLE_PIECES = 5
 # Words said alone before a request that are never its item: "sorry, ...", "ok, ...", "grand, ...".
 _INTERJECTIONS = frozenset(
     "sorry ok okay grand right so well yeah yes oh hey anyway alright cool great lovely perfect hmm um uh wait "
-    "also now then righto sweet fine aye ach och lol haha ugh argh sigh oof meh phew jeez".split())
+    "also now then righto sweet fine aye ach och lol haha ugh argh sigh oof meh phew jeez honestly seriously "
+    "genuinely literally tbh ngl man wow yikes".split())
 
 
 # A word that points back at what was said before it: "can you get that in my calendar".
@@ -904,16 +931,22 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
         return False
     if a_saying(text):
         return True  # "remember when we went to Raglan", "let's take this offline"
-    openers = get_index(tools).openers - _NOT_COMMANDS
+    index = get_index(tools)
+    openers = index.openers - _NOT_COMMANDS
     clauses = _CLAUSES.split(text)
     while len(clauses) > 1 and _interjection(clauses[0]):
         clauses = clauses[1:]  # "what a day, the boss was giving out the whole time": the exclamation asks nothing
     text = ", ".join(clauses)
     for clause in clauses:  # (a sentence is a clause too: "... again. ugh. add bin bags ...")
+        if _PLACED_LAST.search(clause) and not narrates(clause):
+            return False  # a thing and where it goes, said last: "..., ugh. Anyway, sprinkles on the list please."
+            # (not in a story: "I forgot the milk even though it was on the list")
         # (a word or two of feeling may open the command: "ugh add clean my room to my todos")
         for word in clause.split()[:MAX_LEAD_WORDS + 1]:
             first = word.strip(",.!").casefold()
-            if first in _ASKING or first in openers or (first in GENERIC_WORDS and first not in _NOT_COMMANDING) or (
+            # (a word the same as an opener counts: "nuke the grocery list lol" is "clear ...")
+            if first in _ASKING or first in openers or index.lex.canon_word(first) in openers or (
+                    first in GENERIC_WORDS and first not in _NOT_COMMANDING) or (
                     first in VERB_HEADS) or (
                     first in QUESTION_WORDS):
                 return False
@@ -959,7 +992,9 @@ _ONESELF = ("i'm ", "im ", "i am ", "i've ", "ive ", "i have never ", "i was ", 
 # (Singapore's English leaves the person out after a time: "tomorrow go market").
 _OFF_TO = re.compile(r"(?:(?:later|then|after that|afterwards|tomorrow|tonight|soon) )?"
                      r"(?:i|we)(?:'ll| will|'m|'re| am| are)? (?:go|going|gonna go|head|heading|pop|popping) "
-                     r"|(?:later|tomorrow|tonight|after work|after this) (?:go|going) ")
+                     r"|(?:later|tomorrow|tonight|after work|after this) (?:go|going) "
+                     # with no one said: "..., off to the coast on saturday", "..., heading to Sobeys after work"
+                     r"|(?:(?:i'm|im|we're|i am|we are) )?(?:off|heading|headed|going) (?:to|out|over|down|up|home|away)\b")
 
 
 def _off_to(clause: str) -> bool:
@@ -970,7 +1005,23 @@ def _about_oneself(clause: str) -> bool:
     # (and what the speaker did, told after the request: "..., I already bought it", "..., we got some yesterday")
     said = clause.casefold().replace("\u2019", "'")
     return said.startswith(_ONESELF) or _off_to(clause) or (said.startswith(("i ", "we ")) and narrates(clause)) or (
-        _tells_of_it(said))
+        _tells_of_it(said)) or _EMPTY_PLACE.match(said) is not None
+
+
+# Where a thing goes, said in a clause: "sprinkles on the shopping list please".
+_PLACED = re.compile(r"\b(?:on|onto|to|in|into) (?:the |my |our )?(?:[\w'-]+ )?(?:list|groceries|calendar|diary|to-dos|todos)\b",
+                     re.IGNORECASE)
+
+
+_PLACED_LAST = re.compile(_PLACED.pattern + r"(?: (?:please|pls|plz|thanks|too|as well|for me))?(?: (?:please|pls|plz|thanks))?"
+                          r"[.!]*$", re.IGNORECASE)
+
+
+# Where things are kept, said to be empty: a state beside the request, never a thing to buy ("dorm fridge is
+# empty, put rice on the list", "the cupboards are bare").
+_EMPTY_PLACE = re.compile(r"(?:the |my |our )?(?:[\w'-]+ )?(?:fridge|freezer|pantry|cupboard|cupboards|press"
+                          r"|presses|larder|cabinet|cabinets|kitchen|shelves|shelf)(?: is| are|'s)?(?: (?:totally|completely|"
+                          r"basically|pretty much|looking|so|nearly|almost))? (?:empty|bare|a wasteland|dead)\b")
 
 
 # How the thing stands, said beside the request with a pronoun for it or in words of state and time alone:
