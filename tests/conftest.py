@@ -18,6 +18,40 @@ from sqlalchemy.engine import make_url
 
 PG_ADMIN_URL = os.environ.get("DREAMER_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
+# The longest modules first (their times in the clean-clone CI runs, docs/PERFORMANCE.md): pytest-xdist's
+# `--dist loadfile` hands out modules in the order they were collected, so a long module collected late was
+# the run's tail on one worker while the others had finished. Whole modules move; each keeps its tests' order,
+# and the rest keep theirs (tests/security's aftermath check, moved after the attacks there, is not listed).
+SLOW_FIRST = (
+    "tests/llm_local/test_local_model.py",
+    "tests/sidekick/dialogues/test_dialogue_tuned.py",
+    "tests/security/test_sidekick_stall.py",
+    "tests/sidekick/dialogues/test_dialogue_suite.py",
+    "tests/cluster/test_cluster.py",
+    "tests/tools/test_tools_kernel.py",
+    "tests/e2e/test_gallery_e2e.py",
+    "tests/e2e/test_memory.py",
+    "tests/e2e/test_faults.py",
+    "tests/web/test_web_product.py",
+    "tests/tools/test_builtin_tools.py",
+    "tests/sidekick/test_routing_families.py",
+    "tests/sidekick/test_planner_never_raises.py",
+)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {path: n for n, path in enumerate(SLOW_FIRST)}
+    root = Path(config.rootpath).resolve()
+
+    def first(item: pytest.Item) -> int:
+        try:
+            return rank.get(Path(item.path).resolve().relative_to(root).as_posix(), len(SLOW_FIRST))
+        except ValueError:
+            return len(SLOW_FIRST)
+
+    items.sort(key=first)  # stable: within a module, and among the rest, the order stays
+
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
