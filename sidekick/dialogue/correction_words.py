@@ -13,8 +13,10 @@ import re
 
 # A dismayed word or two that opens a correction: read as "sorry". (Not "ugh": "ugh mondays" is a sigh.)
 _DISMAY = re.compile(
-    r"^(?:oh )?(?:shoot|dang|darn|crap|shucks|my bad|whoops|oh no|ah man|aw man|correction|mistake|my mistake|wrong"
-    r"|sorry wrong)\b[ ,.!:;-]{0,3}",
+    r"^(?:oh )?(?:shoot|dang|darn|crap|shucks|my bad|whoops|oh no|ah man|aw man|correction|mistake|my mistake"
+    # what was wrong, and who made it so: "oops wrong day, make it Friday 4pm", "ugh autocorrect, I meant dates"
+    r"|(?:oops |whoops |sorry )?wrong (?:day|time|date|one|item|thing|list|name)|(?:ugh |stupid |damn )?autocorrect|typo"
+    r"|wrong|sorry wrong)\b[ ,.!:;-]{0,3}",
     re.IGNORECASE)
 # "nah", "naw": read as "no".
 _NAH = re.compile(r"^(?:nah|naw|nahh)\b", re.IGNORECASE)

@@ -44,6 +44,8 @@ ADD_MORE = [
     # "what about beef?" after recipe ideas: the same call with this value instead.
     re.compile(r"^(?:and\s+|ok,?\s+|so\s+)?(?:what|how)\s+about\s+(?:with\s+|some\s+)?(?P<x>[^?]+?)\s*\??$", re.I),
     re.compile(rf"^(?P<x>.+?)\s+(?:too|as well|also|an' all|an all){_TAIL}$", re.I),
+    # texting's plus: "+ sour patch kids", "+salsa"
+    re.compile(rf"^\+\s?(?P<x>[^+].*?){_TAIL}$", re.I),
 ]
 SAME = [
     re.compile(r"^(?:and\s+|now\s+|ok,?\s+|okay,?\s+|then\s+)?(?:please\s+)?(?:do\s+)?(?:the\s+)?same(?:\s+thing)?\s+"
@@ -344,17 +346,24 @@ def _reask(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: da
     whole = [n for n in tool.properties if takes_whole_request(tool.properties, n)]
     if len(whole) != 1 or not isinstance(record.args.get(whole[0]), str):
         return None
-    asked = _swapped(record.args[whole[0]], m.group("x") if m is not None else said.strip().rstrip("?!. "))
+    fragment = m.group("x") if m is not None else said.strip().rstrip("?!. ")
+    if _BREAKDOWN.match(fragment):
+        return None  # "and by team", "and team-wise": a breakdown of the question (_narrow), never a new value
+    asked = _swapped(record.args[whole[0]], fragment)
     if asked is None:
         return None
     return FollowUp((Step(record.agent, record.function, {**record.args, whole[0]: asked}),), "same")
 
 
+_BREAKDOWN = re.compile(r"^(?:by|per)\s|^[a-z]{2,20}-?wise\b", re.IGNORECASE)
+
+
 # Who the counted ones were, asked after a count: "and who were they", "names please", "list them", "which ones?".
 THE_ONES = re.compile(
-    r"^(?:(?:and|ok|okay|so|then|can you|could you|please)\W+){0,2}(?:"
+    r"^(?:(?:and|ok|okay|so|then|can you|could you|please|kindly|pls)\W+){0,2}(?:"
     r"who (?:were|are|was|is) (?:they|those|them|these|that)(?: people)?|(?:their |the )?names(?: please| pls)?"
-    r"|(?:list|show|name|give me) (?:them|those|the names|their names|the people|who they (?:were|are))(?: please| pls)?"
+    r"|(?:list|show|name|give me|share|send|tell me)(?: me)? (?:them|those|the names|their names|the people"
+    r"|who they (?:were|are))(?: also| too| as well)?(?: please| pls)?"
     r"|what (?:are|were) (?:their|the) names|which (?:ones|people|employees|staff)(?: were they| are they)?"
     r"|who(?: exactly)?)\s*[?!.]*$", re.IGNORECASE)
 # A count's opening, and the people it counts: "how many people did we hire" -> "who did we hire".
@@ -386,8 +395,11 @@ def _the_ones(said: str, state: DialogueState, by_name: Mapping[str, Tool], now:
 NARROW = re.compile(
     r"^(?:(?:and|ok|okay|now|so|then|can you)\W+)?(?:"
     r"(?:(?:break|split|group)\s+(?:that|it|this|them)\s+(?:down\s+|up\s+)?by|(?:broken\s+down|split|grouped)\s+by|by|per)"
-    r"\s+(?P<by>[^?!.]{1,60}?)|(?:just\s+|only\s+|but\s+only\s+)?(?P<only>(?:for|in|at|from)\s+[^?!.]{1,60}?)"
-    r"|(?:just|only|but\s+only)\s+(?P<rows>[^?!.]{1,60}?))\s*[?!.]*$", re.IGNORECASE)
+    r"\s+(?P<by>[^?!.]{1,60}?)|(?:just\s+|only\s+|but\s+only\s+|how\s+many\s+of\s+(?:them|those)\s+(?:are|were|is|was)\s+"
+    r"|what\s+about\s+)?(?P<only>(?:for|in|at|from)\s+[^?!.]{1,60}?)"
+    r"|(?:just|only|but\s+only)\s+(?P<rows>[^?!.]{1,60}?)"
+    # Indian English's "-wise" is "by": "department-wise also", "and team-wise"
+    r"|(?P<wise>[a-z]{2,20})-?wise(?:\s+(?:also|too|please|pls))?)\s*[?!.]*$", re.IGNORECASE)
 # What "only ..." may open with to say which rows count ("only the unapproved ones", "only full-time staff");
 # anything else is a request of its own ("just do it").
 _ROWS_LEAD = frozenset("the those these ones people employees staff women men managers contractors full-time "
@@ -407,8 +419,8 @@ def _narrow(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: d
     if len(whole) != 1 or not isinstance(record.args.get(whole[0]), str):
         return None
     question = record.args[whole[0]].rstrip(" ?!.")
-    if m.group("by") is not None:
-        asked = f"{question}, broken down by {m.group('by').strip()}?"
+    if m.group("by") is not None or m.group("wise") is not None:
+        asked = f"{question}, broken down by {(m.group('by') or m.group('wise')).strip()}?"
     elif m.group("only") is not None:
         only = m.group("only").strip()
         swapped = _swapped(question, only)
@@ -452,7 +464,7 @@ def _swapped(question: str, fragment: str) -> str | None:
     value = new[1:] if prep else new
     if not value:
         return None
-    timed = any(w.casefold().strip(",") in TEMPORAL or w.casefold() in WEEKDAYS for w in value) or bool(_time_phrases(value))
+    timed = any(_a_time(w) or w.casefold() in WEEKDAYS for w in value) or bool(_time_phrases(value))
     words = question.rstrip(" ?!.").split()
     ends = [w.casefold().strip(",?") for w in value if w.casefold().strip(",?") in _SUPERLATIVES]
     at = next((k for k, w in enumerate(words) if w.casefold() in _SUPERLATIVES), None)
@@ -467,7 +479,7 @@ def _swapped(question: str, fragment: str) -> str | None:
         while j < len(words) and words[j].casefold() not in _OBJECT_ENDS:
             j += 1
         if j > i + 1:
-            spans.append((i + 1, j, any(x.casefold().strip(",") in TEMPORAL for x in words[i + 1 : j])))
+            spans.append((i + 1, j, any(_a_time(x) for x in words[i + 1 : j])))
     fitting = [sp for sp in spans if sp[2] == timed]
     if not prep and not timed and value[0][:1].isupper() and _named(words):
         fitting = _named(words)  # a name for a name: "what about Legal" after "... did Field Operations log in May"
@@ -480,8 +492,22 @@ def _swapped(question: str, fragment: str) -> str | None:
     if not fitting:
         return None
     a, b, _ = fitting[-1] if timed else fitting[0]
+    year = next((int(w) for w in words[a:b] if re.fullmatch(r"(?:19|20)\d\d", w.strip(",?"))), None)
+    if year is not None and _YEAR_BEFORE.fullmatch(" ".join(value).casefold()):
+        value = [str(year - 1)]  # "what about the year before" after "... in 2024": 2023
     tail = question.rstrip()[len(question.rstrip(" ?!.").rstrip()):]
     return " ".join([*words[:a], *value, *words[b:]]) + tail
+
+
+_YEAR_BEFORE = re.compile(r"(?:the )?(?:year before|previous year|prior year|year prior)")
+_YEAR_OR_QUARTER = re.compile(r"(?:19|20)\d\d|q[1-4]|h[12]|fy\d\d(?:\d\d)?")
+
+
+def _a_time(word: str) -> bool:
+    """A word that names a time: "may", "yesterday", and a year or a quarter ("in 2024", "in Q3")."""
+    bare = word.casefold().strip(",?!.")
+    # (and a period said of itself: "the year before", "the previous quarter")
+    return bare in TEMPORAL or bare in _PERIODS or _YEAR_OR_QUARTER.fullmatch(bare) is not None
 
 
 # The ends of a ranking: a follow-up naming one asks the same question for it.

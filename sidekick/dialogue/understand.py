@@ -377,7 +377,8 @@ def _about_last(text: str, planned: Plan, state: DialogueState, tools: Sequence[
     is planned among that agent's functions when planning it among all of them left a question open or
     found nothing. A plan that stands on its own is kept ("add eggs", then "what's on my calendar")."""
     words = _words(text)
-    if not words or len(words) > MAX_POINTING_WORDS or not set(words) & {"it", "that", "them", "those", "this"}:
+    # ("on there" points at the place as "on it" does: "what all's on there now")
+    if not words or len(words) > MAX_POINTING_WORDS or not set(words) & {"it", "that", "them", "those", "this", "there"}:
         return None
     if planned.steps and planned.pending is None and not planned.unmatched:
         return None
@@ -403,7 +404,7 @@ def _about_last(text: str, planned: Plan, state: DialogueState, tools: Sequence[
 
 def _named(text: str, agent: str) -> str:
     """`text` with its pronoun replaced by the agent's name: the place the user is talking about."""
-    return " ".join(agent.replace("-", " ") if w.casefold().strip("?!.,") in ("it", "that", "this") else w
+    return " ".join(agent.replace("-", " ") if w.casefold().strip("?!.,") in ("it", "that", "this", "there") else w
                     for w in text.split())
 
 

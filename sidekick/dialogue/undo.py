@@ -76,7 +76,9 @@ _REMORSE = (
     r"i made (?:an error|a mistake)|my error|nah|nope|hang on|hold on|kindly|please|ach|och|eh|meh|aw|welp|yikes|lol|"
     # that what was marked done is not: "I haven't actually", "is not finished", "not done yet"
     r"i (?:haven'?t|have not|didn'?t|did not)(?: (?:actually|really|done it|finished it|finished|done|yet|done that))?(?: yet)?|"
-    r"(?:it'?s |it is |is |that'?s )?not (?:done|finished|complete|completed|ready)(?: yet)?|not yet)"
+    r"(?:nope |no |nah )?(?:it'?s |it is |is |that'?s )?not (?:done|finished|complete|completed|ready)(?: yet| actually)?|not yet|"
+    # that it is still to do: "still need to do it", "I still have to do that"
+    r"(?:i |we )?(?:still )?(?:need|have|got) to do (?:it|that|them|this)(?: still)?)"
 )
 # ... said to someone ("my bad y'all") or with a word on how it happened ("oops my kid hit send").
 _TO_WHOM = r"(?:\s+(?:y'all|guys|mate|love|hon|pet))?"

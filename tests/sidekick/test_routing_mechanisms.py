@@ -16,6 +16,7 @@ import pytest
 from dreamer.sidekick.planner import OfflinePlanner, PlanContext, Tool
 from dreamer.sidekick.planner.language.antecedent import resolve_pronoun
 from dreamer.sidekick.planner.language.labels import labelled_entry
+from dreamer.sidekick.planner.language.remarks import REMARK_REPLY
 from dreamer.sidekick.planner.language.values import tidy_items, tidy_text, without_politeness, without_when
 
 
@@ -1402,3 +1403,30 @@ def test_side30_what_is_said_after_the_place_that_belongs_to_the_request_stays(t
     assert _plan(tools, context, "please delete from calendar the physio").steps[0].args == {"title": "physio"}
     # a tick between words is a word: bought
     assert _plan(tools, context, "ginger beer ✅ got it, cross it off").steps[0].args == {"items": ["ginger beer"]}
+
+
+@pytest.mark.parametrize(("text", "name", "args"), [
+    # "write" puts a thing on a list as "add" does; who it is for, after the verb
+    ("write tortilla wraps on the grocery list", "grocery.add_items", {"items": ["tortilla wraps"]}),
+    ("add for me coconut milk to the shopping list", "grocery.add_items", {"items": ["coconut milk"]}),
+    # a greeting first; "what have I" (Irish English); "what was on the list again" asks what is on it
+    ("hello, what have we on the grocery list", "grocery.list_items", {}),
+    ("remind me what was on my shopping list again", "grocery.list_items", {}),
+    # "how much people" is how many; "share" shows; a question word in place, then "again"
+    ("how much staff joined in march?", "sql-explorer.ask", {}),
+    ("the physio is when again?", "calendar.next_event", {"title": "physio"}),
+    # how long a thing keeps, said after it
+    ("put spinach on the list before it goes bad", "grocery.add_items", {"items": ["spinach"]}),
+])
+def test_side30_more_ways_of_saying_a_request(tools: list[Tool], context: PlanContext, text: str, name: str,
+                                             args: dict) -> None:
+    _routes_and_fills(tools, context, text, name, args)
+
+
+def test_side30_how_the_day_went_is_no_request(tools: list[Tool], context: PlanContext) -> None:
+    # a day of the past, after a verb of how it went, leaves it a story; a day to come, or a change, does not
+    assert _plan(tools, context, "the dinner with the in-laws went surprisingly well tonight").reply == REMARK_REPLY
+    assert _plan(tools, context, "the school play was moved to today").steps
+    assert [s.name for s in _plan(tools, context, "pop tarts and a stick of butter on the list").steps] == [
+        "grocery.add_items"]
+    assert _plan(tools, context, "add pop tarts to the list").steps[0].args == {"items": ["pop tarts"]}

@@ -636,3 +636,48 @@ def test_side29_cancel_it_beside_a_reason_after_a_look_up(tools: list[Tool]) -> 
     from dreamer.sidekick.memory.extract import read_memory_intent
 
     assert read_memory_intent("forget that last one") is None  # the last change, not a fact
+
+
+def test_side30_one_more_with_thanks_and_in_other_forms(tools: list[Tool]) -> None:
+    added = {"agent": "grocery", "function": "add_items", "args": {"items": ["pie"]}, "result": {"added": ["pie"]}}
+    state = after(tools, added)
+    for text, item in (("plus custard, cheers mate", "custard"), ("gravy too, good man", "gravy"),
+                       ("+ pretzels", "pretzels"), ("and mustard to", "mustard"), ("jam also yaar", "jam")):
+        assert steps(read(text, tools, state)) == [("grocery.add_items", {"items": [item]})], text
+
+
+def test_side30_undo_and_put_back_in_more_words(tools: list[Tool]) -> None:
+    from dreamer.sidekick.dialogue.undo import is_undo
+
+    for text in ("lol jk, undo", "delete what you just added", "oh no, kindly restore everything",
+                 "wait undo that, still need to do it"):
+        assert is_undo(text), text
+    finished = after(tools, {"agent": "notes", "function": "add_todo", "args": {"text": "renew the permit"},
+                             "result": {"added": True}},
+                     {"agent": "notes", "function": "finish_todo", "args": {"text": "renew the permit"},
+                      "result": {"finished": "renew the permit"}})
+    assert [s.name for s in read("nope not done actually, bring it back", tools, finished).plan.steps] == [  # type: ignore[union-attr]
+        "notes.add_todo"]
+
+
+def test_side30_corrections_after_a_cry_and_pointing_at_the_place(tools: list[Tool]) -> None:
+    state = after(tools, {"agent": "calendar", "function": "add_event",
+                          "args": {"title": "dentist", "start": "2025-03-14T10:00+01:00"},
+                          "result": {"added": True, "event": {"id": 7, "title": "dentist"}}})
+    assert [s.name for s in read("oops wrong time, make it 11am", tools, state).plan.steps] == [  # type: ignore[union-attr]
+        "calendar.move_event"]
+    added = after(tools, {"agent": "grocery", "function": "add_items", "args": {"items": ["figs"]}, "result": {"added": ["figs"]}})
+    assert steps(read("stupid autocorrect, I meant dates", tools, added)) == [
+        ("grocery.remove_items", {"items": ["figs"]}), ("grocery.add_items", {"items": ["dates"]})]
+    assert steps(read("so what all's on there now", tools, added)) == [("grocery.list_items", {})]
+
+
+def test_side30_hr_follow_ups_in_other_words(tools: list[Tool]) -> None:
+    asked = after(tools, {"agent": "sql-explorer", "function": "ask",
+                          "args": {"question": "how many people left in 2024?"}, "result": {"answer": "9"}})
+    assert steps(read("team-wise also", tools, asked)) == [
+        ("sql-explorer.ask", {"question": "how many people left in 2024, broken down by team?"})]
+    assert steps(read("how many of them were in Finance?", tools, asked)) == [
+        ("sql-explorer.ask", {"question": "how many people left in 2024, only in Finance?"})]
+    assert steps(read("pls send the names too", tools, asked)) == [
+        ("sql-explorer.ask", {"question": "who left in 2024?"})]

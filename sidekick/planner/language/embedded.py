@@ -56,7 +56,7 @@ def in_question_order(question: str) -> str:
 _IN_PLACE = (
     (re.compile(r"^(?P<x>[^?]{1,80}?) (?P<s>i|we|you) (?P<v>have|got|need|need to buy|need to do|must do|should cook)"
                 r" (?P<w>what|when|which)\s?\??$", re.IGNORECASE), "{w} do {s} {v} {x}?"),
-    (re.compile(r"^(?P<x>[^?]{1,80}?) (?P<v>is|are|was|will be) (?P<w>what|when|where|what time|which day)\s?\??$",
+    (re.compile(r"^(?P<x>[^?]{1,80}?) (?P<v>is|are|was|will be) (?P<w>what|when|where|what time|which day)(?: again)?\s?\??$",
                 re.IGNORECASE), "{w} {v} {x}?"),
     (re.compile(r"^(?P<x>[^?]{1,80}?) (?:got|have|has) what\s?\??$", re.IGNORECASE), "what's on {x}?"),
 )

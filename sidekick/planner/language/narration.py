@@ -45,7 +45,10 @@ def narrates(clause: str) -> bool:
 # How something was or is, not what was done: "that recipe was a huge hit", "we had tacos for dinner", "my
 # nan's recipe book is falling apart", "Gran's scone recipe never fails", "my husband reads the list like ...".
 _HOW_IT_WENT = frozenset({"was", "were", "had", "loved", "liked", "enjoyed", "hated",
-                          "is", "are", "never", "always", "reads", "fails", "fell", "looks", "seems", "love"})
+                          "is", "are", "never", "always", "reads", "fails", "fell", "looks", "seems", "love", "went"})
+# Said of the past, these make a day no thing to come: "the meeting with the client went really well today".
+_WENT = frozenset({"was", "were", "had", "went", "loved", "liked", "enjoyed", "hated"})
+_THIS_DAY = frozenset({"today", "tonight", "this morning", "this afternoon", "this evening"})
 # Words that make a story a request after all: something done or changed that a list or a calendar keeps
 # ("the dentist was cancelled", "we had to buy milk"), or what is to come ("was moved to tomorrow").
 _TO_DO = re.compile(
@@ -63,10 +66,14 @@ _TO_DO = re.compile(
 def tells_how_it_went(text: str) -> bool:
     """The message tells how something was ("that shakshuka recipe was a huge hit last night", "we had tacos
     for dinner, everyone was happy for once") and holds nothing done, changed or to come."""
-    if "?" in text or _TO_DO.search(text):
+    if "?" in text:
         return False
     first = re.split(r"[,;.!]", text, maxsplit=1)[0]
     words = re.findall(r"[a-z']+", first.casefold())
+    said = {m.group(0).casefold() for m in _TO_DO.finditer(text)}
+    # (who or what it is about may be said at more length here: "the meeting with the client went ...")
+    if said and not (said <= _THIS_DAY and _WENT & set(words[1:1 + MAX_SUBJECT_WORDS + 3])):
+        return False  # (only a day of the past said, after a verb of how it went, leaves it a story)
     # (whose it is opens it too: "Gran's scone recipe never fails")
     return bool(words) and (words[0] in _TELLER or words[0].endswith("'s")) and any(
-        w in _HOW_IT_WENT for w in words[1:1 + MAX_SUBJECT_WORDS + 1])
+        w in _HOW_IT_WENT for w in words[1:1 + MAX_SUBJECT_WORDS + 1]) or bool(said) and words[0] in _TELLER

@@ -152,6 +152,14 @@ _SOUNDS_LIKE_TO = re.compile(r"\b(?:two|too|2)(?= (?:my|the|our) (?:[\w-]+ )?(?:
 
 # "too" as dictation writes it, last in one more thing: "and yogurt to" is "and yogurt too".
 _MORE_TO = re.compile(r"^((?:and|also|plus|oh and|oh,? and) [^,.;!?]{1,60}?) to[.!]?$", re.IGNORECASE)
+_WISE = re.compile(r"\b(department|team|month|year|quarter|location|manager|gender|role|reason|site|city|country|grade"
+                   r"|level|age|status)-?wise\b", re.IGNORECASE)
+_WHAT_ALL = re.compile(r"\bwhat all(?=(?:'s| is| do| did| have| we| i| you)\b)", re.IGNORECASE)
+# (only before where: "what have I noted lately" asks what was noted)
+_HAVE_I = re.compile(r"\bwhat have (i|we)(?= (?:on|in|for|at|coming up|left on|planned for)\b)", re.IGNORECASE)
+_WAS_ON = re.compile(r"\bwhat (?:was|were) on(?= (?:the|my|our) (?:[\w-]+ )?(?:list|to-?do list|to-?dos)\b)", re.IGNORECASE)
+_HOW_MUCH_PEOPLE = re.compile(r"\bhow much(?= (?:people|employees|staff|workers|persons|hires|leavers|absences|sick days)\b)",
+                              re.IGNORECASE)
 # Pictures between words end what was said before them, as a full stop would: "12 hour shift done 😵 add energy
 # drinks to groceries" is two sentences.
 # (never a tick or a cross: "hot cheetos ✅ bought" says done, as a word would)
@@ -203,6 +211,11 @@ def as_written(text: str) -> str:
     written = _SOUNDS_LIKE_TO.sub("to", written)
     written = _EMOJI_BETWEEN.sub(". ", written)
     written = _MORE_TO.sub(r"\1 too", written)
+    # "what have I on the list" (Irish English) is "what do I have on the list"; "what was on the list again"
+    # asks what is on it now; "how much people" is "how many people"
+    written = _HAVE_I.sub(r"what do \1 have", _WAS_ON.sub(r"what's on", _HOW_MUCH_PEOPLE.sub(r"how many", written)))
+    written = _WHAT_ALL.sub("what", written)  # "what all's on there now" (US Southern): what is on it
+    written = _WISE.sub(r"by \1", written)  # "department-wise" (Indian English) is "by department"
     return written if any(c.isalnum() for c in written) else text
 
 

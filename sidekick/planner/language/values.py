@@ -214,6 +214,8 @@ _ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis|no more(?: a
                         # when and where it ran out, said after it: "rice yesterday", "toilet paper here", "Taytos
                         # left in the press", "the Goldfish crackers AGAIN"
                         r"|yesterday|last night|this morning|again|here|at home|at the moment|atm|anymore|any more|left"
+                        # that some is still had (Chinese English): "dumpling wrappers still have at home"
+                        r"|still have|still got"
                         r"|left (?:in|at) (?:the |my |our )?[\w'-]+"
                         r"|in the (?:press|presses|cupboard|cupboards|fridge|freezer|pantry|house|flat|apartment|dorm)"
                         r"|on it|onto it|to it"  # "put butter on it" once "it" was the list
@@ -229,6 +231,8 @@ _ITEM_TAIL = re.compile(r" (?:off|off of|down|finish|finished|habis|no more(?: a
 _ITEM_CLAUSE = re.compile(
     r",? (?:(?:but|before|after|when|because|cause|cos|coz|since|until|till|while|if|as|so|and) "
     r"(?:i|i'll|i'm|i've|i'd|we|we'll|we're|we've|you|you'll|y'all|ya|they|let's|lets)"
+    # how long it keeps, said after it: "the cabbage in the fridge before it goes off"
+    r"|,? before (?:it|they|that|those) (?:goes|go|going|gets|get|turns|turn|spoils|spoil|expires|expire)"
     # (without a joining word only where it says the thing is had: "tortillas I buy already"; "ag man, we need
     # boerewors" and "my daughter reminds me that we require prunes" name the thing after the pronoun)
     r"|(?:i|we|they) (?:already )?(?:buy|bought|got|have|had|grab|grabbed|picked up|will buy)(?: it| them)?(?: already)?$"
@@ -241,7 +245,9 @@ PUT_VERBS = frozenset({"chuck", "pop", "stick", "bung", "throw", "toss", "put", 
 _PUT_PARTICLES = frozenset({"on", "in", "down"})
 # Buying it, said before it: "i need buy rice" once "i need" went.
 _ITEM_HEAD = re.compile(
-    r"^(?:to )?(?:buy|purchase|pick up|grab|get some|get more|add|put) (?=\S)"
+    r"^(?:to )?(?:buy|purchase|pick up|grab|get some|get more|add|put|write|jot|jot down|write down) (?=\S)"
+    # who it is for, left after the verb went: "add for me fish sauce" read as "me fish sauce"
+    r"|^(?:for )?me (?=\S)"
     # what introduces one more, or corrects: "one more thing, eggs", "I said soy milk"
     r"|^(?:and )?one more thing,? |^(?:no,? )?i (?:said|meant|mean) (?=\S)"
     # that it is still to be bought, and no more wanted: "I must still buy quark", "is need to buy buckwheat",
@@ -333,7 +339,9 @@ _DANGLING = re.compile(r"^(?:we're|we are|were|i'm|im|i am)(?: (?:nearly|almost|
                        re.IGNORECASE)
 # A sound said before the things, never a thing: "ope, limes too", "um, eggs and milk".
 _INTERJECTION_ITEMS = frozenset({"ope", "oops", "whoops", "oh", "um", "uh", "erm", "hmm", "ok", "okay", "nvm", "lol", "ah",
-                                 "ooh", "aah", "yeah", "yep", "right", "so", "well", "only", "itself", "too", "also"})
+                                 "ooh", "aah", "yeah", "yep", "right", "so", "well", "only", "itself", "too", "also",
+                                 # a request's please, left as a piece once its verb went: "..., help me remove"
+                                 "help me", "help", "sorry", "please", "pls", "thanks", "thank you"})
 
 
 def tidy_items(items: list[Any]) -> list[Any]:
@@ -557,6 +565,10 @@ _POLITE_OPENING = re.compile(
     r"|be (?:so kind|good enough|kind enough)(?: as)? to|if you (?:could|would)"
     # a shrug or a joke taken back, said first: "ok whatever, add salsa", "lol jk, undo"
     r"|whatever(?=,)|(?:lol |haha )?(?:jk|j/k|just kidding|kidding)(?=,)"
+    # "help me" as a request's please (Chinese and Nigerian English): "help me remove", "help me to add ..."
+    r"|help me(?: to)?(?= (?:add|put|remove|delete|buy|check|find|book|set|write|note|save|take|cancel|move|clear)\b)"
+    # a greeting before the request: "hiya, what have I on the shopping list"
+    r"|(?:hi|hiya|heya|hello|howdy|g'day|morning|good morning|afternoon|good afternoon|evening|good evening)(?=,)"
     # thanks for the last answer, said before the next request: "shukran. what is in the list now?"
     r"|(?:thanks|thank you|ty|thx|cheers|shukran|merci|gracias|danke|grazie|obrigad[oa]|asante|arigato|dhanyavaad)(?=[.!])[.!]*"
     r")[, ]+(?=\S)"
