@@ -82,6 +82,8 @@ def test_suggest_tolerates_plurals_and_other_names_but_not_other_words(recipes: 
     prawns = [r["name"] for r in recipes.invoke("suggest", {"ingredient": "prawns"})["recipes"]]
     assert "Pad Thai" in prawns and "Gambas al Ajillo" in prawns
     assert recipes.invoke("suggest", {"ingredient": "unobtainium"})["count"] == 0
+    # no ingredient by that name, but a dish: ideas with "shakshuka" are Shakshuka
+    assert [r["name"] for r in recipes.invoke("suggest", {"ingredient": "shakshuka"})["recipes"]] == ["Shakshuka"]
 
 
 def test_suggest_by_cuisine_and_time(recipes: Worker) -> None:

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from dreamer.sdk import CallError, Context, InvalidArgument, NotAvailable, function
 
-from .catalog import RECIPES
+from .catalog import RECIPES, Recipe
 from .days import resolve_day, today_in, zone
 from .diet import DIETS, Restrictions, fits, recipe_for_diet, restrictions
 
@@ -173,14 +173,21 @@ def suggest(
         raise BadRequest(f"{ingredient!r} is not an ingredient name; try a word such as 'chicken'.")
 
     avoided = _diet(diet).avoided | _avoiding(avoid).avoided
-    found = [
-        recipe
-        for recipe in RECIPES
-        if (matched_cuisine is None or recipe.cuisine == matched_cuisine)
-        and (not avoided or fits(recipe, avoided))
-        and (max_minutes is None or recipe.minutes <= max_minutes)
-        and (not query or any(_contains(name, query) for name in recipe.ingredient_names))
-    ]
+    def fitting(by_name: bool) -> list[Recipe]:
+        return [
+            recipe
+            for recipe in RECIPES
+            if (matched_cuisine is None or recipe.cuisine == matched_cuisine)
+            and (not avoided or fits(recipe, avoided))
+            and (max_minutes is None or recipe.minutes <= max_minutes)
+            and (not query or (_contains(recipe.name, query) if by_name
+                               else any(_contains(name, query) for name in recipe.ingredient_names)))
+        ]
+
+    found = fitting(by_name=False)
+    if query and not found:
+        # No ingredient by that name, but a dish is: "bibimbap recipe" asked as ideas with bibimbap is that dish.
+        found = fitting(by_name=True)
     found.sort(key=lambda r: (r.minutes, r.name))
     ctx.log("suggested recipes", matches=len(found))
     return {

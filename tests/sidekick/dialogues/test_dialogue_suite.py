@@ -151,7 +151,9 @@ def test_field_dumps_and_exception_names_are_caught() -> None:
 # not here: the suite's time is over its bar, and the tuned splits and the blind ones guard the floors)
 @pytest.mark.parametrize("split", ["heldout", "heldout_2", "heldout_3", "heldout_d"])
 def test_split_meets_the_target(suite_kernel: KernelProc, split: str) -> None:
-    meets_the_floor(suite_kernel, split)
+    # heldout_3 (115 conversations, the longest of these) on one in two of each family's: every family runs,
+    # and `dialogue_suite.py heldout_3` scores them all; the floor guards a fall back either way.
+    meets_the_floor(suite_kernel, split, every=2 if split == "heldout_3" else 1)
 
 
 def meets_the_floor(kernel: KernelProc, split: str, every: int = 1) -> None:
