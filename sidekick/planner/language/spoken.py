@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from dreamer.sidekick.planner.language.lexicon import UNITS
+from dreamer.sidekick.planner.language.pictures import CROSSES, JOINERS, PICTURES, TICKS
 
 # Hesitations, whole words only: never part of an item, a title or a question.
 # Not "er": it is also the ER, an emergency room.
@@ -163,8 +164,7 @@ _HOW_MUCH_PEOPLE = re.compile(r"\bhow much(?= (?:people|employees|staff|workers|
 # Pictures between words end what was said before them, as a full stop would: "12 hour shift done 😵 add energy
 # drinks to groceries" is two sentences.
 # (never a tick or a cross: "hot cheetos ✅ bought" says done, as a word would)
-_EMOJI_BETWEEN = re.compile(r"(?<=\w)\s*(?![\u2705\u2714\u2611\u2713\u274c\u2716\U0001F44D])[\u2600-\u27bf\U0001F000-\U0001FAFF]"
-                            r"[\u2600-\u27bf\U0001F000-\U0001FAFF\ufe0f\u200d]*\s+(?=[A-Za-z])")
+_EMOJI_BETWEEN = re.compile(rf"(?<=\w)\s*(?![{TICKS}{CROSSES}])[{PICTURES}][{PICTURES}{JOINERS}]*\s+(?=[A-Za-z])")
 
 
 def as_written(text: str) -> str:

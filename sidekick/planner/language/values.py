@@ -18,6 +18,7 @@ from typing import Any
 
 from dreamer.sidekick.planner.language.dates import parse_moment, spoken_minutes
 from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS, SYNONYMS
+from dreamer.sidekick.planner.language.pictures import JOINERS, PICTURES, TICKS
 from dreamer.sidekick.planner.language.remarks import judging_words
 from dreamer.sidekick.planner.language.slots import QUANTITY, without_quotes
 
@@ -284,9 +285,9 @@ _COMMAND_ITEM = re.compile(
 
 
 # A tick after a thing, and what is said after it: "hot cheetos ✅ bought".
-_TICKED = re.compile(r"\s*[\u2705\u2714\u2611\u2713\u2714\ufe0f].*$")
+_TICKED = re.compile(rf"\s*[{TICKS}].*$")
 # Pictures said after a value: faces, hands, hearts (and their joiners and variation selectors).
-_EMOJI_TAIL = re.compile(r"[\s\u2600-\u27bf\U0001F000-\U0001FAFF\ufe0f\u200d]+$")
+_EMOJI_TAIL = re.compile(rf"[\s{PICTURES}{JOINERS}]+$")
 
 
 def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
@@ -522,6 +523,9 @@ def _take_duration(args: dict[str, Any], name: str, text: str) -> str:
 # "go ahead and add X" would otherwise read as a list ("go ahead", "add X").
 # One phrase at a time, in a loop: a repeated group of alternatives under `+` (the obvious
 # pattern) backtracks exponentially on a message made of them (tests/security/test_regex_backtracking.py).
+# Thanks in the writer's first language, said first or last ("shukran. what is ...", "..., merci").
+_THANKS_ABROAD = ("merci|gracias|obrigad[oa]|danke|grazie|arigato|asante|shukran|dhanyavaad|dziękuję|spasibo"
+                  "|kamsahamnida|cảm ơn")
 _POLITE_OPENING = re.compile(
     r"^(?:ok(?:ay)?|so|hey|please to|please|pls|just|go ahead and|i need you to|i want you to|i'd like you to"
     # back to the request after a story: "..., the car failed its WOF. anyway add ice cream"
@@ -570,7 +574,7 @@ _POLITE_OPENING = re.compile(
     # a greeting before the request: "hiya, what have I on the shopping list"
     r"|(?:hi|hiya|heya|hello|howdy|g'day|morning|good morning|afternoon|good afternoon|evening|good evening)(?=,)"
     # thanks for the last answer, said before the next request: "shukran. what is in the list now?"
-    r"|(?:thanks|thank you|ty|thx|cheers|shukran|merci|gracias|danke|grazie|obrigad[oa]|asante|arigato|dhanyavaad)(?=[.!])[.!]*"
+    rf"|(?:thanks|thank you|ty|thx|cheers|{_THANKS_ABROAD})(?=[.!])[.!]*"
     r")[, ]+(?=\S)"
     # asking for a recommendation as a question: "what's a good X" asks for "a good X"
     r"|^(?:what(?:'s| is| are|s)|do you (?:know|have)) (?=(?:a|an|any|some) (?:good|nice|great|decent|tasty|quick|easy"
@@ -582,8 +586,7 @@ _POLITE_CLOSING = re.compile(
     r"|thanks a lot|thanks so much|many thanks|much appreciated|if you please|if you would|if you could"
     r"|at your (?:earliest )?convenience|when you (?:can|get a chance)|no worries if not|porfa|por favor|mate"
     # thanks in more words and in the writer's first language: "..., thank you so much", "..., merci"
-    r"|thank you so much|ty so much|thanks a million|merci(?: beaucoup)?|gracias|obrigad[oa]|danke(?: sch[oö]n)?|grazie"
-    r"|arigato|asante(?: sana)?|shukran|dhanyavaad|dziękuję|spasibo|kamsahamnida|cảm ơn)$"
+    rf"|thank you so much|ty so much|thanks a million|merci beaucoup|danke sch[oö]n|asante sana|{_THANKS_ABROAD})$"
     # whom it is said to, after a comma or a thanks: "plus Nanaimo bars, thanks bud", "Kerrygold too, good man",
     # "coriander also yaar"
     r"|(?:,|,? (?:thanks|thank you|thx|ty|cheers|ta)) (?:bud|buddy|man|mate|pal|dude|bro|sis|fam|boss|chief|good man"
