@@ -285,7 +285,7 @@ _COMMAND_ITEM = re.compile(
 
 
 # A tick after a thing, and what is said after it: "hot cheetos ✅ bought".
-_TICKED = re.compile(rf"\s*[{TICKS}].*$")
+_TICKED = re.compile(rf"[{TICKS}].*$")  # (no leading \s*: a run of spaces would be scanned from each of its places)
 # Pictures said after a value: faces, hands, hearts (and their joiners and variation selectors).
 _EMOJI_TAIL = re.compile(rf"[\s{PICTURES}{JOINERS}]+$")
 
@@ -302,7 +302,7 @@ def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
         text = tail  # "put it on my calendar: lunch with Sam": what follows the colon is the value
     if item:
         text = _without_putting(text)
-        text = _TICKED.sub("", text) or text  # "ginger beer ✅ got it": the tick and what follows say it is done
+        text = _TICKED.sub("", text).rstrip() or text  # "ginger beer ✅ got it": the tick and what follows say it is done
     rules = (_HEAD, _CLAUSE_TAIL, _TAIL) + ((_ARTICLE,) if article else ()) + (
         (_ITEM_TAIL, _ITEM_HEAD, _SHOP, _ITEM_CLAUSE) if item else ())
     changed = True
