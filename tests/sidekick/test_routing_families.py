@@ -38,6 +38,7 @@ from routing_eval import (
     held_out_families_13,
     held_out_families_14,
     held_out_families_15,
+    held_out_families_16,
     held_out_families_s,
     load_families,
     run_families,
@@ -213,6 +214,19 @@ def test_the_fifteenth_held_out_batch_is_big_enough_and_apart() -> None:
     assert len(yaml.safe_load(FAMILIES_HELD_OUT_15.read_text())["families"]) >= 120
     assert 0.22 * len(held_15) <= sum(c.reply for c in held_15) <= 0.24 * len(held_15) and len(avoid) >= 10
     assert str(context.timezone) == "America/Chicago"
+
+
+def test_the_sixteenth_held_out_batch_is_big_enough_and_apart() -> None:
+    # Loaded only, never planned here: the sixteenth batch (branch heldout16) is score-only and has no floor;
+    # `routing_eval.py --families` prints its `held_out_16:` line.
+    import yaml
+    from routing_eval import FAMILIES_HELD_OUT_16
+
+    held_16, context, avoid = held_out_families_16()
+    assert len(held_16) >= 800 and len({c.text for c in held_16}) == len(held_16)
+    assert len(yaml.safe_load(FAMILIES_HELD_OUT_16.read_text())["families"]) >= 180
+    assert 0.22 * len(held_16) <= sum(c.reply for c in held_16) <= 0.24 * len(held_16) and len(avoid) >= 10
+    assert str(context.timezone) == "Australia/Perth"
 
 
 def test_a_day_passed_as_a_word_is_the_iso_day_it_names() -> None:
