@@ -36,6 +36,11 @@ extra=""
 [ "${1:-}" = "--test" ] && extra="[test]"
 echo "setup: 3/3 installing dreamer${extra:+ with its test tools} into .venv (pip, about a minute on a first run)"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extra}"
+# An editable install compiles nothing, and where PYTHONDONTWRITEBYTECODE is set (as on these machines)
+# every kernel, sandboxed worker and CLI process compiled dreamer's sources anew at each start: a quarter
+# of a kernel's start (docs/PERFORMANCE.md). Compiled once here, they are read; an edited file is still
+# compiled afresh, since Python checks each source's time and size against its .pyc.
+.venv/bin/python -m compileall -q -j 0 agents cli contracts gallery host kernel sdk sidekick web > /dev/null
 if [ -n "$extra" ]; then
   # The tests/llm_local lane's model. A failed build does not stop the setup: the lane
   # then skips and names the reason this leaves in .venv/local-model-unavailable.

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
+from xdist.remote import Producer
+from xdist.scheduler import LoadFileScheduling
 
 PG_ADMIN_URL = os.environ.get("DREAMER_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -22,8 +24,20 @@ PG_ADMIN_URL = os.environ.get("DREAMER_TEST_PG_URL", "postgresql://postgres@127.
 # `--dist loadfile` hands out modules in the order they were collected, so a long module collected late was
 # the run's tail on one worker while the others had finished. Whole modules move; each keeps its tests' order,
 # and the rest keep theirs (tests/security's aftermath check, moved after the attacks there, is not listed).
+# The security folder's shared kernels (tests/security/conftest.py: `world`, one kernel per sandbox backend
+# with its users and agents, and `accounts`) are session fixtures, so each worker that ran one of their modules
+# built its own: five sets of three worlds in one run, 100 s of setup each on a busy machine. The modules that
+# use them are one unit of work (`SharedWorldScheduling`), run by one worker on one set, which also lets the
+# aftermath check see every attack of the run, not only those its worker ran.
+SHARED_WORLD = "tests/security: the shared kernels"
+SHARED_WORLD_MODULES = frozenset(f"tests/security/test_{name}.py" for name in (
+    "forged_protocol", "reach", "resources", "grants", "gallery_provenance", "aftermath",  # world
+    "confirm_every_caller", "optional_scopes", "bundle_provenance",  # accounts
+))
+
 SLOW_FIRST = (
     "tests/llm_local/test_local_model.py",
+    SHARED_WORLD,
     "tests/sidekick/dialogues/test_dialogue_tuned.py",
     "tests/security/test_sidekick_stall.py",
     "tests/sidekick/dialogues/test_dialogue_suite.py",
@@ -39,6 +53,24 @@ SLOW_FIRST = (
 )
 
 
+def unit_of(module: str) -> str:
+    """The unit of work a module belongs to: itself, or the security folder's shared kernels."""
+    return SHARED_WORLD if module in SHARED_WORLD_MODULES else module
+
+
+class SharedWorldScheduling(LoadFileScheduling):
+    """`--dist loadfile`, with the modules of the security folder's shared kernels as one unit."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return unit_of(nodeid.split("::", 1)[0])
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadFileScheduling | None:
+    if config.getoption("dist") != "loadfile":
+        return None  # another --dist asked for on the command line keeps xdist's own scheduler
+    return SharedWorldScheduling(config, log)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     rank = {path: n for n, path in enumerate(SLOW_FIRST)}
@@ -46,7 +78,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     def first(item: pytest.Item) -> int:
         try:
-            return rank.get(Path(item.path).resolve().relative_to(root).as_posix(), len(SLOW_FIRST))
+            return rank.get(unit_of(Path(item.path).resolve().relative_to(root).as_posix()), len(SLOW_FIRST))
         except ValueError:
             return len(SLOW_FIRST)
 

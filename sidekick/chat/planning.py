@@ -164,9 +164,10 @@ def _warm_worker(kernel_pid: int) -> None:
         os.nice(10)
     except OSError:
         pass
-    from dreamer.sidekick.planner.language import embeddings
+    from dreamer.sidekick.planner.language import chunks, embeddings
 
     embeddings.available()
+    chunks.load()  # the lemma table too (a quarter of a second), not on the first message that needs it
     _WORKER_PLANNER = OfflinePlanner()
 
 

@@ -95,7 +95,7 @@ def start_server(folder: Path) -> LocalServer:
     """Start the server and wait until it answers a chat completion (the model is loaded)."""
     port = free_port()
     path = str(model_path())
-    common = {"model": path, "n_ctx": N_CTX, "n_threads": 2, "n_threads_batch": 2, "seed": SEED, "verbose": False}
+    common = {"model": path, "n_ctx": N_CTX, "n_threads": 1, "n_threads_batch": 1, "seed": SEED, "verbose": False}
     config = {
         "host": "127.0.0.1",
         "port": port,

@@ -18,6 +18,7 @@ from typing import Any
 
 from dreamer.sidekick.planner.language.dates import parse_moment, spoken_minutes
 from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS, SYNONYMS
+from dreamer.sidekick.planner.language.chunks import reads_as_clause, things_of
 from dreamer.sidekick.planner.language.pictures import JOINERS, PICTURES, TICKS
 from dreamer.sidekick.planner.language.remarks import judging_words
 from dreamer.sidekick.planner.language.slots import QUANTITY, without_quotes
@@ -287,7 +288,9 @@ _COMMAND_ITEM = re.compile(
 # A tick after a thing, and what is said after it: "hot cheetos ✅ bought".
 _TICKED = re.compile(rf"[{TICKS}].*$")  # (no leading \s*: a run of spaces would be scanned from each of its places)
 # Pictures said after a value: faces, hands, hearts (and their joiners and variation selectors).
-_EMOJI_TAIL = re.compile(rf"[\s{PICTURES}{JOINERS}]+$")
+# Only where a run of them starts (the lookbehind): tried from every position of a long run, `+$` alone
+# is quadratic ("   …x" took 0.4 s of CPU in the backtracking fuzz).
+_EMOJI_TAIL = re.compile(rf"(?<![\s{PICTURES}{JOINERS}])[\s{PICTURES}{JOINERS}]+$")
 
 
 def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
@@ -365,6 +368,16 @@ def tidy_items(items: list[Any]) -> list[Any]:
                 or judging_words(set(item.casefold().strip(" ,.!").split()) - {"so", "very", "really"})) and len(items) > 1:
             continue  # "we've run out of soda, add it" read as the items "soda" and "add it"
         tidy = tidy_text(item, article=True, item=True)
+        if len(items) == 1 and (reads_as_clause(item) or reads_as_clause(tidy)):
+            # the one thing, still a clause after the known wrappers went ("can we get pop tarts", "it lacks
+            # baguette at home"): the things it is about ("we're low on lettuce and tomatoes": both). (Among
+            # several, a clause is a story told beside the things, and goes: "the kids have a bake sale Friday")
+            things = [tidy_text(t, article=True, item=True) for t in things_of(item) or things_of(tidy)]
+            things = [t for t in things if _says_something(t)]
+            for thing in things[:-1]:
+                if thing.casefold() not in (o.casefold() for o in out if isinstance(o, str)):
+                    out.append(thing)
+            tidy = things[-1] if things else tidy
         if len(tidy.split()) > 1 and (cut := without_when(tidy)) != tidy and (
                 shorter := tidy_text(cut, article=True, item=True)) != cut:
             # "tomato sauce for the shops tomorrow arvo": when it is bought, said with where, is not what is
