@@ -21,8 +21,10 @@ from xdist.scheduler import LoadFileScheduling
 PG_ADMIN_URL = os.environ.get("DREAMER_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 # The longest modules first (their times in the clean-clone CI runs, docs/PERFORMANCE.md): pytest-xdist's
-# `--dist loadfile` hands out modules in the order they were collected, so a long module collected late was
-# the run's tail on one worker while the others had finished. Whole modules move; each keeps its tests' order,
+# `--dist loadfile` hands out modules in the order they were collected (with `--no-loadscope-reorder`, in
+# pyproject's addopts: by default it sorts them by how many tests each has, so the three-node cluster test, one
+# test of two minutes, went last), so a long module collected late was the run's tail on one worker while the
+# others had finished. Whole modules move; each keeps its tests' order,
 # and the rest keep theirs (tests/security's aftermath check, moved after the attacks there, is not listed).
 # The security folder's shared kernels (tests/security/conftest.py: `world`, one kernel per sandbox backend
 # with its users and agents, and `accounts`) are session fixtures, so each worker that ran one of their modules
@@ -36,17 +38,20 @@ SHARED_WORLD_MODULES = frozenset(f"tests/security/test_{name}.py" for name in (
 ))
 
 SLOW_FIRST = (
+    SHARED_WORLD,  # about 310 worker-seconds (the sixth session's runs)
+    "tests/web/test_web_product.py",
+    "tests/cluster/test_cluster.py",  # 67-116 s, one test: started last, it was the run's tail
+    "tests/agents/test_sql_explorer_eval.py",
     "tests/llm_local/test_local_model.py",
-    SHARED_WORLD,
     "tests/sidekick/dialogues/test_dialogue_tuned.py",
-    "tests/security/test_sidekick_stall.py",
-    "tests/sidekick/dialogues/test_dialogue_suite.py",
-    "tests/cluster/test_cluster.py",
     "tests/tools/test_tools_kernel.py",
-    "tests/e2e/test_gallery_e2e.py",
+    "tests/security/test_sidekick_stall.py",
     "tests/e2e/test_memory.py",
     "tests/e2e/test_faults.py",
-    "tests/web/test_web_product.py",
+    "tests/sidekick/dialogues/test_dialogue_suite.py",
+    "tests/e2e/test_gallery_e2e.py",
+    "tests/coder/test_coder_sandbox.py",
+    "tests/background/test_triggers.py",
     "tests/tools/test_builtin_tools.py",
     "tests/sidekick/test_routing_families.py",
     "tests/sidekick/test_planner_never_raises.py",
