@@ -200,6 +200,15 @@ _TAIL = re.compile(
     re.IGNORECASE,
 )
 # What to do with it, said after it as a clause of its own: "X, remove from todos", "X, kindly close that task".
+# Why the user asks, said of themselves after a comma, is no part of what they ask to keep: "Nonna's birthday
+# is on the 14th, I will forget it otherwise", "rent, I can't remember", "date night, I'm sick", "order new
+# contacts, it's been bugging me for weeks". (Only a clause of the speaker's memory, health or time: "the
+# meeting went well, I think we got it" says what happened, and stays.)
+_SPEAKER_ASIDE = re.compile(
+    r",\s(?:i|i'm|im|i'll|ill|i've|ive|i'd|it's been|its been|it keeps|it's|its)\b[^,]{0,50}?"
+    r"\b(?:forget|forgets|forgot|forgetting|remember|remembering|sick|ill|unwell|busy|swamped|tired|bugging|nagging"
+    r"|otherwise|lose it|losing it|read it later|need it later|on my mind|slipped my mind)\b[^,]{0,30}$",
+    re.IGNORECASE)
 _CLAUSE_TAIL = re.compile(
     r",\s?(?:please |kindly )?(?:remove|delete|strike|cross|tick|take|close|mark) (?:it |that |this )?(?:(?:off|from|out of) )?"
     r"(?:the |my )?(?:todos|to-dos|tasks|task|list|to-do list|todo list|to do list)$", re.IGNORECASE)
@@ -306,7 +315,7 @@ def tidy_text(value: str, *, article: bool = False, item: bool = False) -> str:
     if item:
         text = _without_putting(text)
         text = _TICKED.sub("", text).rstrip() or text  # "ginger beer ✅ got it": the tick and what follows say it is done
-    rules = (_HEAD, _CLAUSE_TAIL, _TAIL) + ((_ARTICLE,) if article else ()) + (
+    rules = (_HEAD, _CLAUSE_TAIL, _SPEAKER_ASIDE, _TAIL) + ((_ARTICLE,) if article else ()) + (
         (_ITEM_TAIL, _ITEM_HEAD, _SHOP, _ITEM_CLAUSE) if item else ())
     changed = True
     while changed:
