@@ -82,6 +82,10 @@ _STATE_AFTER = frozenset({"left", "gone", "finished", "done", "over", "missing",
 _CLOSED = _PUNCTUATION | SUBJECTS | AUXILIARIES | DETERMINERS | PREPOSITIONS | CONJUNCTIONS | INTERJECTIONS | ADVERBS | TIME_WORDS
 # The words that make a value read as a clause, not a thing.
 _CLAUSE_MARKS = SUBJECTS | AUXILIARIES | INTERJECTIONS
+# Unions read once per word below, made once here.
+_CLOSED_BUT_DETERMINERS = _CLOSED - DETERMINERS
+_BEFORE_A_VERB = NOMINATIVE | AUXILIARIES
+_NEW_SUBJECT = NOMINATIVE | SUBJECT_CONTRACTIONS
 # Words, and the punctuation that ends a phrase: "rent, I can't remember" is about rent.
 _WORD = re.compile(r"[\w'&-]+|[-–—,;:!?.]", re.UNICODE)
 _LEMMA_TABLE = "lemma_lu.csv.gz"
@@ -136,9 +140,9 @@ def _tags(words: list[str]) -> list[str]:
             tags.append("C")
         elif w in _TIME_NOUNS and not (tags and tags[-1] == "N"):
             tags.append("C")
-        elif w in _STATE_AFTER and tags and tags[-1] == "N" and (not after or after in _CLOSED - DETERMINERS):
+        elif w in _STATE_AFTER and tags and tags[-1] == "N" and (not after or after in _CLOSED_BUT_DETERMINERS):
             tags.append("C")  # "no bread left", "the milk is gone": the state, after the thing
-        elif (w.endswith("s") and tags and tags[-1] == "N" and (not after or after in _CLOSED - DETERMINERS)
+        elif (w.endswith("s") and tags and tags[-1] == "N" and (not after or after in _CLOSED_BUT_DETERMINERS)
               and w not in _STATE_AFTER):
             tags.append("N")  # the table knows some plurals only as verbs: "granola bars" ("mum wants milk" goes on)
         elif w in _verb_only() or (w in _can_be_verb() and (
@@ -150,7 +154,7 @@ def _tags(words: list[str]) -> list[str]:
             # a participle before a noun describes it: "shredded cheese", "need smoked salmon", "baking soda"
             # (not after its subject, nor "-ing" after a verb: "I keep forgetting paper plates")
             participle = (w.endswith(("ed", "en")) or (w.endswith("ing") and before not in _ING_TAKERS)) \
-                and before not in NOMINATIVE | AUXILIARIES
+                and before not in _BEFORE_A_VERB
             if participle and after and after not in _CLOSED:
                 tags.append("N")
             else:
@@ -167,10 +171,16 @@ def reads_as_clause(text: str) -> bool:
     return len(words) >= 2 and any(w.casefold() in _CLAUSE_MARKS for w in words)
 
 
-def _led_by_verb(words: list[str], tags: list[str], at: int) -> bool:
+def _before_phrase(words: list[str], at: int) -> int:
+    """Where the word before a phrase starting at `at` (and before its determiners) is; -1 when none."""
     n = at - 1
     while n >= 0 and words[n].casefold() in DETERMINERS:
         n -= 1
+    return n
+
+
+def _led_by_verb(words: list[str], tags: list[str], at: int) -> bool:
+    n = _before_phrase(words, at)
     return n >= 0 and (tags[n] == "V" or words[n].casefold() in _HAVING)
 
 
@@ -198,10 +208,7 @@ def things_of(text: str) -> list[str]:
         words[n].casefold() in _HAVING and n + 1 < len(tags) and (tags[n + 1] == "N" or words[n + 1].casefold()
                                                                    in DETERMINERS))), None)
     def led_by(p: tuple[int, int]) -> str:
-        """The word before the phrase and its determiners."""
-        n = p[0] - 1
-        while n >= 0 and words[n].casefold() in DETERMINERS:
-            n -= 1
+        n = _before_phrase(words, p[0])
         return words[n].casefold() if n >= 0 else ""
 
     # (never a phrase after a preposition, where a place or a time is: "at the supermarket now - what do I need")
@@ -231,7 +238,7 @@ def things_of(text: str) -> list[str]:
     first = chosen_at[0]
     # (a thing inside a clause that hangs off the main one is not what the main one is about)
     hangs = next((k for k in range(1, len(words) - 1) if words[k].casefold() in _SUBORDINATORS
-                  and words[k + 1].casefold() in NOMINATIVE | SUBJECT_CONTRACTIONS), None)
+                  and words[k + 1].casefold() in _NEW_SUBJECT), None)
     if hangs is not None and phrases[first][0] > hangs:
         return []
     chosen = [phrases[first]]
