@@ -4,9 +4,10 @@
     .venv/bin/python tests/sidekick/routing_eval.py --synthetic  # the same with ~50 more tools installed
     .venv/bin/python tests/sidekick/routing_eval.py --families   # routing_families*.yaml: tuned and held out
     (the third, fourth, fifth, sixth, seventh, eighth, ninth, tenth, eleventh, twelfth, thirteenth,
-    fourteenth, fifteenth and sixteenth held-out batches print only their `held_out_3` / `held_out_4` /
-    `held_out_5` / `held_out_6` / `held_out_7` / `held_out_8` / `held_out_9` / `held_out_10` / `held_out_11` /
-    `held_out_12` / `held_out_13` / `held_out_14` / `held_out_15` / `held_out_16` summary lines, never their failures)
+    fourteenth, fifteenth, sixteenth and seventeenth held-out batches print only their `held_out_3` /
+    `held_out_4` / `held_out_5` / `held_out_6` / `held_out_7` / `held_out_8` / `held_out_9` / `held_out_10` /
+    `held_out_11` / `held_out_12` / `held_out_13` / `held_out_14` / `held_out_15` / `held_out_16` /
+    `held_out_17` summary lines, never their failures)
     .venv/bin/python tests/sidekick/routing_eval.py --show held_out_5  # one released split's failures
     (held_out_4 and held_out_5 were released as tuning material -- held_out_5 on 2026-12-06, after
     its blind score, 82.3% on main 72407ab, was reported; held_out_6 likewise, after 73.6% on main
@@ -17,7 +18,7 @@
     and held_out_12 on 2026-12-07 (third session), after 83.1% on 327947e and 83.7% on 5a55b3e,
     and held_out_13 on 2026-12-07 (fourth session), after 69.3% on 327947e and 73.9% on 78ac4fc,
     and held_out_14 (fifth session), and held_out_15 on 2026-12-07 (sixth session), after 78.3% on abb5005
-    and 80.3% on b0ecca2; held_out_3, held_out_s and held_out_16 stay score-only and are refused)
+    and 80.3% on b0ecca2; held_out_3, held_out_s, held_out_16 and held_out_17 stay score-only and are refused)
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Case:
     steps: tuple[tuple[str, dict[str, Any]], ...] | None
     ask: str | None
     reply: bool
-    group: str  # dev | held_out | held_out_2 | held_out_3 | held_out_4 | ... | held_out_15 | held_out_16
+    group: str  # dev | held_out | held_out_2 | held_out_3 | held_out_4 | ... | held_out_16 | held_out_17
 
     @property
     def held_out(self) -> bool:
@@ -273,6 +274,12 @@ def held_out_16_line(report: Report) -> str:
             f"(no call {_share(report, lambda c: c.reply)}, others {_share(report, lambda c: not c.reply)})")
 
 
+def held_out_17_line(report: Report) -> str:
+    """The seventeenth held-out batch's summary: only the score, by kind, never its failures."""
+    return (f"held_out_17: {report.accuracy():.1%} of {report.count()} "
+            f"(no call {_share(report, lambda c: c.reply)}, others {_share(report, lambda c: not c.reply)})")
+
+
 def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
     picked = [fail for case, fail, _ in report.results if chosen(case)]
     return f"{sum(1 for f in picked if f is None)}/{len(picked)}"
@@ -294,7 +301,7 @@ def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
 # once the sixteenth (80.2% on b0ecca2) was written blind to take its place.
 SHOWABLE = ("dev", "held_out", "held_out_2", "held_out_4", "held_out_5", "held_out_6", "held_out_7", "held_out_8", "held_out_9",
             "held_out_10", "held_out_11", "held_out_12", "held_out_13", "held_out_14", "held_out_15")
-BLIND = ("held_out_3", "held_out_s", "held_out_16")
+BLIND = ("held_out_3", "held_out_s", "held_out_16", "held_out_17")
 
 
 def show(tools: Sequence[Tool], split: str) -> int:
@@ -362,6 +369,8 @@ def main() -> None:
         print(held_out_15_line(held_15))
         held_16 = run_families(tools, FAMILIES_HELD_OUT_16, "held_out_16")
         print(held_out_16_line(held_16))
+        held_17 = run_families(tools, FAMILIES_HELD_OUT_17, "held_out_17")
+        print(held_out_17_line(held_17))
         return
     if "--synthetic" in sys.argv:
         from synthetic import synthetic_tools
@@ -424,6 +433,9 @@ FAMILIES_HELD_OUT_15 = HERE / "routing_families_held_out_15.yaml"
 # The sixteenth held-out batch (branch heldout16, written blind by a helper session while others tuned, never run
 # while writing): scored, never read.
 FAMILIES_HELD_OUT_16 = HERE / "routing_families_held_out_16.yaml"
+# The seventeenth held-out batch (branch heldout17, written blind by a helper session while others tuned, never run
+# while writing): scored, never read.
+FAMILIES_HELD_OUT_17 = HERE / "routing_families_held_out_17.yaml"
 
 
 def _fill(value: Any, values: dict[str, str]) -> Any:
@@ -611,6 +623,15 @@ def held_out_families_16() -> Loaded:
         held_out_families_13, held_out_families_14, held_out_families_15))
 
 
+@functools.cache
+def held_out_families_17() -> Loaded:
+    """The seventeenth held-out batch, without any request the tuned or an earlier held-out file has."""
+    return load_families(FAMILIES_HELD_OUT_17, "held_out_17", _seen(
+        *_FIRST_FIVE, held_out_families_5, held_out_families_6, held_out_families_7, held_out_families_8,
+        held_out_families_9, held_out_families_10, held_out_families_11, held_out_families_12,
+        held_out_families_13, held_out_families_14, held_out_families_15, held_out_families_16))
+
+
 def run_families(tools: Sequence[Tool], path: Path, group: str) -> Report:
     """A Report over a families file; a `not:` case passes when that function is neither run nor offered."""
     if path == FAMILIES_HELD_OUT:
@@ -647,6 +668,8 @@ def run_families(tools: Sequence[Tool], path: Path, group: str) -> Report:
         cases, context, avoid = held_out_families_15()
     elif path == FAMILIES_HELD_OUT_16:
         cases, context, avoid = held_out_families_16()
+    elif path == FAMILIES_HELD_OUT_17:
+        cases, context, avoid = held_out_families_17()
     else:
         cases, context, avoid = load_families(path, group)
     planner = OfflinePlanner()

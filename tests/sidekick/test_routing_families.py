@@ -39,6 +39,7 @@ from routing_eval import (
     held_out_families_14,
     held_out_families_15,
     held_out_families_16,
+    held_out_families_17,
     held_out_families_s,
     load_families,
     run_families,
@@ -227,6 +228,19 @@ def test_the_sixteenth_held_out_batch_is_big_enough_and_apart() -> None:
     assert len(yaml.safe_load(FAMILIES_HELD_OUT_16.read_text())["families"]) >= 180
     assert 0.22 * len(held_16) <= sum(c.reply for c in held_16) <= 0.24 * len(held_16) and len(avoid) >= 10
     assert str(context.timezone) == "Australia/Perth"
+
+
+def test_the_seventeenth_held_out_batch_is_big_enough_and_apart() -> None:
+    # Loaded only, never planned here: the seventeenth batch (branch heldout17) is score-only and has no floor;
+    # `routing_eval.py --families` prints its `held_out_17:` line.
+    import yaml
+    from routing_eval import FAMILIES_HELD_OUT_17
+
+    held_17, context, avoid = held_out_families_17()
+    assert len(held_17) >= 950 and len({c.text for c in held_17}) == len(held_17)
+    assert len(yaml.safe_load(FAMILIES_HELD_OUT_17.read_text())["families"]) >= 180
+    assert 0.22 * len(held_17) <= sum(c.reply for c in held_17) <= 0.24 * len(held_17) and len(avoid) >= 10
+    assert str(context.timezone) == "Africa/Nairobi"
 
 
 def test_a_day_passed_as_a_word_is_the_iso_day_it_names() -> None:

@@ -2,9 +2,9 @@
 run against a real kernel with the starter agents through the chat API, checked for the calls
 made and for how the replies read.
 
-    .venv/bin/python tests/sidekick/dialogues/dialogue_suite.py [tuned|tuned_2|heldout|heldout_2|heldout_3|heldout_4|heldout_5|heldout_6|heldout_7|heldout_8|heldout_9|heldout_10|heldout_11|heldout_12|heldout_13|heldout_14|heldout_15|heldout_16|heldout_d|path.yaml] [-v]
+    .venv/bin/python tests/sidekick/dialogues/dialogue_suite.py [tuned|tuned_2|heldout|heldout_2|heldout_3|heldout_4|heldout_5|heldout_6|heldout_7|heldout_8|heldout_9|heldout_10|heldout_11|heldout_12|heldout_13|heldout_14|heldout_15|heldout_16|heldout_17|heldout_d|path.yaml] [-v]
 
-heldout_3 and heldout_16 (the third and sixteenth held-out batches; the fourteenth and fifteenth released on
+heldout_3, heldout_16 and heldout_17 (the third, sixteenth and seventeenth held-out batches; the fourteenth and fifteenth released on
 2026-12-07, the fifteenth after 176/237 on abb5005 and 180/237 on b0ecca2) and heldout_d
 (the families side16d2 set aside) print only their summary line, never their failures; heldout_4 was
 released for tuning once its score was reported, heldout_5 (the fifth batch) on 2026-12-06, after its
@@ -68,7 +68,7 @@ DUMP = [
 
 # Splits whose failures are never printed (heldout_5, heldout_6 and heldout_7 left this list on
 # 2026-12-06, released as tuning material once their scores, 96/124, 83/124 and 56/136, were reported).
-SCORED_ONLY = ("heldout_3", "heldout_16", "heldout_d")  # heldout_7 .. heldout_15 released after their blind scores
+SCORED_ONLY = ("heldout_3", "heldout_16", "heldout_17", "heldout_d")  # heldout_7 .. heldout_15 released after their blind scores
 
 
 @dataclass
@@ -240,7 +240,7 @@ if __name__ == "__main__":
         # A split's name, or the path of any YAML file of families (a scratch batch being written).
         path = Path(split) if split.endswith(".yaml") else HERE / f"{split}.yaml"
         passed, total, failures, times = run_suite(kernel, path)
-        # The third, fifteenth and sixteenth held-out batches and side16d2's held-out families: scored, never read.
+        # The third, sixteenth and seventeenth held-out batches and side16d2's held-out families: scored, never read.
         for f in failures if split not in SCORED_ONLY else []:
             print("FAIL", f)
         times.sort()

@@ -26,13 +26,15 @@ FLOOR = {"tuned": 0.98, "heldout": 0.98, "heldout_2": TARGET, "heldout_3": 0.83,
 # branch heldout9), heldout_10 (the tenth, branch heldout10), heldout_11 (the eleventh, branch heldout11),
 # heldout_12 (the twelfth, branch heldout12, released on 2026-12-07 after its blind scores), heldout_13 (the
 # thirteenth, branch heldout13, released on 2026-12-07 after its blind scores), heldout_14 (the fourteenth,
-# branch heldout14, score-only), heldout_15 (the fifteenth, branch heldout15, score-only) and heldout_16 (the
-# sixteenth, branch heldout16, score-only) have no floor: they are
+# branch heldout14, score-only), heldout_15 (the fifteenth, branch heldout15, score-only), heldout_16 (the
+# sixteenth, branch heldout16, score-only) and heldout_17 (the seventeenth, branch heldout17, score-only) have no
+# floor: they are
 # not among the splits run below, only loaded (their sizes are checked);
 # `dialogue_suite.py heldout_7` / `heldout_8` / `heldout_9` / `heldout_10` / `heldout_11` / `heldout_12` /
-# `heldout_13` / `heldout_14` / `heldout_15` / `heldout_16` print their scores.
+# `heldout_13` / `heldout_14` / `heldout_15` / `heldout_16` / `heldout_17` print their scores.
 SCORED_ONLY = ("heldout_3", "heldout_d", "heldout_7", "heldout_8", "heldout_9", "heldout_10",
-               "heldout_11", "heldout_12", "heldout_13", "heldout_14", "heldout_15", "heldout_16")  # failures not shown
+               "heldout_11", "heldout_12", "heldout_13", "heldout_14", "heldout_15", "heldout_16",
+               "heldout_17")  # failures not shown
 
 
 def test_the_suite_is_written_as_families_with_a_held_out_split() -> None:
@@ -137,6 +139,16 @@ def test_the_sixteenth_held_out_batch_is_big_enough() -> None:
     # Users of their own are one per conversation ("h16...{n}"); the main user's are grocery or read-only.
     own = [c.user for c in sixteenth if c.user != "main"]
     assert len(own) == len(set(own)) and all(u.startswith("h16") for u in own)
+
+
+def test_the_seventeenth_held_out_batch_is_big_enough() -> None:
+    # Loaded only, never run here: the seventeenth batch is score-only and has no floor.
+    seventeenth = load(HERE / "heldout_17.yaml")
+    assert len(seventeenth) >= 250 and len({c.family for c in seventeenth}) >= 65
+    assert all(1 <= len(c.turns) <= 4 for c in seventeenth)
+    # Users of their own are one per conversation ("h17...{n}"); the main user's are grocery or read-only.
+    own = [c.user for c in seventeenth if c.user != "main"]
+    assert len(own) == len(set(own)) and all(u.startswith("h17") for u in own)
 
 
 def test_the_side16d2_splits_are_families_with_a_quarter_held_out() -> None:
