@@ -15,6 +15,7 @@ from dreamer.contracts.reply_text import result_words
 from dreamer.sidekick.dialogue.answers import REQUEST_WORDS
 from dreamer.sidekick.dialogue.state import CallRecord, DialogueState, inverse_step
 from dreamer.sidekick.planner.base import Step, Tool, addressed
+from dreamer.sidekick.planner.language.chunks import NOMINATIVE, SUBJECT_CONTRACTIONS
 
 # Cries and sighs before an undo, in many Englishes: "oops", "bugger", "naw" (Scots), "ehn" (Nigerian).
 _CRY = (r"(?:oops|whoops|oh no|uh oh|sorry|wait|no|nah|naw|nope|hmm|ah|ach|och|eh|ehn|ay|meh|argh|hang on|hold on|ok|okay"
@@ -133,8 +134,22 @@ def _beside_regret(said: str, asking: re.Pattern[str], *, stories: bool = False,
     if len(pieces) < 2 or (most is not None and len(pieces) > most):
         return False
     asks = [bool(asking.match(p)) for p in pieces]
-    return any(asks) and all(a or REMORSE.match(p) or _REASON.match(p) or (stories and _story(p))
+    return any(asks) and all(a or REMORSE.match(p) or _REASON.match(p) or _says_why(p) or (stories and _story(p))
                              for a, p in zip(asks, pieces, strict=True))
+
+
+MAX_WHY_WORDS = 8
+# Words that make a clause opening with its subject ask something after all: "I need milk", "can you ...".
+_ASKS = frozenset({"you", "u", "please", "pls", "can", "could", "need", "needs", "want", "wants", "would", "add",
+                   "put", "show", "remind", "tell"})
+
+
+def _says_why(piece: str) -> bool:
+    """A short clause that opens with its subject and asks nothing: why the last call goes, in any words
+    ("they're still in the car", "I haven't shopped yet", "they didnae answer", "I got that wrong")."""
+    words = piece.casefold().replace("’", "'").split()
+    return (0 < len(words) <= MAX_WHY_WORDS and (words[0] in NOMINATIVE or words[0] in SUBJECT_CONTRACTIONS)
+            and words[0] not in ("you", "u", "ya", "ye") and not set(words) & _ASKS)
 
 
 def _without_whom(text: str) -> str:

@@ -112,8 +112,15 @@ _STATEMENTS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p)
     for p in (
         _BECAME + r"(?:\s+(?:now|strictly|mostly|fully|a|an))*\s+(?:" + _DIETS + r")(?:\s+now)?"
-        # since when, and where: "I am vegan since one month", "... in this house"
-        r"(?:\s+(?:since|for)(?:\s+[\w'-]+){1,4}|\s+(?:in\s+this\s+house|at\s+home|these\s+days))?",
+        # since when, and where: "I am vegan since one month", "... in this house", "... last month"
+        r"(?:\s+(?:since|for)(?:\s+[\w'-]+){1,4}|\s+(?:in\s+this\s+house|at\s+home|these\s+days)"
+        r"|\s+(?:last\s+(?:week|month|year|summer|winter|spring|autumn)|this\s+year|recently|a\s+(?:while|week|month|year)\s+ago))?",
+        # the household's: "my family is vegan now", "the kids are vegetarian", "we're a halal household"
+        r"(?:my|our|the)\s+(?:family|household|house|home|kids|children|whole\s+family)\s+(?:is|are)(?:\s+(?:now|all|strictly|mostly|fully))*"
+        r"\s+(?:" + _DIETS + r")(?:\s+now)?",
+        _BE + r"\s+an?\s+(?:" + _DIETS + r")\s+(?:household|family|house|home)",
+        # what is not eaten, said first: "no shellfish for me", "no pork for us please"
+        r"no\s+" + _OBJ + r"\s+for\s+(?:me|us)",
         _BE + r"\s+on\s+an?(?:\s+[\w-]+){0,3}\s+diet",
         _BE + r"(?:\s+(?:very|severely|mildly|slightly|a\s+bit|quite))?\s+(?:allergic|intolerant|sensitive)\s+(?:to|of)\s+" + _OBJ,
         _BE + r"\s+(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of\s+" + _OBJ,
@@ -173,7 +180,25 @@ def read_memory_intent(message: str, *, answering: bool = False) -> MemoryIntent
     head, sep, tail = low.rpartition(", no ")
     if sep and head and _is_statement(head) and re.fullmatch(r"[\w' -]{1,40}", tail):
         return Remember(_capitalised(said))  # "I'm vegetarian, no meat": the fact, and what it means said again
+    head, sep, tail = low.partition(", ")
+    if sep and head and _is_statement(head) and _aside(tail):
+        # "I'm gluten-free, doctor's orders", "I'm vegetarian, have been for years", "no shellfish for me, I
+        # react badly": the fact, then why or since when (never a request: "I'm vegan, plan dinner" asks)
+        return Remember(_capitalised(said))
     return None
+
+
+MAX_ASIDE_WORDS = 8
+
+
+def _aside(tail: str) -> bool:
+    """Words after a fact that say why or since when, and ask nothing: no command, no question, no time to come."""
+    words = re.findall(r"[\w']+", tail)
+    return 0 < len(words) <= MAX_ASIDE_WORDS and _plain(tail) and not (set(words) & _ASKING)
+
+
+# Words that make what follows a fact a request of its own ("I'm vegan, what can I make").
+_ASKING = frozenset("what which how when where who why any anything need want get give help".split())
 
 
 # "we eat vegan in this house", "I cook vegetarian": how one eats, where "cook" is no command.
@@ -244,7 +269,8 @@ def _capitalised(fact: str) -> str:
 # (Read on the fact with its spaces made single: no pattern here repeats a space.)
 _AVOIDED = re.compile(
     r"\b(?:(?:don't|do not|never|can't|cannot|no longer|won't|will not) (?:eat|drink|have|touch)"
-    r"|(?:allergic|intolerant|sensitive) (?:to|of)|avoid(?:s|ing)?|(?:eat|eats) no) (?P<what>[^.;!?]+)")
+    r"|(?:allergic|intolerant|sensitive) (?:to|of)|avoid(?:s|ing)?|(?:eat|eats) no) (?P<what>[^.;!?,]+)"
+    r"|^no (?P<first>[^.;!?,]+?) for (?:me|us)\b")
 _AVOIDED_TAIL = re.compile(
     r" (?:in (?:our|this|my|the) (?:house|home|family)|at home|any ?more|at all|these days)$")
 
@@ -254,7 +280,7 @@ def avoided_in(fact: str) -> str | None:
     m = _AVOIDED.search(" ".join(_fold(fact).split()))
     if m is None:
         return None
-    what = m["what"].strip(" ,")
+    what = (m["what"] or m["first"]).strip(" ,")
     while (tail := _AVOIDED_TAIL.search(what)) is not None:
         what = what[: tail.start()]
     return what or None

@@ -18,7 +18,8 @@
     and held_out_12 on 2026-12-07 (third session), after 83.1% on 327947e and 83.7% on 5a55b3e,
     and held_out_13 on 2026-12-07 (fourth session), after 69.3% on 327947e and 73.9% on 78ac4fc,
     and held_out_14 (fifth session), and held_out_15 on 2026-12-07 (sixth session), after 78.3% on abb5005
-    and 80.3% on b0ecca2; held_out_3, held_out_s, held_out_16 and held_out_17 stay score-only and are refused)
+    and 80.3% on b0ecca2, and held_out_16 on 2026-12-08 (seventh session), after 80.2% on b0ecca2 and 80.6% on
+    6d3a2a3; held_out_3, held_out_s and held_out_17 stay score-only and are refused)
 """
 
 from __future__ import annotations
@@ -299,9 +300,11 @@ def _share(report: Report, chosen: Callable[[Case], bool]) -> str:
 # once the fifteenth (78.3% on abb5005) was written blind to take its place.
 # The fifteenth was released on 2026-12-07 (sixth session), after 78.3% on abb5005 and 80.3% on b0ecca2,
 # once the sixteenth (80.2% on b0ecca2) was written blind to take its place.
+# The sixteenth was released on 2026-12-08 (seventh session), after 80.2% on b0ecca2 and 80.6% on 6d3a2a3,
+# once the seventeenth (79.7% on 6d3a2a3) was written blind to take its place.
 SHOWABLE = ("dev", "held_out", "held_out_2", "held_out_4", "held_out_5", "held_out_6", "held_out_7", "held_out_8", "held_out_9",
-            "held_out_10", "held_out_11", "held_out_12", "held_out_13", "held_out_14", "held_out_15")
-BLIND = ("held_out_3", "held_out_s", "held_out_16", "held_out_17")
+            "held_out_10", "held_out_11", "held_out_12", "held_out_13", "held_out_14", "held_out_15", "held_out_16")
+BLIND = ("held_out_3", "held_out_s", "held_out_17")
 
 
 def show(tools: Sequence[Tool], split: str) -> int:
@@ -315,7 +318,7 @@ def show(tools: Sequence[Tool], split: str) -> int:
             "held_out_9": FAMILIES_HELD_OUT_9, "held_out_10": FAMILIES_HELD_OUT_10,
             "held_out_11": FAMILIES_HELD_OUT_11, "held_out_12": FAMILIES_HELD_OUT_12,
             "held_out_13": FAMILIES_HELD_OUT_13, "held_out_14": FAMILIES_HELD_OUT_14,
-            "held_out_15": FAMILIES_HELD_OUT_15}[split]
+            "held_out_15": FAMILIES_HELD_OUT_15, "held_out_16": FAMILIES_HELD_OUT_16}[split]
     report = run_families(tools, path, split)
     for line in report.failures():
         print(line)

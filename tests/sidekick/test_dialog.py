@@ -72,7 +72,7 @@ def test_missing_value_is_read_by_its_type(ask: Ask) -> None:
     asked = ask("schedule a meeting")
     assert asked.pending is not None and asked.pending.kind == "missing"
     plan = ask("next tuesday at 4", pending=stored(asked.pending))
-    assert calls(plan) == [("calendar.add_event", {"title": "a meeting", "start": "2025-03-18T16:00+01:00"})]
+    assert calls(plan) == [("calendar.add_event", {"title": "meeting", "start": "2025-03-18T16:00+01:00"})]
     assert plan.pending is None
     # Something that is no time is not taken as one: it is planned as a new request instead.
     plan = ask("show my shopping list", pending=asked.pending)

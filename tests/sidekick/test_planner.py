@@ -127,7 +127,7 @@ def test_a_missing_required_value_is_asked_for(ask: Ask) -> None:
     plan = ask("schedule a meeting")
     assert plan.pending is not None and plan.pending.kind == "missing"
     assert plan.pending.missing == ("start",)
-    assert calls(plan) == [("calendar.add_event", {"title": "a meeting"})]
+    assert calls(plan) == [("calendar.add_event", {"title": "meeting"})]
     assert plan.pending.question == "Add an event to your calendar: when?"
 
 

@@ -92,26 +92,30 @@ _LEMMA_TABLE = "lemma_lu.csv.gz"
 
 
 @lru_cache(maxsize=1)
-def _verb_forms() -> tuple[frozenset[str], frozenset[str]]:
+def _verb_forms() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """The word forms the lemma table knows only as verbs or auxiliaries ("lacks", "forgetting", "bought"),
     and every form it knows as a verb. (Read from the table itself: LemmInflect's own lookup also loads its
     models for unknown words, 0.7 s more.)"""
     try:
         path = resources.files("lemminflect") / "resources" / _LEMMA_TABLE
         kinds: dict[str, set[str]] = {}
+        finite: set[str] = set()
         with gzip.open(path, "rt", encoding="utf-8") as table:  # type: ignore[call-overload]
             for line in table:
-                word, kind, _ = line.split(",", 2)
+                word, kind, lemmas = line.split(",", 2)
                 kinds.setdefault(word, set()).add(kind)
+                # a verb's past or its "-s" form (no lemma of its own is the word): "drank", "bakes", not "bake"
+                if kind == "verb" and word not in lemmas.rstrip("\n").split("/") and not word.endswith("ing"):
+                    finite.add(word)
     except (ModuleNotFoundError, OSError, ValueError):
-        return frozenset(), frozenset()
+        return frozenset(), frozenset(), frozenset()
 
     def plural_noun(word: str) -> bool:
         # The table misses some plurals as nouns ("bars" only as a verb): a noun's plural is a noun.
         return word.endswith("s") and any("noun" in kinds.get(word[:-k], ()) for k in (1, 2))
 
     only = frozenset(w for w, k in kinds.items() if k <= {"verb", "aux"} and not plural_noun(w))
-    return only, frozenset(w for w, k in kinds.items() if "verb" in k)
+    return only, frozenset(w for w, k in kinds.items() if "verb" in k), frozenset(finite)
 
 
 def load() -> None:
@@ -258,3 +262,127 @@ def thing_of(text: str) -> str | None:
     """The first of `things_of`, or None."""
     things = things_of(text)
     return things[0] if things else None
+
+
+# Where a thing goes, comes from or is for, said after it with its own determiner: "Gouda | on the boodschappen",
+# "rice | from the shop". A thing's own name may hold a preposition ("cream of tartar", "fish and chips",
+# "chicken on the bone"), almost never one followed by "the" or "my".
+_PLACING = frozenset({"on", "onto", "to", "in", "into", "from", "off", "at", "inside", "for"})
+_PLACE_DETERMINERS = frozenset({"the", "my", "our", "your", "ur", "this", "that", "these", "those", "his", "her",
+                                "their"})
+# Prepositions that never end a name (unlike the particles "in", "on", "up", "out": "check in", "log on").
+_NEVER_LAST = frozenset({"with", "of", "for", "to", "from", "at", "by", "about", "into", "onto", "via", "than",
+                         "during", "without", "until", "till", "like", "inside"})
+# A copula whose complement went with the place: "soccer practice was [moved to ...]".
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been"})
+# Where things are kept: a value of these words alone names no thing.
+_KEPT_IN = frozenset({"list", "lists", "groceries", "grocery", "shopping", "calendar", "diary", "agenda", "notes",
+                      "todo", "to-do", "todos", "to-dos", "tasks"})
+
+
+def placed_after(thing: str) -> str:
+    """`thing` without where it goes said after it ("Gouda on the boodschappen" -> "Gouda")."""
+    words = thing.split()
+    for n in range(1, len(words) - 1):
+        if words[n].casefold() in _PLACING and words[n + 1].casefold() in _PLACE_DETERMINERS:
+            return " ".join(words[:n])
+    return thing
+
+
+def without_dangling(value: str, *, copula: bool = False) -> str:
+    """`value` without a preposition left at its end once what followed it went ("beef with" -> "beef"), and
+    with `copula` a copula too ("soccer practice was"). (Among a list's things, "fridge is" is a story's
+    clause, read so by the whole message: it keeps its copula.)"""
+    words = value.split()
+    while len(words) > 1 and (words[-1].casefold() in _NEVER_LAST or (copula and words[-1].casefold() in _COPULAS)):
+        words = words[:-1]
+    return " ".join(words)
+
+
+def names_nothing(value: str) -> bool:
+    """`value` is only where things go or how they stand: prepositions, determiners, where things are kept
+    and words of state ("inside", "the list", "finished"). (Other small words, "ugh", "we", "so", are left
+    for the reading of the whole message, which takes them for a story's.)"""
+    words = [w.casefold() for w in _WORD.findall(value) if w not in _PUNCTUATION]
+    return bool(words) and all(w in PREPOSITIONS or w in DETERMINERS or w in _KEPT_IN or w in _STATE_AFTER
+                               for w in words)
+
+
+# A subject's verb that says how it was or what it did: "book club was fun", "the call went long".
+_FINITE = frozenset({"is", "are", "was", "were", "'s", "has", "had", "went", "got", "ran", "took", "felt", "looked",
+                     "seemed", "turned", "kept"})
+
+
+def subject_verb(clause: str) -> str | None:
+    """The verb after the noun phrase the clause opens with, when it opens so; its first word is then no
+    command even where a function's examples open with it ("book club was fun last night": "was", "plan b
+    worked", "call ran long"). Only up to the first mark: "note: the code is 12" opens with a label."""
+    if not clause.strip()[:1].isalpha():
+        return None  # ("/note locker code is 2819": a command's name)
+    words = []
+    for w in _WORD.findall(clause):
+        if w in _PUNCTUATION:
+            break
+        words.append(w)
+    tags = _tags(words)
+    n = 0
+    while n < len(words) and words[n].casefold() in DETERMINERS:
+        n += 1
+    start = n
+    while n < len(words) and tags[n] == "N":
+        n += 1
+    if n == start or n >= len(words):
+        return None
+    verb = words[n].casefold()
+    return verb if verb in _FINITE or (tags[n] == "V" and verb.endswith("ed")) else None
+
+
+# Verbs of needing and wanting: a statement with one asks for the thing.
+_NEEDING = frozenset({"need", "needs", "needed", "want", "wants", "wanted", "require", "requires", "like", "love",
+                      "gotta", "use", "must", "should", "lack", "lacks"})
+# Pasts not in -ed ("mum bought", "the kids ate").
+_PASTS = frozenset({"bought", "got", "had", "took", "ate", "drank", "gave", "brought", "found", "made", "left", "sold",
+                    "threw", "grabbed", "used", "finished"})
+# Verbs said after a subject that make a piece a statement of its own: "we have enough", "the wean's had them".
+_TOLD = _FINITE | frozenset({"have", "'ve", "do", "does", "did", "can", "will", "would", "could", "should", "must"})
+
+
+def tells(piece: str) -> bool:
+    """The piece opens as a statement, a subject and then its verb ("the twins drank the lot", "neighbour
+    gave me a bunch", "we finished it", "I found in cupboard"): beside the things of a list, it is why, never
+    a thing (a thing with a clause after it, "cookies we like", opens with the thing and stays)."""
+    if re.search(r"[.!?;]\s+\S", piece):
+        return False  # (a piece that runs into the next sentence holds more than a statement)
+    words = [w for w in _WORD.findall(piece) if w not in _PUNCTUATION]
+    if len(words) < 2 or any(w.casefold() in _NEEDING for w in words):
+        return False  # (a need said so is a request: "we need the tahini", "she needs gluten free bread")
+    tags = _tags(words)
+    low = [w.casefold() for w in words]
+    if low[0] in NOMINATIVE:
+        n = 1
+    else:
+        n = 0
+        while n < len(words) and low[n] in DETERMINERS:
+            n += 1
+        start = n
+        while n < len(words) and tags[n] == "N":
+            n += 1
+        if n == start:
+            return False
+        if n >= len(words):
+            # the subject's verb taken for a noun after it ("the children finished", "mum bought"): a past
+            n -= 1
+            return n > start and (low[n].endswith("ed") or low[n] in _PASTS) and low[n] not in _STATE_AFTER
+        if low[n - 1].endswith("ed") and n - 1 > start and (low[n - 1] not in _STATE_AFTER or low[n] in DETERMINERS):
+            return True  # "the children finished the carton", "the neighbours borrowed some"
+    if n >= len(words):
+        return False
+    if low[0] in NOMINATIVE:
+        return tags[n] == "V" or low[n] in _TOLD
+    # after a thing, a verb in its past or "-s" form ("the twins drank", "mum says"), not one that names a
+    # thing with the noun before it ("pasta bake", "cheese grater")
+    # (a copula and a state say how the thing itself stands: "bread are bought", "crackers done")
+    if low[n] in _COPULAS or low[n] == "'s" or (low[n] in _STATE_AFTER and not (
+            n + 1 < len(low) and low[n + 1] in DETERMINERS)):
+        return False  # (with an object it is what someone did: "the children finished the carton")
+    return low[n] in _TOLD or low[n] in _verb_forms()[2] or low[n].endswith("ed")

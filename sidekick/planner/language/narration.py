@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from dreamer.sidekick.planner.language.chunks import subject_verb
+
 # Past forms that do not end in -ed.
 _PAST_FORMS = frozenset({"got", "bought", "found", "took", "ate", "had", "did", "made", "brought", "gave", "left",
                          "forgot", "threw", "sold", "drank", "done", "was", "were", "went", "came", "lost", "broke",
@@ -74,6 +76,17 @@ def tells_how_it_went(text: str) -> bool:
     # (who or what it is about may be said at more length here: "the meeting with the client went ...")
     if said and not (said <= _THIS_DAY and _WENT & set(words[1:1 + MAX_SUBJECT_WORDS + 3])):
         return False  # (only a day of the past said, after a verb of how it went, leaves it a story)
-    # (whose it is opens it too: "Gran's scone recipe never fails")
-    return bool(words) and (words[0] in _TELLER or words[0].endswith("'s")) and any(
+    # (whose it is opens it too: "Gran's scone recipe never fails"; or any thing, then its verb in the past:
+    # "book club was fun last night")
+    return bool(words) and (words[0] in _TELLER or words[0].endswith("'s") or _told_of(first)) and any(
         w in _HOW_IT_WENT for w in words[1:1 + MAX_SUBJECT_WORDS + 1]) or bool(said) and words[0] in _TELLER
+
+
+def _told_of(clause: str) -> bool:
+    verb = subject_verb(clause)
+    return verb is not None and (verb in _WENT or verb.endswith("ed"))
+
+
+def asks_or_plans(text: str) -> bool:
+    """The text holds a word of something to do, to come, or asked of someone ("you", "please", "add", a day)."""
+    return _TO_DO.search(text) is not None

@@ -151,6 +151,13 @@ _SOUNDS_LIKE_TO = re.compile(r"\b(?:two|too|2)(?= (?:my|the|our) (?:[\w-]+ )?(?:
                              r"|tasks)\b)", re.IGNORECASE)
 
 
+# Whose and which list in other Englishes' words, before where things are kept: "ma to-do list", "me calendar",
+# "oor list" (Scots, Irish, Northern English "my" / "our"), "t'list" (Yorkshire's "the").
+_KEPT_IN = r"(?:(?!(?:my|the|our|your|me|ma)\b)[\w-]+ )?(?:list|calendar|diary|notes|to-?do list|to-?dos|tasks|shopping|groceries|messages)\b"
+_DIALECT_MY = re.compile(rf"\b(?:ma|mah|me|mi|ma'|oor|wor)(?= {_KEPT_IN})", re.IGNORECASE)
+_DIALECT_THE = re.compile(r"\bt'(?=(?:list|calendar|diary|shopping|messages)\b)", re.IGNORECASE)
+
+
 # "too" as dictation writes it, last in one more thing: "and yogurt to" is "and yogurt too".
 _MORE_TO = re.compile(r"^((?:and|also|plus|oh and|oh,? and) [^,.;!?]{1,60}?) to[.!]?$", re.IGNORECASE)
 _WISE = re.compile(r"\b(department|team|month|year|quarter|location|manager|gender|role|reason|site|city|country|grade"
@@ -208,7 +215,7 @@ def as_written(text: str) -> str:
     if not _BUYING.search(written):
         written = _KIND_OF_TEA.sub(r"\1 dinner", written)  # (bought, "japanese tea" is tea)
     written = _LIKE.sub(r"\1 ", _WHOLE_PLACE.sub(r"\1 ", _SPOKEN_MERIDIEM.sub(_clock, written)))
-    written = _SOUNDS_LIKE_TO.sub("to", written)
+    written = _SOUNDS_LIKE_TO.sub("to", _DIALECT_THE.sub("the ", _DIALECT_MY.sub("my", written)))
     written = _EMOJI_BETWEEN.sub(". ", written)
     written = _MORE_TO.sub(r"\1 too", written)
     # "what have I on the list" (Irish English) is "what do I have on the list"; "what was on the list again"

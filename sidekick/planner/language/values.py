@@ -18,7 +18,14 @@ from typing import Any
 
 from dreamer.sidekick.planner.language.dates import parse_moment, spoken_minutes
 from dreamer.sidekick.planner.language.lexicon import FILLERS, PRONOUNS, SYNONYMS
-from dreamer.sidekick.planner.language.chunks import reads_as_clause, things_of
+from dreamer.sidekick.planner.language.chunks import (
+    names_nothing,
+    placed_after,
+    reads_as_clause,
+    tells,
+    things_of,
+    without_dangling,
+)
 from dreamer.sidekick.planner.language.pictures import JOINERS, PICTURES, TICKS
 from dreamer.sidekick.planner.language.remarks import judging_words
 from dreamer.sidekick.planner.language.slots import QUANTITY, without_quotes
@@ -363,7 +370,12 @@ def tidy_items(items: list[Any]) -> list[Any]:
     dangling = False
     # texting's "n" between two things is "and": "doritos n dip" (never "&": "Marks & Spencer" is one name)
     items = [part for item in items for part in (item.split(" n ") if isinstance(item, str) else [item])]
-    for item in items:
+    # the statements said after the last thing ("add juice boxes, the twins drank the lot") are why; a statement
+    # among the things is left to the reading of the whole message
+    aside_from = len(items)
+    while aside_from > 1 and isinstance(items[aside_from - 1], str) and tells(items[aside_from - 1]):
+        aside_from -= 1
+    for n, item in enumerate(items):
         if not isinstance(item, str):
             out.append(item)
             continue
@@ -373,7 +385,7 @@ def tidy_items(items: list[Any]) -> list[Any]:
         if (_COMMAND_ITEM.match(item.strip()) or _COMMAND_ITEM.match(tidy_text(item))
                 or item.strip().casefold() in PUT_VERBS or _ONE_MORE.match(item.strip())
                 or _STATEMENT_ITEM.match(tidy_text(item, item=True))
-                or item.strip(" ,.!").casefold() in _INTERJECTION_ITEMS
+                or item.strip(" ,.!").casefold() in _INTERJECTION_ITEMS or (n >= aside_from and tells(item))
                 or judging_words(set(item.casefold().strip(" ,.!").split()) - {"so", "very", "really"})) and len(items) > 1:
             continue  # "we've run out of soda, add it" read as the items "soda" and "add it"
         tidy = tidy_text(item, article=True, item=True)
@@ -392,6 +404,11 @@ def tidy_items(items: list[Any]) -> list[Any]:
             # "tomato sauce for the shops tomorrow arvo": when it is bought, said with where, is not what is
             # bought (a day alone stays: "lunch with Sam friday" is no item, and the day says so)
             tidy = shorter
+        # where it goes, said after it with its own "the" ("Gouda on the boodschappen [list]"), and a
+        # preposition left at its end ("beef with") are no part of the thing
+        tidy = without_dangling(placed_after(tidy))
+        if names_nothing(tidy) and len(items) > 1:
+            continue  # "chilli sauce, inside [the list]", "oatcakes, [the messages] list": no thing at all
         if tidy and tidy.casefold() not in (o.casefold() for o in out if isinstance(o, str)):
             out.append(tidy)
     return out or ([] if dangling else items)
@@ -418,7 +435,7 @@ def tidy_args(args: Mapping[str, Any], kinds: Mapping[str, str], examples: Seque
         elif kind == "text" and isinstance(value, str):
             refers = _refers(name, examples)
             article = refers and not _introduced(name, fitted)
-            out[name] = tidy_text(value, article=article)
+            out[name] = without_dangling(tidy_text(value, article=article), copula=True)
             if writes and name == "title" and not refers:
                 out[name] = _NEW_NAME.sub("", out[name], count=1) or out[name]
             # (a value read to find things takes no day when the function has none: "what could I do with
@@ -434,7 +451,9 @@ def tidy_args(args: Mapping[str, Any], kinds: Mapping[str, str], examples: Seque
 
 _SPAN_OF_TIME = re.compile(r"\b(?:mins?|minutes?|hours?|hrs?|seconds?|secs?)\b", re.IGNORECASE)
 # The speaker's own word before a new thing's name ("my hair appointment"); "The Lion King" keeps its capital "The".
-_NEW_NAME = re.compile(r"^(?:[Mm]y|[Oo]ur|the) (?=\S)")
+# (and its article: "got a yoga class Friday 6pm" makes "yoga class"; "A Quiet Place" keeps its capital "A")
+# ("a lot", "a couple" say how much, not which: they stay)
+_NEW_NAME = re.compile(r"^(?:[Mm]y|[Oo]ur|the|a|an) (?!(?:lot|bit|few|couple|little|number|ton|load)\b)(?=\S)")
 
 
 def _refers(name: str, examples: Sequence[str]) -> bool:

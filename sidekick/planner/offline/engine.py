@@ -46,7 +46,8 @@ from dreamer.sidekick.planner.language.passive import as_command
 from dreamer.sidekick.planner.language.commands import as_sentence
 from dreamer.sidekick.planner.language.spoken import as_written
 from dreamer.sidekick.planner.language.membership import membership_question
-from dreamer.sidekick.planner.language.narration import narrates, tells_how_it_went
+from dreamer.sidekick.planner.language.chunks import subject_verb, things_of
+from dreamer.sidekick.planner.language.narration import asks_or_plans, narrates, tells_how_it_went
 from dreamer.sidekick.planner.language.remarks import JUDGING, REMARK_REPLY, a_saying, judging_words, lacked_no_things
 from dreamer.sidekick.planner.language.lexicon import GENERIC_WORDS, QUESTION_WORDS, VERB_HEADS
 from dreamer.sidekick.planner.language.pasted import on_one_line
@@ -179,6 +180,9 @@ class OfflinePlanner:
         plan = self._plan_message(as_written(on_one_line(text)), tools, context)
         if context.pending is None and _a_remark(text, plan, tools):
             return Plan(reply=REMARK_REPLY)  # "the meeting ran way over today, so annoying"
+        if context.pending is None and not plan.steps and plan.pending is None and (
+                plan.unmatched or plan.reply == OUT_OF_SCOPE) and _a_story(_CLAUSES.split(text)):
+            return Plan(reply=REMARK_REPLY)  # "we got back late last night": heard, not a list of functions
         return plan
 
     def _plan_message(self, text: str, tools: Sequence[Tool], context: PlanContext) -> Plan:
@@ -942,6 +946,8 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
             return False  # a thing and where it goes, said last: "..., ugh. Anyway, sprinkles on the list please."
             # (not in a story: "I forgot the milk even though it was on the list")
         # (a word or two of feeling may open the command: "ugh add clean my room to my todos")
+        if subject_verb(clause) is not None:
+            continue  # (a thing and its verb: "book club was fun last night" names no booking)
         for word in clause.split()[:MAX_LEAD_WORDS + 1]:
             first = word.strip(",.!").casefold()
             # (a word the same as an opener counts: "nuke the grocery list lol" is "clear ...")
@@ -956,11 +962,20 @@ def _a_remark(text: str, plan: Plan, tools: Sequence[Tool]) -> bool:
         return True  # "I'm all out of ideas for the party" read as ideas to buy: out of what no shop sells
     if _NEEDING.search(text):
         return False  # "we're out of milk again, so annoying": a need, said with feeling
+    if _a_story(clauses):
+        return True  # a story that names no thing done or had: "I just got home from work", "we got back late"
     said = judging_words({w.strip(",.!").casefold() for w in text.split()})
     if len(clauses) > 1 and _interjection(clauses[-1]) and _EXCLAMATION.fullmatch(clauses[-1].strip(" .!").casefold()):
         return True  # "finished the book, what a ride": an exclamation last says how it felt
     # (or a story of how something went, with nothing in it to do: "we had tacos for dinner, everyone was happy")
     return bool(judging_words({w for step in plan.steps for w in _value_words(step)}) or said) or tells_how_it_went(text)
+
+
+def _a_story(clauses: Sequence[str]) -> bool:
+    """The clauses tell what happened to the speaker and name no thing done or had, and ask nothing ("I just
+    got home from work", "we got back late last night, so tired")."""
+    return any(narrates(c) for c in clauses) and not asks_or_plans(" ".join(clauses)) and all(
+        (narrates(c) and not things_of(c)) or _interjection(c) for c in clauses)
 
 
 def _first_of_one_readers(index: Index, options: list[Match]) -> list[Match]:

@@ -4,8 +4,9 @@ made and for how the replies read.
 
     .venv/bin/python tests/sidekick/dialogues/dialogue_suite.py [tuned|tuned_2|heldout|heldout_2|heldout_3|heldout_4|heldout_5|heldout_6|heldout_7|heldout_8|heldout_9|heldout_10|heldout_11|heldout_12|heldout_13|heldout_14|heldout_15|heldout_16|heldout_17|heldout_d|path.yaml] [-v]
 
-heldout_3, heldout_16 and heldout_17 (the third, sixteenth and seventeenth held-out batches; the fourteenth and fifteenth released on
-2026-12-07, the fifteenth after 176/237 on abb5005 and 180/237 on b0ecca2) and heldout_d
+heldout_3 and heldout_17 (the third and seventeenth held-out batches; the fourteenth and fifteenth released on
+2026-12-07, the fifteenth after 176/237 on abb5005 and 180/237 on b0ecca2; the sixteenth on 2026-12-08 after 214/265
+on b0ecca2 and on 6d3a2a3) and heldout_d
 (the families side16d2 set aside) print only their summary line, never their failures; heldout_4 was
 released for tuning once its score was reported, heldout_5 (the fifth batch) on 2026-12-06, after its
 blind score (96/124 on main 72407ab) was reported, and heldout_6 on 2026-12-06 too, after its
@@ -68,7 +69,7 @@ DUMP = [
 
 # Splits whose failures are never printed (heldout_5, heldout_6 and heldout_7 left this list on
 # 2026-12-06, released as tuning material once their scores, 96/124, 83/124 and 56/136, were reported).
-SCORED_ONLY = ("heldout_3", "heldout_16", "heldout_17", "heldout_d")  # heldout_7 .. heldout_15 released after their blind scores
+SCORED_ONLY = ("heldout_3", "heldout_17", "heldout_d")  # heldout_7 .. heldout_16 released after their blind scores
 
 
 @dataclass
