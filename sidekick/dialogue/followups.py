@@ -601,11 +601,14 @@ def _replace(said: str, state: DialogueState, by_name: Mapping[str, Tool], now: 
             new = value if isinstance(value, list) else [value]
             steps.append(Step(record.agent, record.function, {**record.args, param: new}))
         else:
-            mover = _editor(record, tool, inverse, param, by_name) if typed else None
-            if mover is not None and inverse is not None:
+            # (what the call was about, named even where it changed nothing: "put the haircut on at 2" found
+            # it already there, and "make that 3:30" moves that one)
+            named = inverse if inverse is not None else inverse_step(record, changed_only=False)
+            mover = _editor(record, tool, named, param, by_name) if typed else None
+            if mover is not None and named is not None:
                 # "actually make it 6pm" after adding an event: moved where it is (move_event with its
                 # id), not taken off and made again.
-                return FollowUp((Step(mover.agent, mover.function, {**inverse.args, param: value}),), "replace")
+                return FollowUp((Step(mover.agent, mover.function, {**named.args, param: value}),), "replace")
             if inverse is not None:
                 steps.append(inverse)
             steps.append(Step(record.agent, record.function, {**record.args, param: value}))

@@ -196,13 +196,16 @@ def empty_state() -> DialogueState:
 __all__ = ["CallRecord", "DialogueState", "Shown", "empty_state", "entities", "label", "load_state"]
 
 
-def inverse_step(record: CallRecord) -> Step | None:
-    """The call that reverses `record`, or None when it cannot be reversed or changed nothing."""
+def inverse_step(record: CallRecord, *, changed_only: bool = True) -> Step | None:
+    """The call that reverses `record`, or None when it cannot be reversed or changed nothing.
+
+    changed_only=False: the inverse's arguments even where the call changed nothing ("already there"): what
+    names the thing it was about (an event's id), for changing that thing in place ("change it to 4pm")."""
     undo = record.undo
     if not isinstance(undo, Mapping) or not isinstance(undo.get("function"), str):
         return None
     when = undo.get("when")
-    if isinstance(when, str) and is_empty(resolve_ref(when, record.args, record.result)):
+    if changed_only and isinstance(when, str) and is_empty(resolve_ref(when, record.args, record.result)):
         return None
     refs = undo.get("args")
     if not isinstance(refs, Mapping):
