@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -19,6 +20,17 @@ from pathlib import Path
 import httpx
 
 DREAMER = str(Path(sys.executable).with_name("dreamer"))
+
+# Every httpx.Client makes a TLS context of its own and loads the system's certificates into it: 40 ms of
+# CPU on these machines, for kernels that answer plain HTTP. A wait polling /healthz every 0.1 s with
+# `httpx.get` (a client per request) spent a third of a core on it for as long as a kernel took to start,
+# and every `KernelProc.client()` paid it again. One context per test process, made once, serves them all.
+TLS = ssl.create_default_context()
+
+
+def http_client(**options: object) -> httpx.Client:
+    """An httpx.Client on the process's one TLS context (tests/e2e/kernelproc.py: TLS)."""
+    return httpx.Client(verify=TLS, **options)  # type: ignore[arg-type]
 
 
 def free_port() -> int:
@@ -43,9 +55,7 @@ class KernelProc:
         return json.loads((self.home / "credentials").read_text())["token"]
 
     def client(self, token: str | None = None) -> httpx.Client:
-        return httpx.Client(
-            base_url=self.url, headers={"Authorization": f"Bearer {token or self.token}"}, timeout=60
-        )
+        return http_client(base_url=self.url, headers={"Authorization": f"Bearer {token or self.token}"}, timeout=60)
 
     def cli(self, *args: str, token: str | None = None, input: str | None = None,
             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -112,6 +122,15 @@ def _start_once(
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     kernel = KernelProc(home, port, process, env)
+    with http_client(timeout=1) as probe:
+        if _wait_until_up(kernel, probe, wait_s, log_path, log_start):
+            return kernel
+        return None
+
+
+def _wait_until_up(kernel: KernelProc, probe: httpx.Client, wait_s: float, log_path: Path, log_start: int) -> bool:
+    """True once the kernel answers as ours, False when it lost its port to another process."""
+    process = kernel.process
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -119,11 +138,11 @@ def _start_once(
                 f.seek(log_start)
                 said = f.read().decode(errors="replace")
             if "address already in use" in said:
-                return None
+                return False
             raise RuntimeError("kernel exited at start:\n" + said[-3000:])
         try:
-            if httpx.get(f"{kernel.url}/healthz", timeout=1).status_code == 200 and _answers_as_ours(kernel):
-                return kernel
+            if probe.get(f"{kernel.url}/healthz").status_code == 200 and _answers_as_ours(kernel, probe):
+                return True
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
@@ -131,7 +150,7 @@ def _start_once(
     raise RuntimeError(f"kernel did not answer /healthz within {wait_s:g} s")
 
 
-def _answers_as_ours(kernel: KernelProc) -> bool:
+def _answers_as_ours(kernel: KernelProc, probe: httpx.Client) -> bool:
     """False when another process answers on our port: it refuses the token our kernel wrote.
 
     Every kernel writes (or keeps) its credentials during start-up, before uvicorn binds its
@@ -143,7 +162,7 @@ def _answers_as_ours(kernel: KernelProc) -> bool:
         token = kernel.token
     except (OSError, ValueError, KeyError):
         return False
-    return httpx.get(f"{kernel.url}/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=5).status_code != 401
+    return probe.get(f"{kernel.url}/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=5).status_code != 401
 
 
 def write_bundle(root: Path, name: str, code: str, *, required: list[str] | None = None,
@@ -179,18 +198,19 @@ def start_gallery(root: Path, wait_s: float = 30) -> tuple[subprocess.Popen[byte
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     deadline = time.monotonic() + wait_s
-    while True:
-        if gallery.poll() is not None:
-            raise RuntimeError("the gallery exited at start:\n" + (root / "gallery.log").read_text()[-3000:])
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return gallery, url
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            gallery.terminate()
-            raise RuntimeError(f"the gallery did not answer /healthz within {wait_s:g} s")
-        time.sleep(0.1)
+    with http_client(timeout=1) as probe:
+        while True:
+            if gallery.poll() is not None:
+                raise RuntimeError("the gallery exited at start:\n" + (root / "gallery.log").read_text()[-3000:])
+            try:
+                if probe.get(url + "/healthz").status_code == 200:
+                    return gallery, url
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                gallery.terminate()
+                raise RuntimeError(f"the gallery did not answer /healthz within {wait_s:g} s")
+            time.sleep(0.1)
 
 
 @contextmanager
