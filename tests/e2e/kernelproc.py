@@ -107,7 +107,11 @@ def _start_once(
     """The started kernel, or None when it lost its port to another process."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")
-    } | {"DREAMER_HOME": str(home), "DREAMER_URL": f"http://127.0.0.1:{port}", "DREAMER_LOG_LEVEL": "warning"}
+    } | {"DREAMER_HOME": str(home), "DREAMER_URL": f"http://127.0.0.1:{port}", "DREAMER_LOG_LEVEL": "warning",
+         # Sidekick's planning process starts with a test kernel's first message, not with the kernel: most
+         # never chat, and the warm-up was a sixth of a kernel's start (docs/PERFORMANCE.md, seventh session).
+         # tests/e2e/test_planner_processes.py starts kernels both ways; a module may ask for "1".
+         "DREAMER_SIDEKICK_WARM": "0"}
     # A test run may choose the sandbox of every kernel that does not choose its own
     # (DREAMER_TEST_SANDBOX=forkserver runs the suites on the fork server backend).
     if os.environ.get("DREAMER_TEST_SANDBOX"):
