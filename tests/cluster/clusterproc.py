@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from kernelproc import http_client  # one TLS context per process: a client of its own costs 40 ms of CPU
+from kernelproc import http_client, run_cli  # one TLS context per process: a client of its own costs 40 ms of CPU
 
 DREAMER = str(Path(sys.executable).with_name("dreamer"))
 PG_ADMIN_URL = os.environ.get("DREAMER_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
@@ -129,7 +129,7 @@ class Cluster:
 
     def cli(self, *args: str, token: str | None = None, url: str | None = None) -> subprocess.CompletedProcess[str]:
         env = dict(self.env) | {"DREAMER_URL": url or self.url, "DREAMER_TOKEN": token or self.admin_token, "COLUMNS": "200"}
-        return subprocess.run([DREAMER, *args], env=env, capture_output=True, text=True, timeout=180)
+        return run_cli(list(args), env, timeout=180)  # forked from the test process's CLI server (kernelproc.run_cli)
 
     def cli_json(self, *args: str, token: str | None = None, url: str | None = None) -> object:
         done = self.cli(*args, "--json", token=token, url=url)

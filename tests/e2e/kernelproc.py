@@ -4,13 +4,17 @@ A module of its own (not conftest) so tests and bench/ can import it by a unique
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,6 +35,73 @@ TLS = ssl.create_default_context()
 def http_client(**options: object) -> httpx.Client:
     """An httpx.Client on the process's one TLS context (tests/e2e/kernelproc.py: TLS)."""
     return httpx.Client(verify=TLS, **options)  # type: ignore[arg-type]
+
+
+def run_cli(args: list[str], env: dict[str, str], input: str | None = None, timeout: float = 120,
+            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`dreamer ARGS` as subprocess.run(..., capture_output=True, text=True) would run it, forked from this test
+    process's CLI fork server (cli_forkserver.py: the CLI's imports were most of each call's CPU);
+    DREAMER_TEST_CLI=subprocess starts the `dreamer` script each time instead."""
+    if os.environ.get("DREAMER_TEST_CLI") == "subprocess":
+        return subprocess.run([DREAMER, *args], env=env, capture_output=True, text=True, input=input,
+                              timeout=timeout, cwd=cwd)
+    with tempfile.TemporaryDirectory(prefix="dreamer-cli-") as scratch:
+        streams = {name: Path(scratch) / name for name in ("stdin", "stdout", "stderr")}
+        streams["stdin"].write_text(input or "")
+        streams["stdout"].touch()
+        streams["stderr"].touch()
+        request = {"args": args, "env": env, "cwd": str(cwd or Path.cwd()), **{k: str(v) for k, v in streams.items()}}
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(_cli_server())
+            conn.sendall(json.dumps(request).encode() + b"\n")
+            answers = conn.makefile("rb")
+            pid = json.loads(answers.readline())["pid"]
+            conn.settimeout(timeout)
+            try:
+                ended = answers.readline()
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                raise subprocess.TimeoutExpired([DREAMER, *args], timeout) from None
+        if not ended:
+            raise RuntimeError("the CLI fork server went away (cli_forkserver.py)")
+        return subprocess.CompletedProcess(
+            [DREAMER, *args], json.loads(ended)["returncode"],
+            streams["stdout"].read_text(encoding="utf-8"), streams["stderr"].read_text(encoding="utf-8"),
+        )
+
+
+_CLI_SERVER: tuple[subprocess.Popen[bytes], str] | None = None
+_CLI_SERVER_LOCK = threading.Lock()
+
+
+def _cli_server() -> str:
+    """The socket of this process's CLI fork server, started on first use; it ends with this process
+    (its stdin closes)."""
+    global _CLI_SERVER
+    with _CLI_SERVER_LOCK:
+        if _CLI_SERVER is None or _CLI_SERVER[0].poll() is not None:
+            path = os.path.join(tempfile.mkdtemp(prefix="dreamer-cli-server-"), "socket")
+            env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")}
+            server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("cli_forkserver.py")), path],
+                                      env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert server.stdout is not None
+            if server.stdout.readline() != b"ready\n":
+                raise RuntimeError(f"the CLI fork server did not start (exit status {server.wait()})")
+            _CLI_SERVER = (server, path)
+            atexit.register(_stop_cli_server, server, path)
+        return _CLI_SERVER[1]
+
+
+def _stop_cli_server(server: subprocess.Popen[bytes], path: str) -> None:
+    # Waited for, so that its CPU (and its children's) counts in this process's, as a `dreamer` process's did.
+    if server.stdin is not None:
+        server.stdin.close()
+    try:
+        server.wait(10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
 def free_port() -> int:
@@ -65,7 +136,7 @@ class KernelProc:
         env["COLUMNS"] = "200"
         if token:
             env["DREAMER_TOKEN"] = token
-        return subprocess.run([DREAMER, *args], env=env, capture_output=True, text=True, input=input, timeout=120, cwd=cwd)
+        return run_cli(list(args), env, input=input, timeout=120, cwd=cwd)
 
     def cli_json(self, *args: str, token: str | None = None, cwd: Path | None = None) -> object:
         done = self.cli(*args, "--json", token=token, cwd=cwd)
