@@ -16,7 +16,11 @@ from dreamer.contracts.names import NAME, is_name
 from dreamer.cli.commands.common import JsonOpt, UserOpt, YesOpt, client, confirm, guarded
 from dreamer.cli.review import Review, read_review, render_review, render_tool_review
 from dreamer.cli.output import Output, cell_text, make_table
-from dreamer.sdk.templates import TEMPLATES
+
+# The scaffold's templates, named as dreamer.sdk.templates.TEMPLATES names them (tests/cli/test_cli_builder_kit.py
+# checks): imported from there for this help line, the whole SDK came with them (its package imports pydantic),
+# a fifth of every CLI process's start. `dreamer init` imports the SDK when it runs.
+TEMPLATE_NAMES = ("plain", "database", "calls", "background", "tool")
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_ARCHIVE_BYTES = 50 * 1024 * 1024
@@ -80,7 +84,7 @@ def init(
         Path | None, typer.Option("--dir", help="Folder to create (default: ./NAME).", file_okay=False)
     ] = None,
     template: Annotated[
-        str, typer.Option("--template", "-t", metavar="|".join(TEMPLATES),
+        str, typer.Option("--template", "-t", metavar="|".join(TEMPLATE_NAMES),
                           help="plain (a greeting), database (notes in ctx.db), calls (calls the grocery agent), "
                                "background (a cron-triggered background run), tool (an MCP tool server).")
     ] = "plain",

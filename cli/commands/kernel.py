@@ -18,7 +18,7 @@ import httpx
 import typer
 from rich.markup import escape
 
-from dreamer.cli.client import CLIError
+from dreamer.cli.client import CLIError, tls_for
 from dreamer.cli.commands.common import JsonOpt, UserOpt, guarded
 from dreamer.cli.config import CLIConfig, host_port, load_config
 from dreamer.cli.output import Output
@@ -32,10 +32,14 @@ LOG_TAIL_LINES = 20
 Health = Literal["kernel", "none", "other"]
 
 
-def probe(url: str) -> Health:
-    """Whether a dreamer kernel, nothing, or something else answers at url."""
+def probe(url: str, http: httpx.Client | None = None) -> Health:
+    """Whether a dreamer kernel, nothing, or something else answers at url (through `http`, when
+    a caller polling it has a client, or a client of its own)."""
+    if http is None:
+        with _prober(url) as own:
+            return probe(url, own)
     try:
-        response = httpx.get(f"{url}/healthz", timeout=2.0, trust_env=False)
+        response = http.get(f"{url}/healthz")
     except httpx.HTTPError:
         return "none"
     try:
@@ -43,6 +47,10 @@ def probe(url: str) -> Health:
     except ValueError:
         return "other"
     return "kernel" if response.status_code == 200 and isinstance(body, dict) and body.get("ok") is True else "other"
+
+
+def _prober(url: str) -> httpx.Client:
+    return httpx.Client(timeout=2.0, trust_env=False, verify=tls_for(url))
 
 
 def _local_url(host: str, port: int) -> str:
@@ -80,11 +88,11 @@ def _start_detached(config: CLIConfig, host: str, port: int, out: Output) -> int
         )
     url = _local_url(host, port)
     deadline = time.monotonic() + START_TIMEOUT_S
-    with out.err.status(f"Starting the dreamer kernel at {url} ..."):
+    with out.err.status(f"Starting the dreamer kernel at {url} ..."), _prober(url) as http:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 break
-            if probe(url) == "kernel":
+            if probe(url, http) == "kernel":
                 return proc.pid
             time.sleep(0.2)
     if proc.poll() is None:

@@ -23,7 +23,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
@@ -35,6 +35,7 @@ T = TypeVar("T")
 WORKERS = 4
 PROCESSES = 2  # planning processes (each holds its own embedding model, about 40 MB, and indexes)
 BUDGET_S = 10.0
+WARM_WAIT_S = 120.0  # a planning process's start (interpreter, embedding model), waited for outside BUDGET_S
 PR_SET_PDEATHSIG = 1  # prctl(2)
 TOO_SLOW = "That message took too long to read. Try saying it in fewer words, or one request at a time."
 
@@ -71,7 +72,13 @@ class PlanningPool:
             return await self.run(user_id, lambda: planner.plan(text, tools, context))
         pool = self._pool()
         try:
+            # A planning process still starting (the first message of a kernel that did not warm one) is
+            # waited for outside the message's budget: its start is no part of reading the message. (Shielded: a
+            # cancelled wait would cancel the shared warm-up while it is still queued, for every later message.)
+            await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(_warming(pool))), WARM_WAIT_S)
             return await self._submit(user_id, pool, _plan_in_worker, text, list(tools), context)
+        except TimeoutError:  # the planning process did not start
+            raise TooSlow(TOO_SLOW) from None
         except BrokenProcessPool:  # a worker died (killed, out of memory): a fresh pool for the next message
             _forget(pool)
             raise
@@ -82,6 +89,7 @@ class PlanningPool:
             return planner.plan(text, tools, context)
         pool = self._pool()
         try:
+            _warming(pool).result(timeout=WARM_WAIT_S)
             return pool.submit(_plan_in_worker, text, list(tools), context).result(timeout=self.budget_s)
         except FutureTimeout:
             raise TooSlow(TOO_SLOW) from None
@@ -94,7 +102,7 @@ class PlanningPool:
         if self._processes < 1:
             return
         # One process now (a kernel's start is busy enough); the pool starts the others as messages need them.
-        self._pool().submit(_ready)
+        _warming(self._pool())
 
     def _pool(self) -> ProcessPoolExecutor:
         return _shared_pool(self._processes)
@@ -132,6 +140,19 @@ def _shared_pool(processes: int) -> ProcessPoolExecutor:
             _POOL = ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
                                         initializer=_warm_worker, initargs=(os.getpid(),))
         return _POOL
+
+
+_WARMING: tuple[ProcessPoolExecutor, Future[bool]] | None = None  # a pool and its first process's warm-up
+
+
+def _warming(pool: ProcessPoolExecutor) -> Future[bool]:
+    """The warm-up of `pool`'s first process, started with the first call (PlanningPool.warm, or the
+    first message): done once that process has loaded the embedding model and the lemma table."""
+    global _WARMING
+    with _POOL_LOCK:
+        if _WARMING is None or _WARMING[0] is not pool:  # none yet, or an earlier pool's (it broke, or was closed)
+            _WARMING = (pool, pool.submit(_ready))
+        return _WARMING[1]
 
 
 def close_processes() -> None:

@@ -55,7 +55,7 @@ Event = dict[str, Any]
 
 
 class Sidekick:
-    def __init__(self, store: Store, invoker: Invoker, planner: Planner | None = None) -> None:
+    def __init__(self, store: Store, invoker: Invoker, planner: Planner | None = None, warm: bool = True) -> None:
         self.store = store
         self.invoker = invoker
         self.planner: Planner = planner or OfflinePlanner()
@@ -64,7 +64,9 @@ class Sidekick:
         # Messages are read off the event loop: understanding in planning threads, the offline planner
         # in planning processes (sidekick/chat/planning.py).
         self.planning = PlanningPool()
-        if type(self.planner) is OfflinePlanner:
+        if not warm:
+            pass  # DREAMER_SIDEKICK_WARM=0: the planning process (or the model) starts with the first message
+        elif type(self.planner) is OfflinePlanner:
             self.planning.warm()  # a planning process starts (and loads the embedding model) with the kernel
         else:
             embeddings.warm()  # a planner in this process: load the embedding model now, off the event loop

@@ -35,6 +35,18 @@ def _names(archive: bytes) -> list[str]:
 # -- init ---------------------------------------------------------------------------------
 
 
+def test_the_cli_names_the_sdks_templates_without_importing_the_sdk() -> None:
+    # `--template`'s help line names them without importing dreamer.sdk (pydantic with it): every CLI
+    # process paid for that import at its start (docs/PERFORMANCE.md, seventh session).
+    from dreamer.cli.commands.bundles import TEMPLATE_NAMES
+
+    assert TEMPLATE_NAMES == TEMPLATES
+    loaded = subprocess.run([sys.executable, "-c", "import sys, dreamer.cli.main; print(sorted(m for m in sys.modules "
+                             "if m.split('.')[0] == 'pydantic' or m.startswith('dreamer.sdk')))"],
+                            capture_output=True, text=True, timeout=60)
+    assert loaded.returncode == 0 and loaded.stdout.strip() == "[]", loaded.stdout + loaded.stderr
+
+
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_each_template_passes_ruff_and_its_own_tests(cli: Callable[..., Result], tmp_path: Path, template: str) -> None:
     done = cli("init", "hello", "--template", template, "--dir", str(tmp_path / "hello"), "--json")

@@ -24,6 +24,9 @@ from pathlib import Path
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+from kernelproc import http_client, run_cli  # one TLS context per process: a client of its own costs 40 ms of CPU
+
 DREAMER = str(Path(sys.executable).with_name("dreamer"))
 PG_ADMIN_URL = os.environ.get("DREAMER_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -72,7 +75,8 @@ def wait_until(what: str, check: object, timeout: float = 120.0, every: float = 
 
 def _answers(url: str) -> bool:
     try:
-        return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
+        with http_client(timeout=1) as probe:
+            return probe.get(f"{url}/healthz").status_code == 200
     except httpx.HTTPError:
         return False
 
@@ -120,12 +124,12 @@ class Cluster:
         return str(json.loads((self.home / "credentials").read_text())["token"])
 
     def client(self, token: str | None = None, url: str | None = None) -> httpx.Client:
-        return httpx.Client(base_url=url or self.url, headers={"Authorization": f"Bearer {token or self.admin_token}"},
-                            timeout=60)
+        return http_client(base_url=url or self.url, headers={"Authorization": f"Bearer {token or self.admin_token}"},
+                           timeout=60)
 
     def cli(self, *args: str, token: str | None = None, url: str | None = None) -> subprocess.CompletedProcess[str]:
         env = dict(self.env) | {"DREAMER_URL": url or self.url, "DREAMER_TOKEN": token or self.admin_token, "COLUMNS": "200"}
-        return subprocess.run([DREAMER, *args], env=env, capture_output=True, text=True, timeout=180)
+        return run_cli(list(args), env, timeout=180)  # forked from the test process's CLI server (kernelproc.run_cli)
 
     def cli_json(self, *args: str, token: str | None = None, url: str | None = None) -> object:
         done = self.cli(*args, "--json", token=token, url=url)

@@ -28,7 +28,7 @@ from clusterproc import Cluster, haproxy_binary, running_cluster, wait_until
 from cluster_agent import CODE, TRIGGERS
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "e2e"))
-from kernelproc import write_bundle
+from kernelproc import http_client, write_bundle
 
 pytestmark = [
     pytest.mark.timeout(900),
@@ -62,6 +62,11 @@ def _sql(cluster: Cluster, query: str, **params: Any) -> list[Any]:
             return list(conn.execute(text(query), params))
     finally:
         engine.dispose()
+
+
+def _status(url: str) -> int:
+    with http_client() as c:
+        return c.get(url).status_code
 
 
 def _leader(cluster: Cluster) -> str:
@@ -296,7 +301,7 @@ def test_three_nodes_one_killed_under_load(tmp_path: Path) -> None:
         # -- a drained node leaves the load balancer; the last one serves everybody ----------------------
         drained, last = survivors
         cluster.cli_json("nodes", "drain", drained.name)
-        wait_until(f"{drained.name} to fail its health check", lambda: httpx.get(f"{drained.url}/healthz").status_code == 503, 60)
+        wait_until(f"{drained.name} to fail its health check", lambda: _status(f"{drained.url}/healthz") == 503, 60)
         with cluster.client(tokens["bob"]) as c:
             wait_until("HAProxy to take the drained node out", lambda: all(
                 c.get("/healthz").status_code == 200 for _ in range(4)), 60)

@@ -4,12 +4,17 @@ A module of its own (not conftest) so tests and bench/ can import it by a unique
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +24,84 @@ from pathlib import Path
 import httpx
 
 DREAMER = str(Path(sys.executable).with_name("dreamer"))
+
+# Every httpx.Client makes a TLS context of its own and loads the system's certificates into it: 40 ms of
+# CPU on these machines, for kernels that answer plain HTTP. A wait polling /healthz every 0.1 s with
+# `httpx.get` (a client per request) spent a third of a core on it for as long as a kernel took to start,
+# and every `KernelProc.client()` paid it again. One context per test process, made once, serves them all.
+TLS = ssl.create_default_context()
+
+
+def http_client(**options: object) -> httpx.Client:
+    """An httpx.Client on the process's one TLS context (tests/e2e/kernelproc.py: TLS)."""
+    return httpx.Client(verify=TLS, **options)  # type: ignore[arg-type]
+
+
+def run_cli(args: list[str], env: dict[str, str], input: str | None = None, timeout: float = 120,
+            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`dreamer ARGS` as subprocess.run(..., capture_output=True, text=True) would run it, forked from this test
+    process's CLI fork server (cli_forkserver.py: the CLI's imports were most of each call's CPU);
+    DREAMER_TEST_CLI=subprocess starts the `dreamer` script each time instead."""
+    if os.environ.get("DREAMER_TEST_CLI") == "subprocess":
+        return subprocess.run([DREAMER, *args], env=env, capture_output=True, text=True, input=input,
+                              timeout=timeout, cwd=cwd)
+    with tempfile.TemporaryDirectory(prefix="dreamer-cli-") as scratch:
+        streams = {name: Path(scratch) / name for name in ("stdin", "stdout", "stderr")}
+        streams["stdin"].write_text(input or "")
+        streams["stdout"].touch()
+        streams["stderr"].touch()
+        request = {"args": args, "env": env, "cwd": str(cwd or Path.cwd()), **{k: str(v) for k, v in streams.items()}}
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(_cli_server())
+            conn.sendall(json.dumps(request).encode() + b"\n")
+            answers = conn.makefile("rb")
+            pid = json.loads(answers.readline())["pid"]
+            conn.settimeout(timeout)
+            try:
+                ended = answers.readline()
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                raise subprocess.TimeoutExpired([DREAMER, *args], timeout) from None
+        if not ended:
+            raise RuntimeError("the CLI fork server went away (cli_forkserver.py)")
+        return subprocess.CompletedProcess(
+            [DREAMER, *args], json.loads(ended)["returncode"],
+            streams["stdout"].read_text(encoding="utf-8"), streams["stderr"].read_text(encoding="utf-8"),
+        )
+
+
+_CLI_SERVER: tuple[subprocess.Popen[bytes], str] | None = None
+_CLI_SERVER_LOCK = threading.Lock()
+
+
+def _cli_server() -> str:
+    """The socket of this process's CLI fork server, started on first use; it ends with this process
+    (its stdin closes)."""
+    global _CLI_SERVER
+    with _CLI_SERVER_LOCK:
+        if _CLI_SERVER is None or _CLI_SERVER[0].poll() is not None:
+            path = os.path.join(tempfile.mkdtemp(prefix="dreamer-cli-server-"), "socket")
+            env = {k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")}
+            server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("cli_forkserver.py")), path],
+                                      env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert server.stdout is not None
+            if server.stdout.readline() != b"ready\n":
+                raise RuntimeError(f"the CLI fork server did not start (exit status {server.wait()})")
+            _CLI_SERVER = (server, path)
+            atexit.register(_stop_cli_server, server, path)
+        return _CLI_SERVER[1]
+
+
+def _stop_cli_server(server: subprocess.Popen[bytes], path: str) -> None:
+    # Waited for, so that its CPU (and its children's) counts in this process's, as a `dreamer` process's did.
+    if server.stdin is not None:
+        server.stdin.close()
+    try:
+        server.wait(10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
 def free_port() -> int:
@@ -43,9 +126,7 @@ class KernelProc:
         return json.loads((self.home / "credentials").read_text())["token"]
 
     def client(self, token: str | None = None) -> httpx.Client:
-        return httpx.Client(
-            base_url=self.url, headers={"Authorization": f"Bearer {token or self.token}"}, timeout=60
-        )
+        return http_client(base_url=self.url, headers={"Authorization": f"Bearer {token or self.token}"}, timeout=60)
 
     def cli(self, *args: str, token: str | None = None, input: str | None = None,
             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -55,7 +136,7 @@ class KernelProc:
         env["COLUMNS"] = "200"
         if token:
             env["DREAMER_TOKEN"] = token
-        return subprocess.run([DREAMER, *args], env=env, capture_output=True, text=True, input=input, timeout=120, cwd=cwd)
+        return run_cli(list(args), env, input=input, timeout=120, cwd=cwd)
 
     def cli_json(self, *args: str, token: str | None = None, cwd: Path | None = None) -> object:
         done = self.cli(*args, "--json", token=token, cwd=cwd)
@@ -97,7 +178,11 @@ def _start_once(
     """The started kernel, or None when it lost its port to another process."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("DREAMER_")
-    } | {"DREAMER_HOME": str(home), "DREAMER_URL": f"http://127.0.0.1:{port}", "DREAMER_LOG_LEVEL": "warning"}
+    } | {"DREAMER_HOME": str(home), "DREAMER_URL": f"http://127.0.0.1:{port}", "DREAMER_LOG_LEVEL": "warning",
+         # Sidekick's planning process starts with a test kernel's first message, not with the kernel: most
+         # never chat, and the warm-up was a sixth of a kernel's start (docs/PERFORMANCE.md, seventh session).
+         # tests/e2e/test_planner_processes.py starts kernels both ways; a module may ask for "1".
+         "DREAMER_SIDEKICK_WARM": "0"}
     # A test run may choose the sandbox of every kernel that does not choose its own
     # (DREAMER_TEST_SANDBOX=forkserver runs the suites on the fork server backend).
     if os.environ.get("DREAMER_TEST_SANDBOX"):
@@ -112,6 +197,15 @@ def _start_once(
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     kernel = KernelProc(home, port, process, env)
+    with http_client(timeout=1) as probe:
+        if _wait_until_up(kernel, probe, wait_s, log_path, log_start):
+            return kernel
+        return None
+
+
+def _wait_until_up(kernel: KernelProc, probe: httpx.Client, wait_s: float, log_path: Path, log_start: int) -> bool:
+    """True once the kernel answers as ours, False when it lost its port to another process."""
+    process = kernel.process
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -119,11 +213,11 @@ def _start_once(
                 f.seek(log_start)
                 said = f.read().decode(errors="replace")
             if "address already in use" in said:
-                return None
+                return False
             raise RuntimeError("kernel exited at start:\n" + said[-3000:])
         try:
-            if httpx.get(f"{kernel.url}/healthz", timeout=1).status_code == 200 and _answers_as_ours(kernel):
-                return kernel
+            if probe.get(f"{kernel.url}/healthz").status_code == 200 and _answers_as_ours(kernel, probe):
+                return True
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
@@ -131,7 +225,7 @@ def _start_once(
     raise RuntimeError(f"kernel did not answer /healthz within {wait_s:g} s")
 
 
-def _answers_as_ours(kernel: KernelProc) -> bool:
+def _answers_as_ours(kernel: KernelProc, probe: httpx.Client) -> bool:
     """False when another process answers on our port: it refuses the token our kernel wrote.
 
     Every kernel writes (or keeps) its credentials during start-up, before uvicorn binds its
@@ -143,7 +237,7 @@ def _answers_as_ours(kernel: KernelProc) -> bool:
         token = kernel.token
     except (OSError, ValueError, KeyError):
         return False
-    return httpx.get(f"{kernel.url}/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=5).status_code != 401
+    return probe.get(f"{kernel.url}/v1/me", headers={"Authorization": f"Bearer {token}"}, timeout=5).status_code != 401
 
 
 def write_bundle(root: Path, name: str, code: str, *, required: list[str] | None = None,
@@ -179,18 +273,19 @@ def start_gallery(root: Path, wait_s: float = 30) -> tuple[subprocess.Popen[byte
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )
     deadline = time.monotonic() + wait_s
-    while True:
-        if gallery.poll() is not None:
-            raise RuntimeError("the gallery exited at start:\n" + (root / "gallery.log").read_text()[-3000:])
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return gallery, url
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            gallery.terminate()
-            raise RuntimeError(f"the gallery did not answer /healthz within {wait_s:g} s")
-        time.sleep(0.1)
+    with http_client(timeout=1) as probe:
+        while True:
+            if gallery.poll() is not None:
+                raise RuntimeError("the gallery exited at start:\n" + (root / "gallery.log").read_text()[-3000:])
+            try:
+                if probe.get(url + "/healthz").status_code == 200:
+                    return gallery, url
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                gallery.terminate()
+                raise RuntimeError(f"the gallery did not answer /healthz within {wait_s:g} s")
+            time.sleep(0.1)
 
 
 @contextmanager

@@ -49,10 +49,13 @@ def _alive(pids: set[int]) -> set[int]:
     return alive
 
 
-@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
-def test_planning_processes_end_with_the_kernel(tmp_path: Path, how: int) -> None:
-    kernel = start_kernel(tmp_path / "home", wait_s=300)
+@pytest.mark.parametrize(("how", "warm"), [(signal.SIGTERM, "1"), (signal.SIGKILL, "0")])
+def test_planning_processes_end_with_the_kernel(tmp_path: Path, how: int, warm: str) -> None:
+    # DREAMER_SIDEKICK_WARM: "1" (the default) starts a planning process with the kernel, "0" with the first message.
+    kernel = start_kernel(tmp_path / "home", {"DREAMER_SIDEKICK_WARM": warm}, wait_s=300)
     try:
+        # Sidekick is built before the kernel answers, so a warm kernel's planning process has been started by now.
+        assert bool(_planners(kernel.process.pid)) == (warm == "1")
         with kernel.client() as c:
             assert c.post("/v1/chat", json={"message": "add milk to my grocery list", "stream": False}).status_code == 200
         deadline = time.monotonic() + 60

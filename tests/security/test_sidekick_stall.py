@@ -36,7 +36,8 @@ pytestmark = pytest.mark.timeout(600)  # a kernel on a busy shared machine can t
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[KernelProc, str]]:
     root = tmp_path_factory.mktemp("stall")
-    kernel = start_kernel(root / "home", {"DREAMER_SANDBOX": "bwrap"}, wait_s=240)  # a busy machine starts slowly
+    # The planning process warm before the first message, as a kernel's is by default: the stall measured is the messages'.
+    kernel = start_kernel(root / "home", {"DREAMER_SANDBOX": "bwrap", "DREAMER_SIDEKICK_WARM": "1"}, wait_s=240)  # a busy machine starts slowly
     try:
         other = kernel.cli_json("users", "add", "bystander")["token"]
         yield kernel, other

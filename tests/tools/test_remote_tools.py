@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from kernelproc import KernelProc, free_port
+from kernelproc import KernelProc, free_port, http_client
 
 HERE = Path(__file__).resolve().parent
 
@@ -23,12 +23,13 @@ def weather_url() -> Iterator[str]:
     process = subprocess.Popen([sys.executable, str(HERE / "http_tool_server.py"), str(port), "k1"])
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        for _ in range(200):
-            try:
-                httpx.get(url, timeout=0.5)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.05)
+        with http_client(timeout=0.5) as probe:
+            for _ in range(200):
+                try:
+                    probe.get(url)
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.05)
         yield url
     finally:
         process.terminate()
