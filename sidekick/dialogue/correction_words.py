@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from dreamer.sidekick.planner.language.chunks import INTERJECTIONS
+
 # A dismayed word or two that opens a correction: read as "sorry". (Not "ugh": "ugh mondays" is a sigh.)
 _DISMAY = re.compile(
     r"^(?:oh )?(?:shoot|dang|darn|crap|shucks|my bad|whoops|oh no|ah man|aw man|correction|mistake|my mistake"
@@ -42,9 +44,32 @@ _WANT_SAY = re.compile(r"\bi want(?: to)? say\b", re.IGNORECASE)
 _SAME_ENDINGS = (", same time", ", same place", " same time", ", same time please", ", same everything")
 
 
+# A sound before the word that takes the last value back, in other Englishes: "aye, no, ...", "arre no, ...".
+_SOUNDS = INTERJECTIONS | frozenset({"aye", "ay", "arre", "arey", "och", "ach", "eh", "ehn", "ahh", "mm", "hmm"})
+_TAKING_BACK = frozenset({"no", "nope", "nah", "naw", "sorry", "oops", "actually", "wait", "wrong"})
+# "I wanted X" said right after taking the last value back is "I meant X" ("Sorry, mistake. I wanted hummus").
+_WANTED = re.compile(r"^(?P<lead>(?:no|sorry|oops|actually|wait)[ ,.!]{1,3}(?:(?:mistake|my mistake|my bad|wrong one)[ ,.!]{1,3})?)"
+                     r"i wanted(?= \S)", re.IGNORECASE)
+
+
+# What makes the rest a correction whatever sound came first: the new value offered, or the old one named.
+_OFFERED = re.compile(r"\b(?:i meant|i mean|i wanted|make (?:that|it)|change (?:that|it) to|not)\b", re.IGNORECASE)
+
+
+def _without_sound(text: str) -> str:
+    """`text` without a sound said before the word that takes the last value back ("aye, no, I meant oatcakes",
+    "arre no, ghee not paneer"); only where the rest offers a value ("yeah no worries" corrects nothing)."""
+    words = text.split(" ", 2)
+    if len(words) > 2 and words[0].strip(",.!").casefold() in _SOUNDS and words[0].strip(",.!").casefold() \
+            not in _TAKING_BACK and words[1].strip(",.!").casefold() in _TAKING_BACK and _OFFERED.search(words[2]):
+        return text[len(words[0]):].lstrip()
+    return text
+
+
 def as_correction(said: str) -> str:
     """`said` in the words of followups.REPLACE where it is a correction said otherwise; else unchanged."""
-    text = " ".join(said.split())
+    text = _without_sound(" ".join(said.split()))
+    text = _WANTED.sub("sorry, I mean", text)
     if (m := _IS_NOT.match(text)) is not None:
         text = "sorry, I meant " + text[m.end():]
     text = _WANT_SAY.sub("I mean", text)

@@ -671,6 +671,11 @@ def test_a_new_users_empty_pages_lead_somewhere_that_works(browser: Any, kernel:
             assert c.put(f"/v1/users/{user}/password", json={"password": PASSWORD}).status_code == 200
         for agent in c.get("/v1/agents", headers={"X-Dreamer-User": bare}).json():
             c.delete(f"/v1/agents/{agent['name']}", headers={"X-Dreamer-User": bare}).raise_for_status()
+        # The watch starter checks its pages every half hour ("*/30"): a run at :00 or :30 between this
+        # account's making and the activity page's check made that page not empty. The user pauses it, as
+        # anyone may, so nothing runs until they ask.
+        c.patch("/v1/agents/watch/triggers/check", json={"paused": True},
+                headers={"X-Dreamer-User": fresh}).raise_for_status()
     v = Visit(browser, kernel, width, fresh, shots="new-user-")
     try:
         page = v.page
