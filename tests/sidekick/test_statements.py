@@ -169,3 +169,16 @@ def test_a_fact_with_why_is_remembered(text: str, avoided: str | None) -> None:
 @pytest.mark.parametrize("text", ["I'm vegan, plan dinner for tomorrow", "I'm vegan, what can I make", "I'm tired, long day"])
 def test_a_fact_beside_a_request_is_no_memory(text: str) -> None:
     assert read_memory_intent(text) is None
+
+
+# Small talk opened by a hedge ("yeah", "nah", "ok"): the hedge says nothing of its own; a request after it
+# stays a request.
+@pytest.mark.parametrize("text", ["yeah no worries", "yeah nah all good", "ok thanks", "aye cheers", "yep all good"])
+def test_small_talk_after_a_hedge_is_small_talk(planned, text: str) -> None:
+    plan = planned(text)
+    assert not plan.steps and plan.reply and "Here is what I can do" not in plan.reply
+
+
+@pytest.mark.parametrize("text", ["yeah add milk", "ok add eggs to the list"])
+def test_a_request_after_a_hedge_is_a_request(planned, text: str) -> None:
+    assert [s.name for s in planned(text).steps] == ["grocery.add_items"]

@@ -49,7 +49,20 @@ def chatter_reply(text: str) -> str | None:
         return "OK, I'm here when you need me."
     if ACK.match(said):
         return "Good. Anything else?"
-    return _by_clauses(said)
+    found = _by_clauses(said)
+    words = said.split(" ", 2)
+    if found is None and len(words) > 1 and words[0].strip(",.!").casefold() in _HEDGES:
+        # "yeah no worries", "yeah nah all good", "ok thanks": the hedge first says nothing of its own
+        # (only small talk is read so: "yeah add milk" stays a request)
+        rest = said[len(words[0]):].lstrip(" ,")
+        if words[1].strip(",.!").casefold() in _HEDGES and len(words) > 2:
+            rest = words[2]  # "yeah nah all good"
+        return chatter_reply(rest) if rest else None
+    return found
+
+
+# Words of agreement or hedging that open small talk in many Englishes.
+_HEDGES = frozenset({"yeah", "yea", "yes", "yah", "yep", "yup", "ya", "aye", "nah", "naw", "ok", "okay", "sure", "right", "oh", "ah"})
 
 
 # Small talk said in pieces ("thanks, that's all", "hey sidekick, how are you?", "thank you, bye"):
