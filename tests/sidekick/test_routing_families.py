@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from dreamer.sidekick.planner import Tool
 from routing_eval import (
     FAMILIES,
@@ -152,95 +154,32 @@ def test_the_tenth_held_out_batch_is_big_enough_and_apart() -> None:
     assert str(context.timezone) == "Australia/Sydney"
 
 
-def test_the_eleventh_held_out_batch_is_big_enough_and_apart() -> None:
-    # Loaded only, never planned here: the eleventh batch (branch heldout11) is score-only and has no floor;
-    # `routing_eval.py --families` prints its `held_out_11:` line.
+# The later batches (loaded only, never planned here; each score-only or released after its blind score, with no
+# floor; `routing_eval.py --families` prints their summary lines): least requests, least families, the share
+# with no call, and the timezone of their "now".
+LATER_BATCHES = {
+    11: (held_out_families_11, 600, 70, 0.22, 0.25, "America/Chicago"),
+    12: (held_out_families_12, 600, 110, 0.21, 0.25, "Pacific/Auckland"),
+    13: (held_out_families_13, 600, 110, 0.21, 0.25, "Australia/Sydney"),
+    14: (held_out_families_14, 650, 120, 0.22, 0.24, "America/Toronto"),
+    15: (held_out_families_15, 650, 120, 0.22, 0.24, "America/Chicago"),
+    16: (held_out_families_16, 800, 180, 0.22, 0.24, "Australia/Perth"),
+    17: (held_out_families_17, 950, 180, 0.22, 0.24, "Africa/Nairobi"),
+}
+
+
+@pytest.mark.parametrize("n", sorted(LATER_BATCHES))
+def test_a_later_held_out_batch_is_big_enough_and_apart(n: int) -> None:
+    import routing_eval
     import yaml
-    from routing_eval import FAMILIES_HELD_OUT_11
 
-    held_11, context, avoid = held_out_families_11()
-    assert len(held_11) >= 600 and len({c.text for c in held_11}) == len(held_11)
-    assert len(yaml.safe_load(FAMILIES_HELD_OUT_11.read_text())["families"]) >= 70
-    assert 0.22 * len(held_11) <= sum(c.reply for c in held_11) <= 0.25 * len(held_11) and len(avoid) >= 10
-    assert str(context.timezone) == "America/Chicago"
-
-
-def test_the_twelfth_held_out_batch_is_big_enough_and_apart() -> None:
-    # Loaded only, never planned here: the twelfth batch (branch heldout12) is score-only and has no floor;
-    # `routing_eval.py --families` prints its `held_out_12:` line.
-    import yaml
-    from routing_eval import FAMILIES_HELD_OUT_12
-
-    held_12, context, avoid = held_out_families_12()
-    assert len(held_12) >= 600 and len({c.text for c in held_12}) == len(held_12)
-    assert len(yaml.safe_load(FAMILIES_HELD_OUT_12.read_text())["families"]) >= 110
-    assert 0.21 * len(held_12) <= sum(c.reply for c in held_12) <= 0.25 * len(held_12) and len(avoid) >= 10
-    assert str(context.timezone) == "Pacific/Auckland"
-
-
-def test_the_thirteenth_held_out_batch_is_big_enough_and_apart() -> None:
-    # Loaded only, never planned here: the thirteenth batch (branch heldout13) is score-only and has no floor;
-    # `routing_eval.py --families` prints its `held_out_13:` line.
-    import yaml
-    from routing_eval import FAMILIES_HELD_OUT_13
-
-    held_13, context, avoid = held_out_families_13()
-    assert len(held_13) >= 600 and len({c.text for c in held_13}) == len(held_13)
-    assert len(yaml.safe_load(FAMILIES_HELD_OUT_13.read_text())["families"]) >= 110
-    assert 0.21 * len(held_13) <= sum(c.reply for c in held_13) <= 0.25 * len(held_13) and len(avoid) >= 10
-    assert str(context.timezone) == "Australia/Sydney"
-
-
-def test_the_fourteenth_held_out_batch_is_big_enough_and_apart() -> None:
-    # Loaded only, never planned here: the fourteenth batch (branch heldout14) is score-only and has no floor;
-    # `routing_eval.py --families` prints its `held_out_14:` line.
-    import yaml
-    from routing_eval import FAMILIES_HELD_OUT_14
-
-    held_14, context, avoid = held_out_families_14()
-    assert len(held_14) >= 650 and len({c.text for c in held_14}) == len(held_14)
-    assert len(yaml.safe_load(FAMILIES_HELD_OUT_14.read_text())["families"]) >= 120
-    assert 0.22 * len(held_14) <= sum(c.reply for c in held_14) <= 0.24 * len(held_14) and len(avoid) >= 10
-    assert str(context.timezone) == "America/Toronto"
-
-
-def test_the_fifteenth_held_out_batch_is_big_enough_and_apart() -> None:
-    # Loaded only, never planned here: the fifteenth batch (branch heldout15) is score-only and has no floor;
-    # `routing_eval.py --families` prints its `held_out_15:` line.
-    import yaml
-    from routing_eval import FAMILIES_HELD_OUT_15
-
-    held_15, context, avoid = held_out_families_15()
-    assert len(held_15) >= 650 and len({c.text for c in held_15}) == len(held_15)
-    assert len(yaml.safe_load(FAMILIES_HELD_OUT_15.read_text())["families"]) >= 120
-    assert 0.22 * len(held_15) <= sum(c.reply for c in held_15) <= 0.24 * len(held_15) and len(avoid) >= 10
-    assert str(context.timezone) == "America/Chicago"
-
-
-def test_the_sixteenth_held_out_batch_is_big_enough_and_apart() -> None:
-    # Loaded only, never planned here: the sixteenth batch (branch heldout16) is score-only and has no floor;
-    # `routing_eval.py --families` prints its `held_out_16:` line.
-    import yaml
-    from routing_eval import FAMILIES_HELD_OUT_16
-
-    held_16, context, avoid = held_out_families_16()
-    assert len(held_16) >= 800 and len({c.text for c in held_16}) == len(held_16)
-    assert len(yaml.safe_load(FAMILIES_HELD_OUT_16.read_text())["families"]) >= 180
-    assert 0.22 * len(held_16) <= sum(c.reply for c in held_16) <= 0.24 * len(held_16) and len(avoid) >= 10
-    assert str(context.timezone) == "Australia/Perth"
-
-
-def test_the_seventeenth_held_out_batch_is_big_enough_and_apart() -> None:
-    # Loaded only, never planned here: the seventeenth batch (branch heldout17) is score-only and has no floor;
-    # `routing_eval.py --families` prints its `held_out_17:` line.
-    import yaml
-    from routing_eval import FAMILIES_HELD_OUT_17
-
-    held_17, context, avoid = held_out_families_17()
-    assert len(held_17) >= 950 and len({c.text for c in held_17}) == len(held_17)
-    assert len(yaml.safe_load(FAMILIES_HELD_OUT_17.read_text())["families"]) >= 180
-    assert 0.22 * len(held_17) <= sum(c.reply for c in held_17) <= 0.24 * len(held_17) and len(avoid) >= 10
-    assert str(context.timezone) == "Africa/Nairobi"
+    loader, requests, families, low, high, timezone = LATER_BATCHES[n]
+    cases, context, avoid = loader()
+    assert len(cases) >= requests and len({c.text for c in cases}) == len(cases)
+    path = getattr(routing_eval, f"FAMILIES_HELD_OUT_{n}")
+    assert len(yaml.safe_load(path.read_text())["families"]) >= families
+    assert low * len(cases) <= sum(c.reply for c in cases) <= high * len(cases) and len(avoid) >= 10
+    assert str(context.timezone) == timezone
 
 
 def test_a_day_passed_as_a_word_is_the_iso_day_it_names() -> None:

@@ -81,74 +81,21 @@ def test_the_tenth_held_out_batch_is_big_enough() -> None:
     assert all(1 <= len(c.turns) <= 4 for c in tenth)
 
 
-def test_the_eleventh_held_out_batch_is_big_enough() -> None:
-    # Loaded only, never run here: the eleventh batch is score-only and has no floor.
-    eleventh = load(HERE / "heldout_11.yaml")
-    assert len(eleventh) >= 150 and len({c.family for c in eleventh}) >= 35
-    assert all(1 <= len(c.turns) <= 4 for c in eleventh)
-    # Users of their own are one per conversation ("h11...{n}"); the main user's are grocery or read-only.
-    own = [c.user for c in eleventh if c.user != "main"]
-    assert len(own) == len(set(own)) and all(u.startswith("h11") for u in own)
+# The later batches' sizes (conversations, families): loaded only, never run here; each is score-only or was
+# released after its blind score, and none has a floor.
+LATER_BATCHES = {11: (150, 35), 12: (150, 40), 13: (180, 50), 14: (180, 50), 15: (180, 50), 16: (220, 65),
+                 17: (250, 65)}
 
 
-def test_the_twelfth_held_out_batch_is_big_enough() -> None:
-    # Loaded only, never run here: the twelfth batch is score-only and has no floor.
-    twelfth = load(HERE / "heldout_12.yaml")
-    assert len(twelfth) >= 150 and len({c.family for c in twelfth}) >= 40
-    assert all(1 <= len(c.turns) <= 4 for c in twelfth)
-    # Users of their own are one per conversation ("h12...{n}"); the main user's are grocery or read-only.
-    own = [c.user for c in twelfth if c.user != "main"]
-    assert len(own) == len(set(own)) and all(u.startswith("h12") for u in own)
-
-
-def test_the_thirteenth_held_out_batch_is_big_enough() -> None:
-    # Loaded only, never run here: the thirteenth batch is score-only and has no floor.
-    thirteenth = load(HERE / "heldout_13.yaml")
-    assert len(thirteenth) >= 180 and len({c.family for c in thirteenth}) >= 50
-    assert all(1 <= len(c.turns) <= 4 for c in thirteenth)
-    # Users of their own are one per conversation ("h13...{n}"); the main user's are grocery or read-only.
-    own = [c.user for c in thirteenth if c.user != "main"]
-    assert len(own) == len(set(own)) and all(u.startswith("h13") for u in own)
-
-
-def test_the_fourteenth_held_out_batch_is_big_enough() -> None:
-    # Loaded only, never run here: the fourteenth batch is score-only and has no floor.
-    fourteenth = load(HERE / "heldout_14.yaml")
-    assert len(fourteenth) >= 180 and len({c.family for c in fourteenth}) >= 50
-    assert all(1 <= len(c.turns) <= 4 for c in fourteenth)
-    # Users of their own are one per conversation ("h14...{n}"); the main user's are grocery or read-only.
-    own = [c.user for c in fourteenth if c.user != "main"]
-    assert len(own) == len(set(own)) and all(u.startswith("h14") for u in own)
-
-
-def test_the_fifteenth_held_out_batch_is_big_enough() -> None:
-    # Loaded only, never run here: the fifteenth batch is score-only and has no floor.
-    fifteenth = load(HERE / "heldout_15.yaml")
-    assert len(fifteenth) >= 180 and len({c.family for c in fifteenth}) >= 50
-    assert all(1 <= len(c.turns) <= 4 for c in fifteenth)
-    # Users of their own are one per conversation ("h15...{n}"); the main user's are grocery or read-only.
-    own = [c.user for c in fifteenth if c.user != "main"]
-    assert len(own) == len(set(own)) and all(u.startswith("h15") for u in own)
-
-
-def test_the_sixteenth_held_out_batch_is_big_enough() -> None:
-    # Loaded only, never run here: the sixteenth batch is score-only and has no floor.
-    sixteenth = load(HERE / "heldout_16.yaml")
-    assert len(sixteenth) >= 220 and len({c.family for c in sixteenth}) >= 65
-    assert all(1 <= len(c.turns) <= 4 for c in sixteenth)
-    # Users of their own are one per conversation ("h16...{n}"); the main user's are grocery or read-only.
-    own = [c.user for c in sixteenth if c.user != "main"]
-    assert len(own) == len(set(own)) and all(u.startswith("h16") for u in own)
-
-
-def test_the_seventeenth_held_out_batch_is_big_enough() -> None:
-    # Loaded only, never run here: the seventeenth batch is score-only and has no floor.
-    seventeenth = load(HERE / "heldout_17.yaml")
-    assert len(seventeenth) >= 250 and len({c.family for c in seventeenth}) >= 65
-    assert all(1 <= len(c.turns) <= 4 for c in seventeenth)
-    # Users of their own are one per conversation ("h17...{n}"); the main user's are grocery or read-only.
-    own = [c.user for c in seventeenth if c.user != "main"]
-    assert len(own) == len(set(own)) and all(u.startswith("h17") for u in own)
+@pytest.mark.parametrize("n", sorted(LATER_BATCHES))
+def test_a_later_held_out_batch_is_big_enough(n: int) -> None:
+    batch = load(HERE / f"heldout_{n}.yaml")
+    conversations, families = LATER_BATCHES[n]
+    assert len(batch) >= conversations and len({c.family for c in batch}) >= families
+    assert all(1 <= len(c.turns) <= 4 for c in batch)
+    # Users of their own are one per conversation ("h<batch>...{n}"); the main user's are grocery or read-only.
+    own = [c.user for c in batch if c.user != "main"]
+    assert len(own) == len(set(own)) and all(u.startswith(f"h{n}") for u in own)
 
 
 def test_the_side16d2_splits_are_families_with_a_quarter_held_out() -> None:
